@@ -1,0 +1,222 @@
+"""The clientset interface shared by the real clientset (over HTTP) and the fake one (over an object tracker).
+
+A resource client is bound to one resource and one namespace ("" = all namespaces for list/watch; for create and
+update the object's own ``metadata.namespace`` is used). Objects go in and come out as plain dicts.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from . import resources as r
+from .resources import GroupVersionResource, ResourceInfo
+from .watch import ListOptions, Watch
+
+__all__ = ["ResourceClient", "ClientsetBase", "PATCH_TYPES", "PATCH_CONTENT_TYPES"]
+
+PATCH_CONTENT_TYPES = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+PATCH_TYPES = tuple(PATCH_CONTENT_TYPES)
+
+
+class ResourceClient(ABC):
+    """Every verb on one resource in one namespace."""
+
+    def __init__(self, info: ResourceInfo, namespace: str = "") -> None:
+        if not info.namespaced and namespace:
+            raise ValueError(f"{info.gvr.group_resource} is cluster-scoped: no namespace may be given (got {namespace!r})")
+        self.info = info
+        self.namespace = namespace
+
+    @property
+    def gvr(self) -> GroupVersionResource:
+        return self.info.gvr
+
+    # -- helpers for implementations ------------------------------------------------------------------------------
+    def _namespace_for(self, obj: dict[str, Any] | None = None) -> str:
+        """The namespace a single-object request goes to; raises ``ValueError`` when none can be found."""
+        if not self.info.namespaced:
+            return ""
+        obj_ns = ((obj or {}).get("metadata") or {}).get("namespace") or ""
+        if self.namespace and obj_ns and obj_ns != self.namespace:
+            from .errors import BadRequestError
+
+            raise BadRequestError(
+                400,
+                "BadRequest",
+                f"the namespace of the provided object ({obj_ns}) does not match the namespace sent on the request "
+                f"({self.namespace})",
+            )
+        ns = self.namespace or obj_ns
+        if not ns:
+            raise ValueError(f"{self.info.gvr.group_resource} is namespaced: a namespace is required for this call")
+        return ns
+
+    @staticmethod
+    def _options(options: ListOptions | None, kwargs: dict[str, Any]) -> ListOptions:
+        if options is not None and kwargs:
+            raise TypeError("pass either a ListOptions or keyword options, not both")
+        return options if options is not None else ListOptions.from_kwargs(**kwargs)
+
+    @staticmethod
+    def _check_patch_type(patch_type: str) -> None:
+        if patch_type not in PATCH_CONTENT_TYPES:
+            raise ValueError(f"unknown patch_type {patch_type!r}: expected one of {', '.join(PATCH_TYPES)}")
+
+    # -- verbs -----------------------------------------------------------------------------------------------------
+    @abstractmethod
+    def get(self, name: str) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def list(self, options: ListOptions | None = None, **kwargs: Any) -> dict[str, Any]:
+        """The List object: ``items``, ``metadata.resourceVersion``, ``metadata.continue``."""
+
+    @abstractmethod
+    def watch(self, options: ListOptions | None = None, **kwargs: Any) -> Watch: ...
+
+    @abstractmethod
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def update(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def update_status(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def patch(
+        self, name: str, body: Any, patch_type: str = "merge", subresource: str | None = None
+    ) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def delete(
+        self, name: str, propagation_policy: str | None = None, preconditions: dict[str, Any] | None = None
+    ) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def delete_collection(self, options: ListOptions | None = None, **kwargs: Any) -> None: ...
+
+
+class _Group:
+    """Typed accessors of one API group/version, e.g. ``cs.core_v1().pods("default")``."""
+
+    def __init__(self, cs: ClientsetBase) -> None:
+        self._cs = cs
+
+
+class CoreV1(_Group):
+    def pods(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.PODS, namespace)
+
+    def nodes(self) -> ResourceClient:
+        return self._cs.resource(r.NODES)
+
+    def services(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.SERVICES, namespace)
+
+    def secrets(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.SECRETS, namespace)
+
+    def config_maps(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.CONFIGMAPS, namespace)
+
+    configmaps = config_maps
+
+    def events(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.EVENTS, namespace)
+
+    def namespaces(self) -> ResourceClient:
+        return self._cs.resource(r.NAMESPACES)
+
+
+class AppsV1(_Group):
+    def deployments(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.DEPLOYMENTS, namespace)
+
+
+class CoordinationV1(_Group):
+    def leases(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.LEASES, namespace)
+
+
+class AutoscalingV2(_Group):
+    def horizontal_pod_autoscalers(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.HORIZONTAL_POD_AUTOSCALERS, namespace)
+
+
+class ApiextensionsV1(_Group):
+    def custom_resource_definitions(self) -> ResourceClient:
+        return self._cs.resource(r.CUSTOM_RESOURCE_DEFINITIONS)
+
+
+class SednaV1alpha1(_Group):
+    def datasets(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.DATASETS, namespace)
+
+    def models(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.MODELS, namespace)
+
+    def joint_inference_services(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.JOINT_INFERENCE_SERVICES, namespace)
+
+    def federated_learning_jobs(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.FEDERATED_LEARNING_JOBS, namespace)
+
+    def incremental_learning_jobs(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.INCREMENTAL_LEARNING_JOBS, namespace)
+
+    def lifelong_learning_jobs(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.LIFELONG_LEARNING_JOBS, namespace)
+
+    def feature_extraction_services(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.FEATURE_EXTRACTION_SERVICES, namespace)
+
+    def object_search_services(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.OBJECT_SEARCH_SERVICES, namespace)
+
+    def object_tracking_services(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.OBJECT_TRACKING_SERVICES, namespace)
+
+    def reid_jobs(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.REID_JOBS, namespace)
+
+    def video_analytics_jobs(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.VIDEO_ANALYTICS_JOBS, namespace)
+
+
+class ElasticdlV1alpha1(_Group):
+    def elastic_ai_jobs(self, namespace: str = "") -> ResourceClient:
+        return self._cs.resource(r.ELASTIC_AI_JOBS, namespace)
+
+
+class ClientsetBase(ABC):
+    """``resource(gvr, namespace)`` plus the typed group accessors."""
+
+    @abstractmethod
+    def resource(self, gvr: GroupVersionResource, namespace: str = "") -> ResourceClient: ...
+
+    def core_v1(self) -> CoreV1:
+        return CoreV1(self)
+
+    def apps_v1(self) -> AppsV1:
+        return AppsV1(self)
+
+    def coordination_v1(self) -> CoordinationV1:
+        return CoordinationV1(self)
+
+    def autoscaling_v2(self) -> AutoscalingV2:
+        return AutoscalingV2(self)
+
+    def apiextensions_v1(self) -> ApiextensionsV1:
+        return ApiextensionsV1(self)
+
+    def sedna_v1alpha1(self) -> SednaV1alpha1:
+        return SednaV1alpha1(self)
+
+    def elasticdl_v1alpha1(self) -> ElasticdlV1alpha1:
+        return ElasticdlV1alpha1(self)

@@ -1,0 +1,188 @@
+"""GroupVersionResource / GroupVersionKind and the registry of the kinds this project talks to."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+__all__ = [
+    "GroupVersionResource",
+    "GroupVersionKind",
+    "ResourceInfo",
+    "register",
+    "lookup",
+    "lookup_kind",
+    "all_resources",
+    "PODS",
+    "NODES",
+    "SERVICES",
+    "SECRETS",
+    "CONFIGMAPS",
+    "EVENTS",
+    "NAMESPACES",
+    "DEPLOYMENTS",
+    "LEASES",
+    "HORIZONTAL_POD_AUTOSCALERS",
+    "CUSTOM_RESOURCE_DEFINITIONS",
+    "SEDNA_GROUP",
+    "SEDNA_VERSION",
+    "DATASETS",
+    "MODELS",
+    "JOINT_INFERENCE_SERVICES",
+    "FEDERATED_LEARNING_JOBS",
+    "INCREMENTAL_LEARNING_JOBS",
+    "LIFELONG_LEARNING_JOBS",
+    "FEATURE_EXTRACTION_SERVICES",
+    "OBJECT_SEARCH_SERVICES",
+    "OBJECT_TRACKING_SERVICES",
+    "REID_JOBS",
+    "VIDEO_ANALYTICS_JOBS",
+    "ELASTICDL_GROUP",
+    "ELASTIC_AI_JOBS",
+]
+
+
+@dataclass(frozen=True)
+class GroupVersionResource:
+    group: str
+    version: str
+    resource: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_resource(self) -> str:
+        """``resource.group`` (just ``resource`` for the core group), as error messages spell it."""
+        return f"{self.resource}.{self.group}" if self.group else self.resource
+
+    def __str__(self) -> str:
+        return f"{self.api_version}/{self.resource}"
+
+
+@dataclass(frozen=True)
+class GroupVersionKind:
+    group: str
+    version: str
+    kind: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def __str__(self) -> str:
+        return f"{self.api_version}, Kind={self.kind}"
+
+
+@dataclass(frozen=True)
+class ResourceInfo:
+    """What a client needs to know about a resource to build URLs and objects."""
+
+    gvr: GroupVersionResource
+    kind: str
+    namespaced: bool = True
+    singular: str = ""
+    short_names: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()  # e.g. ("status",)
+    verbs: tuple[str, ...] = field(
+        default=("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+    )
+
+    @property
+    def gvk(self) -> GroupVersionKind:
+        return GroupVersionKind(self.gvr.group, self.gvr.version, self.kind)
+
+    @property
+    def list_kind(self) -> str:
+        return self.kind + "List"
+
+    @property
+    def has_status(self) -> bool:
+        return "status" in self.subresources
+
+
+_lock = threading.Lock()
+_by_gvr: dict[GroupVersionResource, ResourceInfo] = {}
+_by_gvk: dict[GroupVersionKind, ResourceInfo] = {}
+
+
+def register(info: ResourceInfo) -> ResourceInfo:
+    """Add (or replace) a resource in the process-wide registry; returns it."""
+    with _lock:
+        _by_gvr[info.gvr] = info
+        _by_gvk[info.gvk] = info
+    return info
+
+
+def lookup(gvr: GroupVersionResource) -> ResourceInfo:
+    """The registered info for ``gvr``; raises ``KeyError`` naming it when unknown."""
+    try:
+        return _by_gvr[gvr]
+    except KeyError:
+        raise KeyError(f"unknown resource {gvr}: not registered in apis.resources") from None
+
+
+def lookup_kind(api_version: str, kind: str) -> ResourceInfo:
+    group, _, version = api_version.rpartition("/")
+    try:
+        return _by_gvk[GroupVersionKind(group, version, kind)]
+    except KeyError:
+        raise KeyError(f"unknown kind {kind!r} in {api_version!r}: not registered in apis.resources") from None
+
+
+def all_resources() -> list[ResourceInfo]:
+    with _lock:
+        return list(_by_gvr.values())
+
+
+def _r(group: str, version: str, resource: str, kind: str, namespaced: bool = True, **kw: object) -> GroupVersionResource:
+    singular = kw.pop("singular", None) or kind.lower()
+    register(ResourceInfo(GroupVersionResource(group, version, resource), kind, namespaced, singular, **kw))  # type: ignore[arg-type]
+    return GroupVersionResource(group, version, resource)
+
+
+PODS = _r("", "v1", "pods", "Pod", short_names=("po",), subresources=("status",))
+NODES = _r("", "v1", "nodes", "Node", namespaced=False, short_names=("no",), subresources=("status",))
+SERVICES = _r("", "v1", "services", "Service", short_names=("svc",), subresources=("status",))
+SECRETS = _r("", "v1", "secrets", "Secret")
+CONFIGMAPS = _r("", "v1", "configmaps", "ConfigMap", short_names=("cm",))
+EVENTS = _r("", "v1", "events", "Event", short_names=("ev",))
+NAMESPACES = _r("", "v1", "namespaces", "Namespace", namespaced=False, short_names=("ns",), subresources=("status",))
+DEPLOYMENTS = _r("apps", "v1", "deployments", "Deployment", short_names=("deploy",), subresources=("status", "scale"))
+LEASES = _r("coordination.k8s.io", "v1", "leases", "Lease")
+HORIZONTAL_POD_AUTOSCALERS = _r(
+    "autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", short_names=("hpa",), subresources=("status",)
+)
+CUSTOM_RESOURCE_DEFINITIONS = _r(
+    "apiextensions.k8s.io",
+    "v1",
+    "customresourcedefinitions",
+    "CustomResourceDefinition",
+    namespaced=False,
+    short_names=("crd", "crds"),
+    subresources=("status",),
+)
+
+SEDNA_GROUP = "sedna.io"
+SEDNA_VERSION = "v1alpha1"
+
+
+def _sedna(resource: str, kind: str, short_names: tuple[str, ...] = ()) -> GroupVersionResource:
+    return _r(SEDNA_GROUP, SEDNA_VERSION, resource, kind, short_names=short_names, subresources=("status",))
+
+
+DATASETS = _sedna("datasets", "Dataset")
+MODELS = _sedna("models", "Model")
+JOINT_INFERENCE_SERVICES = _sedna("jointinferenceservices", "JointInferenceService", ("ji", "jis", "jointinferenceservice"))
+FEDERATED_LEARNING_JOBS = _sedna("federatedlearningjobs", "FederatedLearningJob", ("fl",))
+INCREMENTAL_LEARNING_JOBS = _sedna("incrementallearningjobs", "IncrementalLearningJob", ("il", "ij", "incrementaljob"))
+LIFELONG_LEARNING_JOBS = _sedna("lifelonglearningjobs", "LifelongLearningJob", ("ll",))
+FEATURE_EXTRACTION_SERVICES = _sedna("featureextractionservices", "FeatureExtractionService", ("fe",))
+OBJECT_SEARCH_SERVICES = _sedna("objectsearchservices", "ObjectSearchService", ("objs",))
+OBJECT_TRACKING_SERVICES = _sedna("objecttrackingservices", "ObjectTrackingService", ("objt",))
+REID_JOBS = _sedna("reidjobs", "ReidJob", ("reid",))
+VIDEO_ANALYTICS_JOBS = _sedna("videoanalyticsjobs", "VideoAnalyticsJob", ("va",))
+
+ELASTICDL_GROUP = "elasticdl.org"
+ELASTIC_AI_JOBS = _r(ELASTICDL_GROUP, "v1alpha1", "elasticaijobs", "ElasticAIJob", short_names=("eaijob",), subresources=("status",))

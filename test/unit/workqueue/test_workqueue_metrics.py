@@ -1,0 +1,304 @@
+"""Port of client-go util/workqueue/metrics_test.go, plus the Prometheus provider."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from workqueue import DelayingQueue, FakeClock, Queue, RateLimitingQueue, metrics
+from workqueue.prometheus import BUCKETS, PrometheusMetricsProvider
+from workqueue.queue import UNFINISHED_WORK_UPDATE_PERIOD
+
+TIMEOUT = 5.0
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_queue_threads():
+    yield
+    leaked = [t.name for t in threading.enumerate() if t.name.startswith("workqueue-")]
+    assert not leaked, f"queue threads still running: {leaked}"
+
+
+class FakeMetric:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.incs = 0
+        self.decs = 0
+        self.value: float | None = None
+        self.observations: list[float] = []
+        self.set_event = threading.Event()
+
+    def inc(self) -> None:
+        with self.lock:
+            self.incs += 1
+
+    def dec(self) -> None:
+        with self.lock:
+            self.decs += 1
+
+    def set(self, value: float) -> None:
+        with self.lock:
+            self.value = value
+        self.set_event.set()
+
+    def observe(self, value: float) -> None:
+        with self.lock:
+            self.observations.append(value)
+
+    def gauge(self) -> float:
+        with self.lock:
+            return float(self.incs - self.decs)
+
+
+class FakeProvider:
+    def __init__(self) -> None:
+        self.depth = FakeMetric()
+        self.adds = FakeMetric()
+        self.latency = FakeMetric()
+        self.duration = FakeMetric()
+        self.unfinished = FakeMetric()
+        self.longest = FakeMetric()
+        self.retries = FakeMetric()
+        self.names: list[str] = []
+
+    def new_depth_metric(self, name: str) -> FakeMetric:
+        self.names.append(name)
+        return self.depth
+
+    def new_adds_metric(self, name: str) -> FakeMetric:
+        return self.adds
+
+    def new_latency_metric(self, name: str) -> FakeMetric:
+        return self.latency
+
+    def new_work_duration_metric(self, name: str) -> FakeMetric:
+        return self.duration
+
+    def new_unfinished_work_seconds_metric(self, name: str) -> FakeMetric:
+        return self.unfinished
+
+    def new_longest_running_processor_seconds_metric(self, name: str) -> FakeMetric:
+        return self.longest
+
+    def new_retries_metric(self, name: str) -> FakeMetric:
+        return self.retries
+
+
+def test_metrics() -> None:
+    mp = FakeProvider()
+    clock = FakeClock(0.0)
+    q = Queue(name="test", metrics_provider=mp, clock=clock)
+    try:
+        q.add("foo")
+        assert mp.adds.incs == 1
+        assert mp.depth.gauge() == 1.0
+        clock.step(50e-6)
+
+        i, _ = q.get()
+        assert i == "foo"
+        assert mp.latency.observations == [pytest.approx(5e-05)]
+
+        # add it back while processing; multiple adds of the same item are de-duped
+        for _ in range(5):
+            q.add(i)
+        assert mp.adds.incs == 2
+        assert mp.depth.gauge() == 1.0
+        clock.step(25e-6)
+
+        q.done(i)
+        assert mp.duration.observations == [pytest.approx(2.5e-05)]
+        assert mp.depth.gauge() == 1.0
+
+        i, _ = q.get()
+        assert i == "foo"
+        assert mp.latency.observations[-1] == pytest.approx(2.5e-05)
+        assert len(mp.latency.observations) == 2
+        assert mp.depth.gauge() == 0.0
+
+        # the periodic updater reports the in-progress item
+        clock.step(UNFINISHED_WORK_UPDATE_PERIOD)
+        assert mp.unfinished.set_event.wait(TIMEOUT)
+        assert mp.longest.set_event.wait(TIMEOUT)
+        assert mp.unfinished.value == pytest.approx(0.5)
+        assert mp.longest.value == pytest.approx(0.5)
+
+        q.done(i)
+        assert mp.duration.observations[-1] == pytest.approx(0.5)
+        assert len(mp.duration.observations) == 2
+    finally:
+        q.shut_down()
+
+
+def test_unfinished_work_sums_ages_and_takes_max() -> None:
+    mp = FakeProvider()
+    clock = FakeClock(0.0)
+    q = Queue(name="sum", metrics_provider=mp, clock=clock)
+    try:
+        q.add("a")
+        q.add("b")
+        q.get()
+        clock.step(0.25)
+        q.get()
+        clock.step(0.25)  # first tick at 0.5: ages 0.5 and 0.25
+        assert mp.unfinished.set_event.wait(TIMEOUT)
+        assert mp.longest.set_event.wait(TIMEOUT)
+        assert mp.unfinished.value == pytest.approx(0.75)
+        assert mp.longest.value == pytest.approx(0.5)
+    finally:
+        q.shut_down()
+
+
+def test_metric_shutdown() -> None:
+    mp = FakeProvider()
+    clock = FakeClock(0.0)
+    q = Queue(name="test", metrics_provider=mp, clock=clock)
+    clock.step(UNFINISHED_WORK_UPDATE_PERIOD)
+    assert mp.unfinished.set_event.wait(TIMEOUT)
+    updater = q._updater
+    q.shut_down()
+    assert updater is not None and not updater.is_alive()
+    mp.unfinished.set_event.clear()
+    clock.step(3600)
+    assert not mp.unfinished.set_event.is_set()
+
+
+def test_unnamed_queue_records_nothing() -> None:
+    mp = FakeProvider()
+    q = RateLimitingQueue(metrics_provider=mp)
+    q.add("a")
+    q.add_after("b", 0)
+    q.get()
+    assert mp.names == []
+    assert mp.adds.incs == 0 and mp.retries.incs == 0
+    assert q._updater is None
+    q.shut_down()
+
+
+def test_noop_provider_starts_no_updater() -> None:
+    q = Queue(name="named", metrics_provider=metrics.NoopMetricsProvider())
+    assert q._metrics is None and q._updater is None
+    q.shut_down()
+
+
+def test_retries_counted_on_add_after() -> None:
+    mp = FakeProvider()
+    clock = FakeClock(0.0)
+    q = DelayingQueue(name="retry", metrics_provider=mp, clock=clock)
+    try:
+        q.add_after("a", 0)  # counts even with no delay
+        q.add_after("b", 1.0)
+        q.add_after("b", 2.0)
+        assert mp.retries.incs == 3
+        assert mp.adds.incs == 1
+    finally:
+        q.shut_down()
+    q.add_after("c", 1.0)  # no-op after shutdown, not counted
+    assert mp.retries.incs == 3
+
+
+@pytest.fixture
+def fresh_global_provider(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(metrics, "_global_provider", metrics.NoopMetricsProvider())
+    monkeypatch.setattr(metrics, "_provider_set", False)
+
+
+@pytest.mark.usefixtures("fresh_global_provider")
+def test_set_provider_first_call_wins() -> None:
+    first, second = FakeProvider(), FakeProvider()
+    metrics.set_provider(first)
+    metrics.set_provider(second)
+    assert metrics.get_provider() is first
+    q = Queue(name="global")
+    q.add("x")
+    q.shut_down()
+    assert first.adds.incs == 1 and second.adds.incs == 0
+
+
+@pytest.mark.usefixtures("fresh_global_provider")
+def test_explicit_provider_overrides_global() -> None:
+    global_mp, own = FakeProvider(), FakeProvider()
+    metrics.set_provider(global_mp)
+    q = Queue(name="own", metrics_provider=own)
+    q.add("x")
+    q.shut_down()
+    assert own.adds.incs == 1 and global_mp.adds.incs == 0
+
+
+def _sample(registry: CollectorRegistry, metric: str, **labels: str) -> float | None:
+    return registry.get_sample_value(metric, labels)
+
+
+def test_prometheus_provider() -> None:
+    registry = CollectorRegistry()
+    provider = PrometheusMetricsProvider(registry)
+    clock = FakeClock(0.0)
+    q = RateLimitingQueue(name="jobs", metrics_provider=provider, clock=clock)
+    other = Queue(name="other", metrics_provider=PrometheusMetricsProvider(registry), clock=clock)
+    try:
+        q.add("a")
+        q.add("b")
+        other.add("z")
+        clock.step(0.05)
+        item, _ = q.get()
+        clock.step(2.0)
+        q.done(item)
+        q.add_after("c", 0)
+        q.add_after("d", 5.0)
+
+        assert _sample(registry, "workqueue_adds_total", name="jobs") == 3
+        assert _sample(registry, "workqueue_adds_total", name="other") == 1
+        assert _sample(registry, "workqueue_depth", name="jobs") == 2
+        assert _sample(registry, "workqueue_retries_total", name="jobs") == 2
+        assert _sample(registry, "workqueue_queue_duration_seconds_count", name="jobs") == 1
+        assert _sample(registry, "workqueue_queue_duration_seconds_sum", name="jobs") == pytest.approx(0.05)
+        assert _sample(registry, "workqueue_queue_duration_seconds_bucket", name="jobs", le="0.01") == 0
+        assert _sample(registry, "workqueue_queue_duration_seconds_bucket", name="jobs", le="0.1") == 1
+        assert _sample(registry, "workqueue_work_duration_seconds_bucket", name="jobs", le="1.0") == 0
+        assert _sample(registry, "workqueue_work_duration_seconds_bucket", name="jobs", le="10.0") == 1
+        assert _sample(registry, "workqueue_work_duration_seconds_bucket", name="jobs", le="+Inf") == 1
+        assert _sample(registry, "workqueue_unfinished_work_seconds", name="jobs") == 0
+        assert _sample(registry, "workqueue_longest_running_processor_seconds", name="jobs") == 0
+
+        families = {m.name: m for m in registry.collect()}
+        assert families["workqueue_depth"].type == "gauge"
+        assert families["workqueue_depth"].documentation == "Current depth of workqueue"
+        assert families["workqueue_adds"].type == "counter"
+        assert families["workqueue_retries"].type == "counter"
+        assert families["workqueue_queue_duration_seconds"].type == "histogram"
+        assert families["workqueue_work_duration_seconds"].type == "histogram"
+        assert families["workqueue_unfinished_work_seconds"].type == "gauge"
+        assert families["workqueue_longest_running_processor_seconds"].type == "gauge"
+        bounds = [
+            float(s.labels["le"])
+            for s in families["workqueue_queue_duration_seconds"].samples
+            if s.name.endswith("_bucket") and s.labels["name"] == "jobs"
+        ]
+        assert bounds[:-1] == pytest.approx([1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0])
+        assert bounds[-1] == float("inf")
+        assert list(BUCKETS) == pytest.approx([10.0**e for e in range(-8, 2)])
+    finally:
+        q.shut_down()
+        other.shut_down()
+
+
+def test_prometheus_unfinished_gauges_updated() -> None:
+    registry = CollectorRegistry()
+    clock = FakeClock(0.0)
+    q = Queue(name="slow", metrics_provider=PrometheusMetricsProvider(registry), clock=clock)
+    try:
+        q.add("a")
+        q.get()
+        clock.step(UNFINISHED_WORK_UPDATE_PERIOD)
+        pause = threading.Event()
+        for _ in range(int(TIMEOUT / 0.001)):
+            if _sample(registry, "workqueue_longest_running_processor_seconds", name="slow"):
+                break
+            pause.wait(0.001)
+        assert _sample(registry, "workqueue_unfinished_work_seconds", name="slow") == pytest.approx(0.5)
+        assert _sample(registry, "workqueue_longest_running_processor_seconds", name="slow") == (
+            pytest.approx(0.5)
+        )
+    finally:
+        q.shut_down()

@@ -1,0 +1,181 @@
+"""The basic work queue: port of client-go ``util/workqueue/queue.go`` (release-1.32).
+
+Guarantees:
+* Fair: items are processed in the order in which they are added.
+* Stingy: a single item is never processed by two workers at once, and an item added several
+  times before it is processed is processed once.
+* An item added while it is being processed is queued again when ``done`` is called for it.
+* Multiple producers and consumers; after ``shut_down`` queued items still drain, then ``get``
+  returns ``(None, True)``; adds after shutdown are dropped.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Hashable
+from typing import Any
+
+from workqueue.clock import REAL_CLOCK, Clock
+from workqueue.metrics import MetricsProvider, new_queue_metrics
+
+__all__ = ["Queue", "UNFINISHED_WORK_UPDATE_PERIOD"]
+
+UNFINISHED_WORK_UPDATE_PERIOD = 0.5
+"""Seconds between updates of the unfinished-work gauges of a named queue with real metrics."""
+
+
+class Queue:
+    """A fair, stingy work queue of hashable items (client-go ``workqueue.Type``)."""
+
+    def __init__(
+        self,
+        name: str = "",
+        metrics_provider: MetricsProvider | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.name = name
+        self._clock: Clock = REAL_CLOCK if clock is None else clock
+        self._lock = threading.Lock()
+        # Getters wait on _cond; shut_down_with_drain waits on _drain_cond (same lock), so a
+        # notification meant for one kind of waiter is never swallowed by the other.
+        self._cond = threading.Condition(self._lock)
+        self._drain_cond = threading.Condition(self._lock)
+        # Items waiting to be handed out; each is in _dirty and not in _processing.
+        self._queue: deque[Any] = deque()
+        # Everything that needs processing (queued, or re-added while processing).
+        self._dirty: set[Any] = set()
+        self._processing: set[Any] = set()
+        self._getters = 0
+        self._drain_waiters = 0
+        self._shutting_down = False
+        self._drain = False
+        self._metrics = new_queue_metrics(metrics_provider, name, self._clock)
+        self._updater: threading.Thread | None = None
+        self._updater_cond = threading.Condition(threading.Lock())
+        self._updater_stopped = False
+        if self._metrics is not None:
+            first_tick = self._clock.now() + UNFINISHED_WORK_UPDATE_PERIOD
+            self._updater = threading.Thread(
+                target=self._update_unfinished_work_loop,
+                args=(first_tick,),
+                name=f"workqueue-metrics-{name}",
+                daemon=True,
+            )
+            self._updater.start()
+
+    def add(self, item: Hashable) -> None:
+        """Mark ``item`` as needing processing (no-op after shutdown or if already pending)."""
+        with self._lock:
+            if self._shutting_down or item in self._dirty:
+                return
+            if self._metrics is not None:
+                self._metrics.add(item)
+            self._dirty.add(item)
+            if item in self._processing:
+                return
+            self._queue.append(item)
+            if self._getters:
+                self._cond.notify()
+
+    def get(self) -> tuple[Any, bool]:
+        """Block until an item is available; return ``(item, False)``, or ``(None, True)`` once shut
+        down and empty. The caller must call ``done(item)`` when finished with it."""
+        with self._lock:
+            queue = self._queue
+            while not queue:
+                if self._shutting_down:
+                    return None, True
+                self._getters += 1
+                try:
+                    self._cond.wait()
+                finally:
+                    self._getters -= 1
+            item = queue.popleft()
+            if self._metrics is not None:
+                self._metrics.get(item)
+            self._processing.add(item)
+            self._dirty.discard(item)
+            return item, False
+
+    def done(self, item: Hashable) -> None:
+        """Mark ``item`` as processed; if it was added again meanwhile it is queued again."""
+        with self._lock:
+            if self._metrics is not None:
+                self._metrics.done(item)
+            self._processing.discard(item)
+            if item in self._dirty:
+                self._queue.append(item)
+                if self._getters:
+                    self._cond.notify()
+            elif self._drain_waiters and not self._processing:
+                self._drain_cond.notify_all()
+
+    def len(self) -> int:
+        """Number of items waiting to be handed out (not those being processed)."""
+        return len(self._queue)
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def shut_down(self) -> None:
+        """Stop accepting items; getters drain what is queued, then see shutdown. Releases a
+        pending ``shut_down_with_drain``."""
+        with self._lock:
+            self._drain = False
+            self._shutting_down = True
+            self._cond.notify_all()
+            self._drain_cond.notify_all()
+        self._stop_updater(join=True)
+
+    def shut_down_with_drain(self) -> None:
+        """Like ``shut_down``, then block until every item being processed is done (or until
+        ``shut_down`` is called). Items still queued are not waited for."""
+        with self._lock:
+            self._drain = True
+            self._shutting_down = True
+            self._cond.notify_all()
+        self._stop_updater(join=False)
+        with self._lock:
+            while self._processing and self._drain:
+                self._drain_waiters += 1
+                try:
+                    self._drain_cond.wait()
+                finally:
+                    self._drain_waiters -= 1
+        self._stop_updater(join=True)
+
+    def shutting_down(self) -> bool:
+        """True once ``shut_down`` or ``shut_down_with_drain`` has been called."""
+        return self._shutting_down
+
+    def _stop_updater(self, join: bool) -> None:
+        updater = self._updater
+        if updater is None:
+            return
+        with self._updater_cond:
+            self._updater_stopped = True
+            self._updater_cond.notify_all()
+        if join and updater is not threading.current_thread():
+            updater.join()
+
+    def _update_unfinished_work_loop(self, next_tick: float) -> None:
+        clock = self._clock
+        cond = self._updater_cond
+        metrics = self._metrics
+        assert metrics is not None
+        with cond:
+            while True:
+                while not self._updater_stopped and clock.now() < next_tick:
+                    clock.wait_until(cond, next_tick)
+                if self._updater_stopped:
+                    return
+                # Like a Go ticker: ticks that could not be delivered in time are dropped.
+                now = clock.now()
+                next_tick += UNFINISHED_WORK_UPDATE_PERIOD
+                if next_tick <= now:
+                    next_tick = now + UNFINISHED_WORK_UPDATE_PERIOD
+                with self._lock:
+                    if self._shutting_down:
+                        return
+                    metrics.update_unfinished_work()
