@@ -1,0 +1,1 @@
+"""sedna-lc: the edge LocalController (not implemented yet)."""
