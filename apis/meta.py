@@ -350,6 +350,8 @@ def parse_selector(text: str | None) -> Selector:
                             raise ValueError(f"invalid label selector {text!r}: unexpected {toks[i]!r} in value list")
                         _check_value(v, text)
                         values.append(v)
+                        if i < len(toks) and toks[i] not in (",", ")"):
+                            raise ValueError(f"invalid label selector {text!r}: expected ',' or ')' before {toks[i]!r}")
                     if not values:
                         raise ValueError(f"invalid label selector {text!r}: {op!r} needs at least one value")
                     reqs.append(Requirement(key, op, tuple(values)))
@@ -389,7 +391,13 @@ def selector_from_label_selector(ls: Mapping[str, Any] | None) -> Selector:
             raise ValueError(f"label selector operator {expr['operator']} needs values")
         if op in ("exists", "!") and values:
             raise ValueError(f"label selector operator {expr['operator']} takes no values")
-        reqs.append(Requirement(expr.get("key", ""), op, values))
+        key = expr.get("key") or ""
+        if not isinstance(key, str) or not all(isinstance(v, str) for v in values):
+            raise ValueError(f"invalid label selector expression {dict(expr)!r}: key and values must be strings")
+        _check_key(key, f"matchExpressions key {key!r}")
+        for v in values:
+            _check_value(v, f"matchExpressions {key} values")
+        reqs.append(Requirement(key, op, values))
     return Selector(tuple(reqs))
 
 

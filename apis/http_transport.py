@@ -1,0 +1,274 @@
+"""HTTP transport of the real clientset: one thread-safe urllib3 pool per clientset, auth and TLS taken from a
+``kubernetes.client.Configuration``, raw JSON in and out (orjson, parsed once).
+
+Guarantees:
+- A non-2xx answer raises the typed ``apis.errors.ApiError`` built from the ``Status`` body (``from_http``).
+- A request that gets no HTTP answer raises ``ApiConnectionError`` (a built-in ``ConnectionError``). A refused
+  connection raises ``ApiConnectionRefusedError``, which is also the built-in ``ConnectionRefusedError``: code that
+  treats "connection refused" as retriable (the Reflector) tests ``isinstance(err, ConnectionRefusedError)`` and
+  needs no import of this module. Timeouts raise ``ApiConnectionTimeoutError`` (also the built-in ``TimeoutError``).
+- Every request has a connect timeout and a read timeout, so a dead socket never blocks a caller forever.
+
+This module never imports the ``kubernetes`` package: the configuration is only read (duck-typed).
+"""
+
+from __future__ import annotations
+
+import http.client
+import ssl
+import threading
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import orjson
+import urllib3
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    MaxRetryError,
+    NewConnectionError,
+    ReadTimeoutError,
+)
+
+from . import errors
+
+__all__ = [
+    "ApiConnectionError",
+    "ApiConnectionRefusedError",
+    "ConnectionRefusedApiError",
+    "ApiConnectionTimeoutError",
+    "ResponseDecodeError",
+    "Transport",
+    "DEFAULT_USER_AGENT",
+    "JSON",
+    "is_connection_refused",
+]
+
+DEFAULT_USER_AGENT = "sedna-controlplane/0.1.0"
+JSON = "application/json"
+MIN_POOL_SIZE = 10
+
+
+class ApiConnectionError(ConnectionError):
+    """The request got no HTTP answer (DNS, TLS, reset, refused, timeout…)."""
+
+    def __init__(self, method: str, url: str, detail: str) -> None:
+        super().__init__(f"{method} {url}: {detail}")
+        self.method = method
+        self.url = url
+        self.detail = detail
+
+
+class ApiConnectionRefusedError(ApiConnectionError, ConnectionRefusedError):
+    """The API server refused the connection (retriable: the server may be restarting)."""
+
+
+ConnectionRefusedApiError = ApiConnectionRefusedError
+
+
+class ApiConnectionTimeoutError(ApiConnectionError, TimeoutError):
+    """Connecting or waiting for the answer took longer than the configured timeout."""
+
+
+class ResponseDecodeError(ValueError):
+    """A 2xx answer whose body is not JSON."""
+
+
+def is_connection_refused(err: BaseException) -> bool:
+    """True for a refused connection, whichever layer raised it."""
+    return isinstance(err, ConnectionRefusedError)
+
+
+def _chain(exc: BaseException | None):
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        nxt = exc.reason if isinstance(exc, MaxRetryError) else None
+        exc = nxt or exc.__cause__ or exc.__context__
+
+
+def connection_error(method: str, url: str, exc: BaseException) -> ApiConnectionError:
+    """Classify a transport failure into one of the ``ApiConnectionError`` kinds, keeping the cause's wording."""
+    chain = list(_chain(exc))
+    root = chain[-1]
+    if any(isinstance(e, ConnectionRefusedError) for e in chain):
+        return ApiConnectionRefusedError(method, url, "connection refused")
+    if any(isinstance(e, (ConnectTimeoutError, ReadTimeoutError, TimeoutError)) for e in chain):
+        kind = "connect" if any(isinstance(e, ConnectTimeoutError) for e in chain) else "read"
+        return ApiConnectionTimeoutError(method, url, f"{kind} timeout ({root})")
+    if any(isinstance(e, NewConnectionError) for e in chain):
+        return ApiConnectionError(method, url, f"cannot connect: {root}")
+    return ApiConnectionError(method, url, f"{type(root).__name__}: {root}")
+
+
+def _pool_manager(cfg: Any, maxsize: int) -> urllib3.PoolManager:
+    """A pool manager with the TLS, proxy and socket settings of a kubernetes ``Configuration``."""
+    kw: dict[str, Any] = {
+        "cert_reqs": ssl.CERT_REQUIRED if getattr(cfg, "verify_ssl", True) else ssl.CERT_NONE,
+        "ca_certs": getattr(cfg, "ssl_ca_cert", None),
+        "cert_file": getattr(cfg, "cert_file", None),
+        "key_file": getattr(cfg, "key_file", None),
+        "ca_cert_data": getattr(cfg, "ca_cert_data", None),
+        "maxsize": maxsize,
+        "block": False,  # watches hold connections for minutes: never make a request wait for a free slot
+    }
+    if getattr(cfg, "assert_hostname", None) is not None:
+        kw["assert_hostname"] = cfg.assert_hostname
+    if getattr(cfg, "tls_server_name", None):
+        kw["server_hostname"] = cfg.tls_server_name
+    if getattr(cfg, "socket_options", None) is not None:
+        kw["socket_options"] = cfg.socket_options
+    proxy = getattr(cfg, "proxy", None)
+    if proxy and not _bypasses_proxy(cfg.host, getattr(cfg, "no_proxy", None) or ""):
+        if proxy.startswith("socks"):
+            from urllib3.contrib.socks import SOCKSProxyManager  # needs PySocks; the import error names it
+
+            return SOCKSProxyManager(proxy, headers=getattr(cfg, "proxy_headers", None), **kw)
+        return urllib3.ProxyManager(proxy, proxy_headers=getattr(cfg, "proxy_headers", None), **kw)
+    return urllib3.PoolManager(**kw)
+
+
+def _bypasses_proxy(host: str, no_proxy: str) -> bool:
+    hostname = (urlsplit(host).hostname or "").lower()
+    for entry in (e.strip().lower().lstrip(".") for e in no_proxy.split(",")):
+        if entry and (entry == "*" or hostname == entry or hostname.endswith("." + entry)):
+            return True
+    return False
+
+
+class _StaleConnectionRetry(urllib3.Retry):
+    """Retry an idempotent request once when its pooled keep-alive connection turns out dead; never retry a read
+    timeout (the server is slow, not gone: waiting twice as long helps nobody)."""
+
+    def increment(self, method=None, url=None, response=None, error=None, _pool=None, _stacktrace=None):  # type: ignore[no-untyped-def]
+        if isinstance(error, ReadTimeoutError):
+            raise MaxRetryError(_pool, url or "", error) from error  # type: ignore[arg-type]
+        return super().increment(method, url, response, error, _pool, _stacktrace)
+
+
+class Transport:
+    """Sends requests to one API server. Thread-safe; one pool of keep-alive connections shared by all callers."""
+
+    def __init__(
+        self,
+        configuration: Any,
+        *,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 60.0,
+        user_agent: str = DEFAULT_USER_AGENT,
+        compression: bool = True,
+        pool_maxsize: int | None = None,
+    ) -> None:
+        host = (getattr(configuration, "host", "") or "").rstrip("/")
+        parts = urlsplit(host)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"invalid API server address {host!r}: expected http(s)://host[:port]")
+        if connect_timeout <= 0 or read_timeout <= 0:
+            raise ValueError("connect_timeout and read_timeout must be positive seconds")
+        self.configuration = configuration
+        self.host = host
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self.user_agent = user_agent
+        self.compression = compression
+        size = max(MIN_POOL_SIZE, pool_maxsize or getattr(configuration, "connection_pool_maxsize", 0) or 0)
+        self._pool = _pool_manager(configuration, size)
+        # No retry of connect failures (callers back off themselves); see _StaleConnectionRetry for reads.
+        self._retries = _StaleConnectionRetry(total=1, connect=0, read=1, redirect=False, status=0, other=0)
+        self._auth_lock = threading.Lock()
+
+    # -- helpers ---------------------------------------------------------------------------------------------------
+    def url(self, path: str, query: dict[str, str] | None = None) -> str:
+        return self.host + path + ("?" + urlencode(query) if query else "")
+
+    def auth_headers(self) -> dict[str, str]:
+        """The Authorization header for the next request (a bearer token is refreshed through the configuration)."""
+        cfg = self.configuration
+        with self._auth_lock:  # the refresh hook rewrites cfg.api_key
+            settings = cfg.auth_settings() if hasattr(cfg, "auth_settings") else {}
+            token = (settings.get("BearerToken") or {}).get("value")
+            if not token and (getattr(cfg, "username", None) or getattr(cfg, "password", None)):
+                token = cfg.get_basic_auth_token()
+        return {"Authorization": token.strip()} if token else {}
+
+    def _headers(self, stream: bool) -> dict[str, str]:
+        headers = {"Accept": JSON, "User-Agent": self.user_agent}
+        if self.compression and not stream:
+            headers["Accept-Encoding"] = "gzip"
+        headers.update(self.auth_headers())
+        return headers
+
+    # -- requests --------------------------------------------------------------------------------------------------
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, str] | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+    ) -> Any:
+        """Send one request and return the decoded JSON answer ({} for an empty body)."""
+        url = self.url(path, query)
+        headers = self._headers(stream=False)
+        data: bytes | None = None
+        if body is not None:
+            data = body if isinstance(body, bytes) else orjson.dumps(body)
+            headers["Content-Type"] = content_type
+        try:
+            resp = self._pool.request(
+                method,
+                url,
+                body=data,
+                headers=headers,
+                timeout=urllib3.Timeout(connect=self.connect_timeout, read=self.read_timeout),
+                retries=self._retries,
+                redirect=False,
+            )
+        except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException) as exc:
+            raise connection_error(method, url, exc) from exc
+        status, data = resp.status, resp.data
+        if not 200 <= status < 300:
+            raise errors.from_http(status, data)
+        if not data:
+            return {}
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise ResponseDecodeError(
+                f"{method} {url}: the server answered {status} with a body that is not JSON: {exc}"
+            ) from None
+
+    def stream(self, path: str, query: dict[str, str], read_timeout: float) -> urllib3.BaseHTTPResponse:
+        """Open a streaming GET (a watch); ``read_timeout`` bounds the silence between two reads."""
+        url = self.url(path, query)
+        try:
+            resp = self._pool.request(
+                "GET",
+                url,
+                headers=self._headers(stream=True),
+                timeout=urllib3.Timeout(connect=self.connect_timeout, read=read_timeout),
+                retries=self._retries,
+                redirect=False,
+                preload_content=False,
+            )
+        except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException) as exc:
+            raise connection_error("GET", url, exc) from exc
+        if not 200 <= resp.status < 300:
+            try:
+                data = resp.read()
+            except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException):
+                data = b""
+            finally:
+                resp.release_conn()
+            raise errors.from_http(resp.status, data)
+        return resp
+
+    def close(self) -> None:
+        """Close every pooled connection (open watches keep theirs until they end)."""
+        pools = self._pool.pools
+        for key in list(pools.keys()):
+            pool = pools.get(key)
+            if pool is not None:
+                pool.close()  # PoolManager.clear() alone leaves the connections open until the pool is collected
+        self._pool.clear()
