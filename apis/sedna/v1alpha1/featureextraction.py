@@ -1,0 +1,48 @@
+"""FeatureExtractionService (``featureextractionservices.sedna.io``, fe) (Go
+``featureextractionservice_types.go``): a Deployment spec inlined with a model reference."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ...resources import FEATURE_EXTRACTION_SERVICES
+from ...typed import ApiType, Resource, api_field
+from .common import DATE_TIME, DeploymentSpecFields, Metric, ModelRef, ServiceCondition, ServiceConditionType
+from .jointinference import SERVICE_COLUMNS
+
+__all__ = [
+    "FeatureExtractionService",
+    "FeatureExtractionServiceSpec",
+    "FeatureExtractionServiceStatus",
+    "FeatureExtractionServiceCondition",
+    "FeatureExtractionServiceConditionType",
+]
+
+FeatureExtractionServiceCondition = ServiceCondition
+FeatureExtractionServiceConditionType = ServiceConditionType
+
+
+@dataclass(kw_only=True)
+class FeatureExtractionServiceSpec(DeploymentSpecFields):
+    kafka_support: bool | None = api_field()
+    model: ModelRef | None = api_field(required=True)
+
+
+@dataclass(kw_only=True)
+class FeatureExtractionServiceStatus(ApiType):
+    conditions: list[ServiceCondition] | None = api_field()
+    start_time: str | None = api_field(**DATE_TIME)
+    active: int | None = api_field(minimum=0)
+    failed: int | None = api_field(minimum=0)
+    metrics: list[Metric] | None = api_field()
+
+
+@dataclass(kw_only=True)
+class FeatureExtractionService(Resource):
+    GVR: ClassVar = FEATURE_EXTRACTION_SERVICES
+    PRINTER_COLUMNS: ClassVar = SERVICE_COLUMNS
+    SCHEMA_DESCRIPTION: ClassVar[str] = "FeatureExtractionService runs a feature extraction model as a Deployment."
+
+    spec: FeatureExtractionServiceSpec | None = api_field(required=True)
+    status: FeatureExtractionServiceStatus | None = api_field()
