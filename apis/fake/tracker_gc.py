@@ -1,0 +1,158 @@
+"""Deletion, finalizers and ownerReference garbage collection of the object tracker (run synchronously, under
+the tracker's lock, the way kube-controller-manager's garbage collector would eventually act):
+
+- An object with finalizers is only marked (``deletionTimestamp``, ``deletionGracePeriodSeconds: 0``, generation
+  bumped) and goes away when an update removes its last finalizer.
+- Background (default): the owner goes first; then every object whose owners are all gone is deleted
+  (recursively), and an object that still has a live owner just loses its references to the gone ones.
+- Foreground: the owner is marked with the ``foregroundDeletion`` finalizer, its dependents are deleted
+  (foreground, recursively) and the owner is removed once no dependent with ``blockOwnerDeletion`` remains.
+- Orphan: the dependents lose their reference to the owner, then the owner is deleted.
+- Objects whose owners are absent (dangling references) are collected after any deletion.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .. import meta
+from ..resources import GroupVersionResource, ResourceInfo
+from ..watch import DELETED, MODIFIED
+
+if TYPE_CHECKING:
+    from .tracker_crd import ServedVersion
+
+__all__ = ["GarbageCollectorMixin", "ObjectKey", "FOREGROUND_FINALIZER"]
+
+ObjectKey = tuple[GroupVersionResource, str, str]  # (gvr, namespace, name)
+FOREGROUND_FINALIZER = "foregroundDeletion"
+
+
+class GarbageCollectorMixin:
+    """Deletion paths of ``ObjectTracker``; every method expects the tracker lock to be held."""
+
+    _uids: dict[str, ObjectKey]
+    _dependents: dict[str, set[ObjectKey]]
+    _crds: dict[GroupVersionResource, ServedVersion]
+    _gc_running: bool
+
+    # resource_info, _stored, _commit and _unregister_crd_locked come from ObjectTracker and its other mixins
+
+    def _by_uid(self, uid: str) -> tuple[ResourceInfo, dict[str, Any]] | None:
+        key = self._uids.get(uid)
+        if key is None:
+            return None
+        obj = self._stored(*key)
+        return (self.resource_info(key[0]), obj) if obj is not None else None
+
+    def _delete_locked(self, info: ResourceInfo, obj: dict[str, Any], policy: str) -> dict[str, Any]:
+        """Delete ``obj`` with ``policy``; returns the final object or, while it lingers, its marked state."""
+        md = obj["metadata"]
+        if md.get("deletionTimestamp"):
+            return obj  # already being deleted
+        uid = md["uid"]
+        if policy == "Orphan":
+            self._orphan_dependents(uid)
+        elif policy == "Foreground" and self._dependents.get(uid):
+            marked = self._mark_deleted(info, obj, FOREGROUND_FINALIZER)
+            for key in sorted(self._dependents.get(uid, ()), key=lambda k: (str(k[0]), k[1], k[2])):
+                dependent = self._stored(*key)
+                if dependent is not None:
+                    self._delete_locked(self.resource_info(key[0]), dependent, "Foreground")
+            self._finish_foreground(uid)
+            return marked  # as the API server answers a foreground delete: the object marked for deletion
+        if meta.finalizers(obj):
+            return self._mark_deleted(info, obj)
+        return self._remove(info, obj, obj)
+
+    def _mark_deleted(self, info: ResourceInfo, obj: dict[str, Any], extra_finalizer: str | None = None) -> dict[str, Any]:
+        new = meta.deep_copy(obj)
+        md = new["metadata"]
+        md["deletionTimestamp"] = meta.now_rfc3339()
+        md["deletionGracePeriodSeconds"] = 0
+        if extra_finalizer and extra_finalizer not in (md.get("finalizers") or []):
+            md["finalizers"] = [*(md.get("finalizers") or []), extra_finalizer]
+        if "generation" in md:
+            md["generation"] = int(md["generation"]) + 1
+        return self._commit(info, new, obj, MODIFIED)
+
+    def _remove(self, info: ResourceInfo, final: dict[str, Any], prev: dict[str, Any]) -> dict[str, Any]:
+        """Drop the object for good (DELETED event carrying ``final`` at a new RV), then collect garbage."""
+        final = {**final, "metadata": dict(final["metadata"])}
+        committed = self._commit(info, final, prev, DELETED)
+        if info.gvr.resource == "customresourcedefinitions" and info.gvr.group == "apiextensions.k8s.io":
+            self._unregister_crd_locked(prev)
+        for ref in meta.owner_references(prev):
+            self._finish_foreground(ref.get("uid", ""))
+        self._collect_garbage()
+        return committed
+
+    def _after_update(self, new: dict[str, Any], old: dict[str, Any]) -> None:
+        """An owner waiting in foreground deletion may be done when a dependent dropped its reference."""
+        kept = {r.get("uid") for r in meta.owner_references(new)}
+        for ref in meta.owner_references(old):
+            if ref.get("uid") not in kept:
+                self._finish_foreground(ref.get("uid", ""))
+
+    def _finish_foreground(self, owner_uid: str) -> None:
+        found = self._by_uid(owner_uid)
+        if found is None:
+            return
+        info, owner = found
+        fins = meta.finalizers(owner)
+        if not meta.deletion_timestamp(owner) or FOREGROUND_FINALIZER not in fins:
+            return
+        for key in self._dependents.get(owner_uid, ()):
+            dependent = self._stored(*key)
+            if dependent is None:
+                continue
+            for ref in meta.owner_references(dependent):
+                if ref.get("uid") == owner_uid and ref.get("blockOwnerDeletion"):
+                    return  # still blocked
+        new = meta.deep_copy(owner)
+        remaining = [f for f in fins if f != FOREGROUND_FINALIZER]
+        if remaining:
+            new["metadata"]["finalizers"] = remaining
+            self._commit(info, new, owner, MODIFIED)
+        else:
+            new["metadata"].pop("finalizers", None)
+            self._remove(info, new, owner)
+
+    def _orphan_dependents(self, owner_uid: str) -> None:
+        for key in sorted(self._dependents.get(owner_uid, ()), key=lambda k: (str(k[0]), k[1], k[2])):
+            dependent = self._stored(*key)
+            if dependent is None:
+                continue
+            new = meta.deep_copy(dependent)
+            refs = [r for r in meta.owner_references(dependent) if r.get("uid") != owner_uid]
+            if refs:
+                new["metadata"]["ownerReferences"] = refs
+            else:
+                new["metadata"].pop("ownerReferences", None)
+            self._commit(self.resource_info(key[0]), new, dependent, MODIFIED)
+
+    def _collect_garbage(self) -> None:
+        """Delete objects all of whose owners are gone; strip references to gone owners from the others."""
+        if self._gc_running:
+            return  # the sweep already running picks up what this deletion left dangling
+        self._gc_running = True
+        try:
+            progress = True
+            while progress:
+                progress = False
+                for owner_uid in [u for u in self._dependents if u not in self._uids]:
+                    for key in sorted(self._dependents.get(owner_uid, ()), key=lambda k: (str(k[0]), k[1], k[2])):
+                        dependent = self._stored(*key)
+                        if dependent is None or meta.deletion_timestamp(dependent):
+                            continue
+                        info = self.resource_info(key[0])
+                        alive = [r for r in meta.owner_references(dependent) if r.get("uid") in self._uids]
+                        if alive:
+                            new = meta.deep_copy(dependent)
+                            new["metadata"]["ownerReferences"] = alive
+                            self._commit(info, new, dependent, MODIFIED)
+                        else:
+                            self._delete_locked(info, dependent, "Background")
+                        progress = True
+        finally:
+            self._gc_running = False
