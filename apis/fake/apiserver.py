@@ -1,0 +1,320 @@
+"""The sandbox API server: an ``ObjectTracker`` behind the Kubernetes HTTP API, for the ``kubernetes`` package,
+``kubectl`` and our own clientset, without a cluster.
+
+    server = SandboxAPIServer(crd_dirs=["charts/sedna/crds"]).start()
+    server.write_kubeconfig("/tmp/kubeconfig")
+    ...
+    server.stop()
+
+or ``python -m apis.fake.apiserver --port 0 --kubeconfig-out /tmp/kubeconfig`` (prints ``listening on <url>``).
+Serves discovery, CRUD, status subresources, merge/json/strategic/apply patches, pagination, ``?watch=1``
+streams and CRD registration; optional fault injection (``apis.fake.faults``) and a pod-lifecycle simulator
+(``apis.fake.kubelet``). Plain HTTP, no authentication (any bearer token is accepted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Iterable, Sequence
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import structlog
+import yaml
+
+from .. import meta
+from ..errors import ApiError, is_already_exists
+from ..resources import CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES
+from .apiserver_handlers import SandboxRequestHandler
+from .faults import Faults
+
+__all__ = ["SandboxAPIServer", "load_crd_files", "main"]
+
+log = structlog.get_logger()
+
+SANDBOX_TOKEN = "sandbox-token"
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    """ThreadingHTTPServer that remembers its connections so that ``stop`` can close them and join their threads."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], sandbox: SandboxAPIServer) -> None:
+        self.sandbox = sandbox
+        self._conn_lock = threading.Lock()
+        self._conns: dict[threading.Thread, socket.socket] = {}
+        super().__init__(address, SandboxRequestHandler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        thread = threading.Thread(
+            target=self.process_request_thread, args=(request, client_address), name="sandbox-conn", daemon=True
+        )
+        with self._conn_lock:
+            self._conns[thread] = request
+        thread.start()
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._conn_lock:
+                self._conns.pop(threading.current_thread(), None)
+
+    def close_connections(self, timeout: float) -> None:
+        """Shut every open connection down (wakes readers blocked on keep-alive) and join the handler threads."""
+        with self._conn_lock:
+            conns = list(self._conns.items())
+        for _, sock in conns:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        for thread, _ in conns:
+            thread.join(timeout)
+
+
+class SandboxAPIServer:
+    """A Kubernetes-compatible HTTP API server over an ``ObjectTracker`` (see the module doc).
+
+    ``kubelet=True`` starts a ``PodSimulator`` on the same tracker. ``faults`` (a ``Faults``) may be changed while
+    the server runs. ``watch_history`` bounds the replayable watch history when the server creates the tracker.
+    """
+
+    def __init__(
+        self,
+        tracker: Any = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        crd_dirs: Sequence[str | os.PathLike[str]] = (),
+        kubelet: bool = True,
+        faults: Faults | None = None,
+        watch_history: int = 1000,
+    ) -> None:
+        if tracker is None:
+            from .tracker import ObjectTracker
+
+            tracker = ObjectTracker(watch_history=watch_history)
+        self.tracker = tracker
+        self.host = host
+        self.faults = faults if faults is not None else Faults()
+        self.crd_dirs = [Path(d) for d in crd_dirs]
+        self.stopping = threading.Event()
+        self.kubelet: Any = None
+        if kubelet:
+            from .kubelet import PodSimulator
+
+            self.kubelet = PodSimulator(tracker)
+        self._requested_port = port
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._watch_lock = threading.Lock()
+        self._watches: set[Any] = set()
+
+    # -- lifecycle ------------------------------------------------------------------------------------------------
+    def start(self) -> SandboxAPIServer:
+        """Load CRDs, seed the default namespaces, start the simulator and listen; returns once listening."""
+        if self._httpd is not None:
+            raise RuntimeError("SandboxAPIServer already started")
+        for crd in load_crd_files(self.crd_dirs):
+            self._apply_crd(crd)
+        for ns in DEFAULT_NAMESPACES:
+            try:
+                self.tracker.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+            except ApiError as err:
+                if not is_already_exists(err):
+                    raise
+        self._httpd = _HTTPServer((self.host, self._requested_port), self)
+        if self.kubelet is not None:
+            self.kubelet.start()
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="sandbox-apiserver", daemon=True
+        )
+        self._thread.start()
+        log.info("sandbox API server listening", url=self.url)
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Close open watches and connections, stop the simulator, join every thread. Idempotent."""
+        if self._httpd is None or self.stopping.is_set():
+            return
+        self.stopping.set()
+        with self._watch_lock:
+            watches = list(self._watches)
+        for watch in watches:
+            watch.stop()
+        if self.kubelet is not None:
+            self.kubelet.stop()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._httpd.close_connections(timeout)
+        if self._thread is not None:
+            self._thread.join(timeout)
+        log.info("sandbox API server stopped", url=self.url)
+
+    def __enter__(self) -> SandboxAPIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("SandboxAPIServer is not started")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def server_address_text(self) -> str:
+        host = self.host if ":" not in self.host else f"[{self.host}]"
+        return f"{host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.server_address_text}"
+
+    def write_kubeconfig(self, path: str | os.PathLike[str], namespace: str = "default") -> Path:
+        """Write a kubeconfig (context ``sandbox``, plain http, dummy bearer token) pointing at this server."""
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "sandbox", "cluster": {"server": self.url}}],
+            "users": [{"name": "sandbox", "user": {"token": SANDBOX_TOKEN}}],
+            "contexts": [
+                {"name": "sandbox", "context": {"cluster": "sandbox", "user": "sandbox", "namespace": namespace}}
+            ],
+            "current-context": "sandbox",
+            "preferences": {},
+        }
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(yaml.safe_dump(config, sort_keys=False))
+        return out
+
+    # -- used by the request handler ------------------------------------------------------------------------------
+    def track_watch(self, watch: Any) -> None:
+        with self._watch_lock:
+            self._watches.add(watch)
+        if self.stopping.is_set():  # raced with stop(): end it now
+            watch.stop()
+
+    @property
+    def open_watches(self) -> int:
+        """How many watch streams are being served right now."""
+        with self._watch_lock:
+            return len(self._watches)
+
+    def untrack_watch(self, watch: Any) -> None:
+        with self._watch_lock:
+            self._watches.discard(watch)
+
+    def _apply_crd(self, crd: dict[str, Any]) -> None:
+        name = meta.name(crd)
+        try:
+            self.tracker.create(CUSTOM_RESOURCE_DEFINITIONS, crd)
+        except ApiError as err:
+            if not is_already_exists(err):
+                raise
+            current = self.tracker.get(CUSTOM_RESOURCE_DEFINITIONS, "", name)
+            crd.setdefault("metadata", {})["resourceVersion"] = meta.resource_version(current)
+            self.tracker.update(CUSTOM_RESOURCE_DEFINITIONS, crd)
+        log.info("sandbox loaded CRD", name=name)
+
+
+def load_crd_files(dirs: Iterable[str | os.PathLike[str]]) -> list[dict[str, Any]]:
+    """Every CustomResourceDefinition document in the ``*.yaml``/``*.yml`` files of ``dirs`` (sorted by file name).
+
+    Other documents are skipped; a missing directory or malformed YAML raises ``ValueError`` naming the file.
+    """
+    crds: list[dict[str, Any]] = []
+    for directory in dirs:
+        d = Path(directory)
+        if not d.is_dir():
+            raise ValueError(f"CRD directory {d} does not exist or is not a directory")
+        for file in sorted([*d.glob("*.yaml"), *d.glob("*.yml")]):
+            try:
+                docs = list(yaml.safe_load_all(file.read_text()))
+            except (yaml.YAMLError, UnicodeDecodeError) as exc:
+                raise ValueError(f"malformed YAML in {file}: {exc}") from None
+            for doc in docs:
+                if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
+                    crds.append(doc)
+                elif doc is not None:
+                    log.warning("skipping a document that is not a CRD", file=str(file), kind=(doc or {}).get("kind"))
+    return crds
+
+
+def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m apis.fake.apiserver", description="Sandbox Kubernetes API server")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=0, help="port to listen on; 0 picks a free one (printed)")
+    p.add_argument("--crds", action="append", default=[], metavar="DIR", help="load every CRD in DIR (repeatable)")
+    p.add_argument("--kubeconfig-out", metavar="FILE", help="write a kubeconfig for this server to FILE")
+    p.add_argument("--no-kubelet", action="store_true", help="do not run the pod-lifecycle simulator")
+    p.add_argument("--watch-history", type=int, default=1000, metavar="N", help="replayable watch events (1000)")
+    p.add_argument("--fault-drop-watch-after", type=float, metavar="SECONDS", help="end every watch after SECONDS")
+    p.add_argument("--fault-drop-watch-after-events", type=int, metavar="N", help="end every watch after N events")
+    p.add_argument("--fault-error-rate", type=float, default=0.0, metavar="FRACTION", help="answer 429/500 at this rate")
+    p.add_argument("--fault-gone-on-rewatch", action="store_true", help="answer 410 to watches from a resourceVersion")
+    p.add_argument("--fault-latency-ms", type=float, default=0.0, metavar="MS", help="delay every request by MS")
+    p.add_argument("--seed", type=int, default=None, metavar="N", help="seed of the fault generator")
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    args = p.parse_args(argv)
+    if args.watch_history <= 0:
+        p.error("--watch-history must be a positive integer")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the sandbox until SIGTERM/SIGINT; exit status 0 on a clean shutdown, 2 on bad flags or CRDs."""
+    args = _parse_args(argv)
+    structlog.configure(
+        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, args.log_level.upper())),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+    )
+    try:
+        faults = Faults(
+            drop_watch_after=args.fault_drop_watch_after,
+            drop_watch_after_events=args.fault_drop_watch_after_events,
+            error_rate=args.fault_error_rate,
+            gone_on_rewatch=args.fault_gone_on_rewatch,
+            latency_ms=args.fault_latency_ms,
+            seed=args.seed,
+        )
+        server = SandboxAPIServer(
+            host=args.host,
+            port=args.port,
+            crd_dirs=args.crds,
+            kubelet=not args.no_kubelet,
+            faults=faults,
+            watch_history=args.watch_history,
+        )
+        server.start()
+    except (ValueError, ApiError, OSError) as exc:
+        print(f"sandbox API server: {exc}", file=sys.stderr, flush=True)
+        return 2
+    done = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: done.set())
+    try:
+        if args.kubeconfig_out:
+            server.write_kubeconfig(args.kubeconfig_out)
+        print(f"listening on {server.url}", flush=True)
+        while not done.wait(1.0):
+            pass
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

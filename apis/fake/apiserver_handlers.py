@@ -1,0 +1,473 @@
+"""HTTP request handling of the sandbox API server: routing, CRUD, patch, delete, watch streaming, errors.
+
+One ``SandboxRequestHandler`` per connection (HTTP/1.1 keep-alive); watches are streamed with chunked transfer
+encoding, one JSON object per line (``{"type": ..., "object": ...}``), as the kube-apiserver does. Every failure is
+answered with a Kubernetes ``Status`` body and the matching HTTP code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
+from typing import Any, Protocol
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import orjson
+import structlog
+import yaml
+
+from .. import meta
+from ..errors import ApiError, BadRequestError, MethodNotAllowedError, NotFoundError
+from ..resources import CUSTOM_RESOURCE_DEFINITIONS, GroupVersionResource, ResourceInfo
+from ..watch import ListOptions
+from . import discovery, tables
+from .apiserver_watch import WatchStreamMixin
+from .faults import Faults
+
+__all__ = ["SandboxRequestHandler", "SandboxContext", "ResourceRequest", "parse_resource_path"]
+
+log = structlog.get_logger()
+
+MAX_BODY_BYTES = 16 * 1024 * 1024
+PATCH_TYPES = {
+    "application/merge-patch+json": "merge",
+    "application/json-patch+json": "json",
+    "application/strategic-merge-patch+json": "strategic",
+    "application/apply-patch+yaml": "apply",
+}
+YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
+HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
+PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
+# Built-in kinds whose DELETE answers a Status; pods and custom resources answer the deleted object.
+_STATUS_ON_DELETE_GROUPS = ("", "apps", "autoscaling", "batch", "coordination.k8s.io", "apiextensions.k8s.io")
+
+
+class SandboxContext(Protocol):
+    """What the handler needs from the server that owns it."""
+
+    tracker: Any
+    faults: Faults
+    stopping: Any  # threading.Event
+
+    @property
+    def server_address_text(self) -> str: ...
+
+    def track_watch(self, watch: Any) -> None: ...
+
+    def untrack_watch(self, watch: Any) -> None: ...
+
+
+
+@dataclass(frozen=True)
+class ResourceRequest:
+    """A request for a resource (collection, object, or object subresource)."""
+
+    info: ResourceInfo
+    namespace: str
+    name: str
+    subresource: str | None
+    watch: bool
+
+    @property
+    def gvr(self) -> GroupVersionResource:
+        return self.info.gvr
+
+
+def _not_found_path() -> NotFoundError:
+    return NotFoundError(404, "NotFound", "the server could not find the requested resource")
+
+
+def parse_resource_path(tracker: Any, group: str, version: str, parts: list[str]) -> ResourceRequest:
+    """Resolve ``[watch/][namespaces/<ns>/]<resource>[/<name>[/<subresource>]]`` (parts after the group version)."""
+    watch = False
+    if parts and parts[0] == "watch":
+        watch, parts = True, parts[1:]
+    namespace = ""
+    # /namespaces/<ns>/<resource>... is namespaced, except the namespace's own subresources.
+    if len(parts) >= 3 and parts[0] == "namespaces" and parts[2] not in ("status", "finalize"):
+        namespace, parts = parts[1], parts[2:]
+    if not parts or len(parts) > 3 or any(not p for p in parts):
+        raise _not_found_path()
+    try:
+        info = tracker.resource_info(GroupVersionResource(group, version, parts[0]))
+    except NotFoundError:
+        raise _not_found_path() from None
+    if namespace and not info.namespaced:
+        raise _not_found_path()
+    name = parts[1] if len(parts) > 1 else ""
+    sub = parts[2] if len(parts) > 2 else None
+    if sub is not None and sub not in info.subresources:
+        raise _not_found_path()
+    if info.namespaced and name and not namespace:
+        raise _not_found_path()
+    return ResourceRequest(info, namespace, name, sub, watch)
+
+
+def _last(query: dict[str, list[str]], key: str) -> str | None:
+    values = query.get(key)
+    return values[-1] if values else None
+
+
+def _bool(query: dict[str, list[str]], key: str) -> bool:
+    return (_last(query, key) or "").lower() in ("1", "true", "yes")
+
+
+def _int(query: dict[str, list[str]], key: str) -> int | None:
+    raw = _last(query, key)
+    if raw is None or raw == "":
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise BadRequestError(f"invalid value for query parameter {key}: {raw!r} is not an integer") from None
+    if value < 0:
+        raise BadRequestError(f"invalid value for query parameter {key}: {raw!r} must not be negative")
+    return value
+
+
+def list_options(query: dict[str, list[str]]) -> ListOptions:
+    """ListOptions from the query string; malformed values are a 400 naming the parameter."""
+    label_selector = _last(query, "labelSelector")
+    field_selector = _last(query, "fieldSelector")
+    try:
+        meta.parse_selector(label_selector)
+    except ValueError as exc:
+        raise BadRequestError(f"unable to parse requirement: labelSelector: {exc}") from None
+    try:
+        meta.parse_field_selector(field_selector)
+    except ValueError as exc:
+        raise BadRequestError(f"invalid fieldSelector: {exc}") from None
+    send_initial = _last(query, "sendInitialEvents")
+    return ListOptions(
+        resource_version=_last(query, "resourceVersion"),
+        resource_version_match=_last(query, "resourceVersionMatch") or None,
+        limit=_int(query, "limit") or None,
+        continue_=_last(query, "continue") or None,
+        timeout_seconds=_int(query, "timeoutSeconds"),
+        allow_watch_bookmarks=_bool(query, "allowWatchBookmarks"),
+        label_selector=label_selector or None,
+        field_selector=field_selector or None,
+        send_initial_events=None if send_initial is None else send_initial.lower() == "true",
+    )
+
+
+def _parse_json(body: bytes, what: str = "request body") -> Any:
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequestError(f"malformed JSON in the {what}: {exc}") from None
+
+
+def _parse_yaml(body: bytes, what: str = "request body") -> Any:
+    try:
+        return yaml.safe_load(body.decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise BadRequestError(f"malformed YAML in the {what}: {exc}") from None
+
+
+def _media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";")[0].strip().lower()
+
+
+class SandboxRequestHandler(WatchStreamMixin, BaseHTTPRequestHandler):
+    """Serves one HTTP/1.1 connection of the sandbox API server."""
+
+    protocol_version = "HTTP/1.1"
+    server_version = "sandbox-apiserver"
+    timeout = 120  # idle keep-alive connections are closed after this many seconds
+
+    # -- plumbing -------------------------------------------------------------------------------------------------
+    @property
+    def sandbox(self) -> SandboxContext:
+        return self.server.sandbox  # type: ignore[attr-defined]
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence the stderr access log
+        return
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:  # noqa: N802
+        self._dispatch("PUT")
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        self._dispatch("PATCH")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._dispatch("DELETE")
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        self._dispatch("HEAD")
+
+    def do_OPTIONS(self) -> None:  # noqa: N802
+        self._dispatch("OPTIONS")
+
+    def _read_body(self) -> bytes:
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            chunks, total = [], 0
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return b"".join(chunks)
+                total += size
+                if total > MAX_BODY_BYTES:
+                    raise ApiError(413, "RequestEntityTooLarge", f"request body larger than {MAX_BODY_BYTES} bytes")
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY_BYTES:
+            raise ApiError(413, "RequestEntityTooLarge", f"request body larger than {MAX_BODY_BYTES} bytes")
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _send_bytes(self, code: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-cache, private")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def _send_json(self, code: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+        self._send_bytes(code, orjson.dumps(obj), "application/json", headers)
+
+    def _send_error(self, err: ApiError, headers: dict[str, str] | None = None) -> None:
+        self._send_json(err.status, err.to_status(), headers)
+
+    # -- dispatch -------------------------------------------------------------------------------------------------
+    def _dispatch(self, method: str) -> None:
+        url = urlsplit(self.path)
+        path = unquote(url.path).rstrip("/") or "/"
+        query = parse_qs(url.query, keep_blank_values=True)
+        try:
+            body = self._read_body()
+        except (ApiError, ValueError) as exc:
+            self.close_connection = True
+            err = exc if isinstance(exc, ApiError) else BadRequestError(f"unreadable request body: {exc}")
+            self._send_error(err)
+            return
+        try:
+            if path in HEALTH_PATHS or path.startswith(tuple(p + "/" for p in HEALTH_PATHS)):
+                self._send_bytes(200, b"ok", "text/plain; charset=utf-8")
+                return
+            delay = self.sandbox.faults.latency_seconds()
+            if delay:
+                self.sandbox.stopping.wait(delay)
+            parts = [p for p in path.split("/") if p]
+            if self._serve_discovery(method, path, parts):
+                return
+            self._serve_resource(method, parts, query, body)
+        except ApiError as err:
+            self._send_error(err)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as exc:  # a bug in the sandbox: answer 500 and keep serving
+            log.exception("sandbox request failed", method=method, path=path)
+            self._send_error(ApiError(500, "InternalError", f"internal error in the sandbox API server: {exc!r}"))
+
+    def _serve_discovery(self, method: str, path: str, parts: list[str]) -> bool:
+        """Answer /version, /api, /apis, group and group-version documents and /openapi; False for anything else."""
+        is_discovery = path in ("/version", "/api", "/apis") or path.startswith("/openapi") or (
+            (parts[:1] == ["api"] and len(parts) == 2) or (parts[:1] == ["apis"] and len(parts) in (2, 3))
+        )
+        if not is_discovery:
+            return False
+        if method not in ("GET", "HEAD"):
+            raise MethodNotAllowedError("the server does not allow this method on the requested resource")
+        infos = self.sandbox.tracker.served_resources()
+        doc: dict[str, Any] | None
+        if path == "/version":
+            doc = discovery.version_info()
+        elif path == "/api":
+            doc = discovery.core_api_versions(self.sandbox.server_address_text)
+        elif path == "/apis":
+            doc = discovery.group_list(infos)
+        elif parts[0] == "api":
+            doc = discovery.resource_list(infos, "", parts[1])
+        elif parts[0] == "apis" and len(parts) == 2:
+            doc = discovery.api_group(infos, parts[1])
+        elif parts[0] == "apis":
+            doc = discovery.resource_list(infos, parts[1], parts[2])
+        elif path == "/openapi/v2":
+            protobuf = "proto-openapi.spec.v2" in (self.headers.get("Accept") or "")
+            self._send_bytes(200, *discovery.openapi_v2(protobuf))
+            return True
+        else:  # /openapi/v3 is not served: clients fall back to /openapi/v2
+            doc = None
+        if doc is None:
+            raise _not_found_path()
+        self._send_json(200, doc)
+        return True
+
+    def _inject_error(self) -> bool:
+        code = self.sandbox.faults.pick_error()
+        if code == 429:
+            err = ApiError(429, "TooManyRequests", "sandbox fault injection: too many requests, please try again later")
+            err.details = {"retryAfterSeconds": 1}
+            self._send_error(err, {"Retry-After": "1"})
+            return True
+        if code == 500:
+            self._send_error(ApiError(500, "InternalError", "sandbox fault injection: internal error"))
+            return True
+        return False
+
+    def _serve_resource(self, method: str, parts: list[str], query: dict[str, list[str]], body: bytes) -> None:
+        if parts[:2] == ["api", "v1"]:
+            group, version, rest = "", "v1", parts[2:]
+        elif parts[:1] == ["apis"] and len(parts) >= 3:
+            group, version, rest = parts[1], parts[2], parts[3:]
+        else:
+            raise _not_found_path()
+        req = parse_resource_path(self.sandbox.tracker, group, version, rest)
+        if self._inject_error():
+            return
+        if _last(query, "dryRun"):
+            raise BadRequestError("dryRun is not supported by the sandbox API server")
+        is_watch = req.watch or _bool(query, "watch")
+        if not req.name:
+            if method in ("GET", "HEAD"):
+                options = list_options(query)
+                if is_watch:
+                    self._serve_watch(req, options)
+                else:
+                    self._serve_list(req, options)
+            elif method == "POST" and (req.namespace or not req.info.namespaced):
+                self._create(req, query, body)
+            elif method == "DELETE":
+                self._delete_collection(req, query, body)
+            else:
+                raise MethodNotAllowedError("the server does not allow this method on the requested resource")
+            return
+        if is_watch:  # a watch on one object: the collection watch narrowed to its name
+            options = list_options(query)
+            options.field_selector = ",".join(filter(None, [options.field_selector, f"metadata.name={req.name}"]))
+            self._serve_watch(req, options)
+        elif method in ("GET", "HEAD"):
+            self._get(req, query)
+        elif method == "PUT":
+            self._update(req, body)
+        elif method == "PATCH":
+            self._patch(req, query, body)
+        elif method == "DELETE" and req.subresource is None:
+            self._delete(req, query, body)
+        else:
+            raise MethodNotAllowedError("the server does not allow this method on the requested resource")
+
+    # -- verbs ----------------------------------------------------------------------------------------------------
+    def _respond_object(self, code: int, req: ResourceRequest, obj: dict[str, Any]) -> None:
+        table_version = tables.wanted_table_version(self.headers.get("Accept"))
+        if table_version:
+            obj = tables.to_table(obj, req.gvr.group, req.gvr.resource, table_version, self._printer_columns(req))
+        self._send_json(code, obj)
+
+    def _printer_columns(self, req: ResourceRequest) -> list[Any] | None:
+        if req.gvr.group in _STATUS_ON_DELETE_GROUPS:
+            return None
+        try:
+            crd = self.sandbox.tracker.get(CUSTOM_RESOURCE_DEFINITIONS, "", f"{req.gvr.resource}.{req.gvr.group}")
+        except ApiError:
+            return None
+        return tables.crd_printer_columns(crd, req.gvr.version)
+
+    def _serve_list(self, req: ResourceRequest, options: ListOptions) -> None:
+        result = self.sandbox.tracker.list(req.gvr, req.namespace, options)
+        self._respond_object(200, req, result)
+
+    def _get(self, req: ResourceRequest, query: dict[str, list[str]]) -> None:
+        self._respond_object(200, req, self.sandbox.tracker.get(req.gvr, req.namespace, req.name))
+
+    def _decode_object(self, body: bytes) -> dict[str, Any]:
+        if not body.strip():
+            raise BadRequestError("the request body is empty: expected a JSON (or YAML) object")
+        media = _media_type(self.headers.get("Content-Type"))
+        obj = _parse_yaml(body) if media in YAML_TYPES else _parse_json(body)
+        if not isinstance(obj, dict):
+            raise BadRequestError(f"the request body must be a JSON object, got {type(obj).__name__}")
+        return obj
+
+    def _create(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes) -> None:
+        obj = self._decode_object(body)
+        created = self.sandbox.tracker.create(req.gvr, obj, req.namespace)
+        self._respond_object(201, req, created)
+
+    def _update(self, req: ResourceRequest, body: bytes) -> None:
+        obj = self._decode_object(body)
+        body_name = meta.name(obj)
+        if body_name and body_name != req.name:
+            raise BadRequestError(
+                f"the name of the object ({body_name}) does not match the name on the URL ({req.name})"
+            )
+        obj.setdefault("metadata", {})["name"] = req.name
+        updated = self.sandbox.tracker.update(req.gvr, obj, req.namespace, subresource=req.subresource)
+        self._respond_object(200, req, updated)
+
+    def _patch(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes) -> None:
+        media = _media_type(self.headers.get("Content-Type"))
+        patch_type = PATCH_TYPES.get(media)
+        if patch_type is None:
+            raise ApiError(
+                415,
+                "UnsupportedMediaType",
+                f"the body of the request was in an unknown format ({media or 'no Content-Type'}) - accepted media "
+                "types include: " + ", ".join(PATCH_TYPES),
+            )
+        if not body.strip():
+            raise BadRequestError("the patch body is empty")
+        patch = _parse_yaml(body, "apply patch") if patch_type == "apply" else _parse_json(body, "patch")
+        if patch_type == "apply":
+            if not isinstance(patch, dict):
+                raise BadRequestError("an apply patch must be a YAML or JSON object")
+            if not _last(query, "fieldManager"):
+                raise BadRequestError("PATCH with application/apply-patch+yaml requires the fieldManager query parameter")
+        patched = self.sandbox.tracker.patch(
+            req.gvr, req.namespace, req.name, patch, patch_type, subresource=req.subresource
+        )
+        self._respond_object(200, req, patched)
+
+    def _delete_options(self, query: dict[str, list[str]], body: bytes) -> tuple[str | None, dict[str, Any] | None]:
+        options: dict[str, Any] = {}
+        if body.strip():
+            parsed = _parse_json(body, "DeleteOptions body")
+            if not isinstance(parsed, dict):
+                raise BadRequestError("the DeleteOptions body must be a JSON object")
+            options = parsed
+        policy = options.get("propagationPolicy") or _last(query, "propagationPolicy")
+        if options.get("orphanDependents") is True or (_last(query, "orphanDependents") or "").lower() == "true":
+            policy = policy or "Orphan"
+        if policy is not None and policy not in PROPAGATION_POLICIES:
+            raise BadRequestError(
+                f"invalid propagationPolicy {policy!r}: supported values: " + ", ".join(PROPAGATION_POLICIES)
+            )
+        preconditions = options.get("preconditions") or None
+        if preconditions is not None and not isinstance(preconditions, dict):
+            raise BadRequestError("DeleteOptions.preconditions must be an object with uid and/or resourceVersion")
+        return policy, preconditions
+
+    def _delete(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes) -> None:
+        policy, preconditions = self._delete_options(query, body)
+        deleted = self.sandbox.tracker.delete(req.gvr, req.namespace, req.name, policy, preconditions)
+        pending = bool(meta.deletion_timestamp(deleted))
+        code = 202 if pending else 200
+        if pending or req.gvr.group not in _STATUS_ON_DELETE_GROUPS or req.gvr.resource == "pods":
+            self._send_json(code, deleted)
+            return
+        self._send_json(code, self._success_status(req, deleted))
+
+    @staticmethod
+    def _success_status(req: ResourceRequest, deleted: dict[str, Any] | None) -> dict[str, Any]:
+        details: dict[str, Any] = {"group": req.gvr.group, "kind": req.gvr.resource}
+        if deleted:
+            details.update(name=meta.name(deleted), uid=meta.uid(deleted))
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+    def _delete_collection(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes) -> None:
+        self._delete_options(query, body)  # validated; the tracker deletes with each kind's default policy
+        self.sandbox.tracker.delete_collection(req.gvr, req.namespace, list_options(query))
+        self._send_json(200, self._success_status(req, None))

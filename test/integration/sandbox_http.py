@@ -1,0 +1,71 @@
+"""A tiny raw-HTTP client for sandbox tests (http.client; watch streams read line by line)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class RawClient:
+    def __init__(self, url: str, timeout: float = 5.0) -> None:
+        parts = urlsplit(url)
+        self.host, self.port, self.timeout = parts.hostname, parts.port, timeout
+
+    def _conn(self) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+
+    def request(
+        self, method: str, path: str, body: Any = None, content_type: str = "application/json", **headers: str
+    ) -> Reply:
+        conn = self._conn()
+        try:
+            data = body if isinstance(body, (bytes, str)) or body is None else json.dumps(body)
+            hdrs = {"Content-Type": content_type, **{k.replace("_", "-"): v for k, v in headers.items()}}
+            conn.request(method, path, body=data, headers=hdrs)
+            resp = conn.getresponse()
+            return Reply(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
+        finally:
+            conn.close()
+
+    def get(self, path: str, **headers: str) -> Reply:
+        return self.request("GET", path, **headers)
+
+    def stream(self, path: str, **headers: str) -> Iterator[tuple[http.client.HTTPResponse, dict[str, Any] | None]]:
+        """Yield (response, event) per watch line; the event is None once when the stream ends cleanly."""
+        conn = self._conn()
+        try:
+            conn.request("GET", path, headers={k.replace("_", "-"): v for k, v in headers.items()})
+            resp = conn.getresponse()
+            while True:
+                line = resp.readline()
+                if not line:
+                    yield resp, None
+                    return
+                yield resp, json.loads(line)
+        finally:
+            conn.close()
+
+    def watch_events(self, path: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """Every event of a watch until the server ends it (or ``limit`` events)."""
+        events = []
+        for _, event in self.stream(path):
+            if event is None:
+                break
+            events.append(event)
+            if limit is not None and len(events) >= limit:
+                break
+        return events
