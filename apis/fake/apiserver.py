@@ -29,7 +29,7 @@ from typing import Any
 import structlog
 import yaml
 
-from .. import meta
+from .. import meta, yamlutil
 from ..errors import ApiError, is_already_exists
 from ..resources import CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES
 from .apiserver_handlers import SandboxRequestHandler
@@ -242,7 +242,7 @@ def load_crd_files(dirs: Iterable[str | os.PathLike[str]]) -> list[dict[str, Any
             raise ValueError(f"CRD directory {d} does not exist or is not a directory")
         for file in sorted([*d.glob("*.yaml"), *d.glob("*.yml")]):
             try:
-                docs = list(yaml.safe_load_all(file.read_text()))
+                docs = yamlutil.load_all(file.read_text())
             except (yaml.YAMLError, UnicodeDecodeError) as exc:
                 raise ValueError(f"malformed YAML in {file}: {exc}") from None
             for doc in docs:

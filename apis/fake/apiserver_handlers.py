@@ -16,7 +16,7 @@ import orjson
 import structlog
 import yaml
 
-from .. import meta
+from .. import meta, yamlutil
 from ..errors import ApiError, BadRequestError, MethodNotAllowedError, NotFoundError
 from ..resources import CUSTOM_RESOURCE_DEFINITIONS, GroupVersionResource, ResourceInfo
 from ..watch import ListOptions
@@ -160,7 +160,7 @@ def _parse_json(body: bytes, what: str = "request body") -> Any:
 
 def _parse_yaml(body: bytes, what: str = "request body") -> Any:
     try:
-        return yaml.safe_load(body.decode("utf-8"))
+        return yamlutil.load(body.decode("utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise BadRequestError(f"malformed YAML in the {what}: {exc}") from None
 

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 import yaml
 
-from .. import meta
+from .. import meta, yamlutil
 from ..errors import ApiError, BadRequestError, InvalidError
 
 __all__ = ["decode_patch", "merge_patch", "json_patch", "strategic_merge_patch", "MERGE_KEYS"]
@@ -58,7 +58,7 @@ def decode_patch(body: Any, patch_type: str) -> Any:
     except orjson.JSONDecodeError as exc:
         if patch_type == "apply":
             try:
-                return yaml.safe_load(body)
+                return yamlutil.load(body)
             except yaml.YAMLError as yexc:
                 raise BadRequestError(f"error decoding YAML: {yexc}") from None
         raise BadRequestError(f"error decoding patch: {exc}") from None

@@ -11,9 +11,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-import yaml
 
-from apis import errors, resources
+from apis import errors, resources, yamlutil
 from apis.fake import ObjectTracker
 from apis.sedna import crds
 from apis.sedna.v1alpha1 import ILJobStatus, IncrementalLearningJob, StageCondition
@@ -26,7 +25,7 @@ SERVER_SET = ("uid", "resourceVersion", "creationTimestamp", "generation", "name
 
 
 def _load(path: Path) -> dict:
-    return yaml.safe_load(path.read_text())
+    return yamlutil.load(path.read_text())
 
 
 def _gvr(obj: dict) -> resources.GroupVersionResource:

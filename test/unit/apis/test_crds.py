@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
-from apis import errors, openapi, resources
+from apis import errors, openapi, resources, yamlutil
 from apis.sedna import crds
 
 REPO = Path(__file__).resolve().parents[3]
@@ -34,7 +33,7 @@ def _load_generator():
 
 def _load(path: Path) -> dict:
     with path.open(encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+        return yamlutil.load(fh.read())
 
 
 # ----------------------------------------------------------------------------------------- generator

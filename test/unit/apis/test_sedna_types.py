@@ -7,18 +7,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import yaml
 
 import apis.elasticdl.v1alpha1 as eai
 import apis.sedna.v1alpha1 as v1
-from apis import openapi
+from apis import openapi, yamlutil
 from apis.typed import ApiType, api_field, camel_case, schema_of
 
 SAMPLES = Path(__file__).resolve().parents[3] / "charts" / "sedna" / "samples"
 
 
 def _sample(name: str) -> dict:
-    return yaml.safe_load((SAMPLES / f"{name}.yaml").read_text())
+    return yamlutil.load((SAMPLES / f"{name}.yaml").read_text())
 
 
 def test_attribute_access_uses_snake_case():
