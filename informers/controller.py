@@ -1,0 +1,126 @@
+"""The informer's consumer loop: pop deltas from the FIFO, apply them to the indexer, tell the handler
+(client-go tools/cache ``controller`` / ``processDeltas``)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from .delta_fifo import DELETED, DeltaFIFO, Deltas, FIFOClosedError
+from .reflector import Reflector, WatchErrorHandler
+
+__all__ = ["Config", "Controller", "process_deltas"]
+
+log = structlog.get_logger(__name__)
+
+
+def process_deltas(handler: Any, client_state: Any, deltas: Deltas, is_in_initial_list: bool,
+                   use_deltas_key: bool = False) -> None:
+    """Apply ``deltas`` (oldest first) to ``client_state`` and call the matching handler methods.
+
+    Sync/Replaced/Added/Updated become ``on_update(old, new)`` when the key is cached, else ``on_add``;
+    Deleted removes it and calls ``on_delete`` (possibly with a tombstone). With ``use_deltas_key`` the key the
+    FIFO computed (``deltas.key``) is reused instead of computing it again; only valid when the FIFO and the store
+    key objects the same way (as in the shared informer).
+    """
+    upsert = getattr(client_state, "upsert", None)
+    key = deltas.key if use_deltas_key and upsert is not None else None
+    for d in deltas:
+        obj = d.object
+        if d.type == DELETED:
+            if key is not None:
+                client_state.delete_key(key)
+            else:
+                client_state.delete(obj)
+            handler.on_delete(obj)
+            continue
+        if upsert is not None:
+            old, exists = upsert(obj, key)
+        else:
+            old, exists = client_state.get(obj)
+            if exists:
+                client_state.update(obj)
+            else:
+                client_state.add(obj)
+        if exists:
+            handler.on_update(old, obj)
+        else:
+            handler.on_add(obj, is_in_initial_list)
+
+
+@dataclass
+class Config:
+    """What a ``Controller`` needs (client-go ``cache.Config``)."""
+
+    queue: DeltaFIFO
+    lister_watcher: Any
+    process: Callable[[Deltas, bool], Any]
+    full_resync_period: float = 0
+    should_resync: Callable[[], bool] | None = None
+    watch_error_handler: WatchErrorHandler | None = None
+    name: str = ""
+    page_size: int | None = None
+    reflector_options: dict[str, Any] = field(default_factory=dict)
+
+
+class Controller:
+    """Runs a reflector feeding ``config.queue`` and pops it into ``config.process`` until stopped."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.reflector: Reflector | None = None
+        self._lock = threading.Lock()
+
+    def run(self, stop_event: threading.Event) -> None:
+        """Block until ``stop_event`` is set; closes the queue and joins the reflector before returning."""
+        c = self.config
+        reflector = Reflector(
+            c.lister_watcher,
+            c.queue,
+            resync_period=c.full_resync_period,
+            name=c.name,
+            page_size=c.page_size,
+            should_resync=c.should_resync,
+            watch_error_handler=c.watch_error_handler,
+            **c.reflector_options,
+        )
+        with self._lock:
+            self.reflector = reflector
+        reflector_thread = threading.Thread(target=reflector.run, args=(stop_event,), name=f"reflector-{c.name}",
+                                            daemon=True)
+
+        def close_on_stop() -> None:
+            stop_event.wait()
+            c.queue.close()
+
+        closer = threading.Thread(target=close_on_stop, name=f"fifo-closer-{c.name}", daemon=True)
+        closer.start()
+        reflector_thread.start()
+        try:
+            self._process_loop()
+        finally:
+            reflector_thread.join()
+            closer.join(timeout=1.0)
+
+    def _process_loop(self) -> None:
+        queue, process = self.config.queue, self.config.process
+        pop = getattr(queue, "pop_batch", None) or queue.pop
+        while True:
+            try:
+                pop(process)
+            except FIFOClosedError:
+                return
+            except Exception as e:
+                log.error("processing deltas failed", controller=self.config.name, error=str(e),
+                          error_type=type(e).__name__)
+
+    def has_synced(self) -> bool:
+        return self.config.queue.has_synced()
+
+    def last_sync_resource_version(self) -> str:
+        with self._lock:
+            return self.reflector.last_sync_resource_version() if self.reflector is not None else ""

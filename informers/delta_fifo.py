@@ -1,0 +1,391 @@
+"""``DeltaFIFO``: a producer/consumer queue of per-object change lists (client-go tools/cache, release-1.32).
+
+Each key is queued at most once; its pending changes accumulate as ``Deltas`` (oldest first) until ``pop``
+hands them all to ``process`` at once. ``replace`` (from a relist) also reports objects that disappeared
+as ``Deleted`` with a ``DeletedFinalStateUnknown`` tombstone.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable
+from enum import Enum
+from typing import Any, NamedTuple, Protocol
+
+import structlog
+
+from .keys import DeletedFinalStateUnknown, KeyFunc, meta_namespace_key_func
+from .keys import KeyError as ObjectKeyError
+
+__all__ = [
+    "DeltaType",
+    "ADDED",
+    "UPDATED",
+    "DELETED",
+    "REPLACED",
+    "SYNC",
+    "Delta",
+    "Deltas",
+    "DeltaFIFO",
+    "FIFOClosedError",
+    "RequeueError",
+    "KeyListerGetter",
+    "TransformFunc",
+    "ZERO_LENGTH_DELTAS_MESSAGE",
+]
+
+log = structlog.get_logger(__name__)
+
+
+class DeltaType(str, Enum):
+    """The kind of a change; members compare equal to their strings (``DeltaType.ADDED == "Added"``)."""
+
+    ADDED = "Added"
+    UPDATED = "Updated"
+    DELETED = "Deleted"
+    REPLACED = "Replaced"  # emitted by a relist when emit_delta_type_replaced is set
+    SYNC = "Sync"  # emitted by a resync (and by a relist otherwise)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+ADDED = DeltaType.ADDED
+UPDATED = DeltaType.UPDATED
+DELETED = DeltaType.DELETED
+REPLACED = DeltaType.REPLACED
+SYNC = DeltaType.SYNC
+
+ZERO_LENGTH_DELTAS_MESSAGE = "0 length Deltas object; can't get key"
+
+TransformFunc = Callable[[Any], Any]
+
+
+class Delta(NamedTuple):
+    """One change: ``type`` (a ``DeltaType``) and the object after it (a tombstone for inferred deletions)."""
+
+    type: DeltaType
+    object: Any
+
+
+class Deltas(list):  # type: ignore[type-arg]
+    """The pending changes of one object, oldest first. ``key`` is set on what ``pop`` hands out (else None)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.key: str | None = None
+
+    def oldest(self) -> Delta | None:
+        return self[0] if self else None
+
+    def newest(self) -> Delta | None:
+        return self[-1] if self else None
+
+
+class KeyListerGetter(Protocol):
+    """What ``known_objects`` must offer (an ``Indexer`` does)."""
+
+    def list_keys(self) -> list[str]: ...
+
+    def get_by_key(self, key: str) -> tuple[Any, bool]: ...
+
+
+class FIFOClosedError(Exception):
+    """``pop`` on a closed, drained queue."""
+
+    def __init__(self, message: str = "DeltaFIFO: manipulating with closed queue") -> None:
+        super().__init__(message)
+
+
+class RequeueError(Exception):
+    """Raised by a ``pop`` callback to put the item back at the end of the queue.
+
+    ``pop`` then raises ``err`` if one is given, else returns the item normally.
+    """
+
+    def __init__(self, err: BaseException | None = None) -> None:
+        super().__init__(str(err) if err is not None else "the popped item should be requeued without returning an error")
+        self.err = err
+
+
+def _is_deletion_dup(a: Delta, b: Delta) -> Delta | None:
+    if a.type != DELETED or b.type != DELETED:
+        return None
+    # keep the one with more information: a real object beats a tombstone
+    if isinstance(b.object, DeletedFinalStateUnknown):
+        return a
+    return b
+
+
+class DeltaFIFO:
+    """See the module doc. Thread-safe; ``process`` runs under the queue lock, so keep it short."""
+
+    def __init__(
+        self,
+        key_function: KeyFunc = meta_namespace_key_func,
+        known_objects: KeyListerGetter | None = None,
+        emit_delta_type_replaced: bool = False,
+        transformer: TransformFunc | None = None,
+    ) -> None:
+        self._key_func = key_function
+        self._known = known_objects
+        self._emit_replaced = emit_delta_type_replaced
+        self._transformer = transformer
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._items: dict[str, Deltas] = {}
+        self._queue: deque[str] = deque()  # each key at most once; key in queue <=> key in items
+        self._populated = False
+        self._initial_population_count = 0
+        self._closed = False
+        self._waiters = 0  # threads blocked in pop: lets producers skip notify() when nobody waits
+
+    # -- keys ------------------------------------------------------------------------------------------------------
+    def key_of(self, obj: Any) -> str:
+        """The key of an object, of the newest object of a ``Deltas``, or the recorded key of a tombstone."""
+        if obj.__class__ is not dict:
+            if isinstance(obj, Deltas):
+                if not obj:
+                    raise ObjectKeyError(obj, ZERO_LENGTH_DELTAS_MESSAGE)
+                obj = obj[-1].object
+            if isinstance(obj, DeletedFinalStateUnknown):
+                return obj.key
+        try:
+            return self._key_func(obj)
+        except ObjectKeyError:
+            raise
+        except Exception as e:
+            raise ObjectKeyError(obj, e) from e
+
+    # -- producers -------------------------------------------------------------------------------------------------
+    def add(self, obj: Any) -> None:
+        with self._lock:
+            self._populated = True
+            self._queue_action(ADDED, ADDED, obj)
+
+    def update(self, obj: Any) -> None:
+        with self._lock:
+            self._populated = True
+            self._queue_action(UPDATED, UPDATED, obj)
+
+    def delete(self, obj: Any) -> None:
+        """Queue a deletion, unless the object is known neither to the queue nor to ``known_objects``."""
+        key = self.key_of(obj)
+        with self._lock:
+            self._populated = True
+            if key not in self._items:
+                if self._known is None:
+                    return
+                try:
+                    _, exists = self._known.get_by_key(key)
+                except Exception:
+                    exists = True  # client-go queues the deletion when the lookup fails
+                if not exists:
+                    return
+            self._queue_action(DELETED, DELETED, obj, key)
+
+    def _queue_action(self, action: DeltaType, internal_action: DeltaType, obj: Any, key: str | None = None) -> None:
+        if key is None:
+            key = self.key_of(obj)
+        # Everything passes here once; tombstones and resyncs carry objects that were transformed already.
+        if self._transformer is not None and internal_action is not SYNC and not isinstance(obj, DeletedFinalStateUnknown):
+            obj = self._transformer(obj)
+        deltas = self._items.get(key)
+        if deltas is None:
+            deltas = self._items[key] = Deltas((Delta(action, obj),))
+            deltas.key = key
+            self._queue.append(key)
+        else:
+            deltas.append(Delta(action, obj))
+            if len(deltas) > 1:
+                kept = _is_deletion_dup(deltas[-1], deltas[-2])
+                if kept is not None:
+                    deltas[-2:] = (kept,)
+        if self._waiters:
+            self._cond.notify()
+
+    def replace(self, items: Iterable[Any], resource_version: str = "") -> None:
+        """Queue ``Replaced`` (or ``Sync``) for every item and a tombstone deletion for every key that vanished."""
+        with self._lock:
+            keys: set[str] = set()
+            action = REPLACED if self._emit_replaced else SYNC
+            for item in items:
+                key = self.key_of(item)
+                keys.add(key)
+                self._queue_action(action, REPLACED, item, key)
+
+            queued_deletions = 0
+            for key, deltas in list(self._items.items()):
+                if key in keys:
+                    continue
+                deleted_obj = deltas[-1].object if deltas else None
+                if isinstance(deleted_obj, DeletedFinalStateUnknown):
+                    deleted_obj = deleted_obj.obj
+                queued_deletions += 1
+                self._queue_action(DELETED, DELETED, DeletedFinalStateUnknown(key, deleted_obj), key)
+
+            if self._known is not None:
+                for key in self._known.list_keys():
+                    if key in keys or self._items.get(key):
+                        continue
+                    try:
+                        deleted_obj, exists = self._known.get_by_key(key)
+                    except Exception as e:
+                        log.error("lookup in known objects failed; queueing a tombstone without object", key=key, error=str(e))
+                        deleted_obj = None
+                    else:
+                        if not exists:
+                            log.info("key vanished from known objects; queueing a tombstone without object", key=key)
+                            deleted_obj = None
+                    queued_deletions += 1
+                    self._queue_action(DELETED, DELETED, DeletedFinalStateUnknown(key, deleted_obj), key)
+
+            if not self._populated:
+                self._populated = True
+                self._initial_population_count = len(keys) + queued_deletions
+            self._cond.notify_all()
+
+    def resync(self) -> None:
+        """Queue ``Sync`` for every known object that has no pending deltas (they would be stale)."""
+        if self._known is None:
+            return
+        with self._lock:
+            for key in self._known.list_keys():
+                try:
+                    obj, exists = self._known.get_by_key(key)
+                except Exception as e:
+                    log.error("resync lookup failed", key=key, error=str(e))
+                    continue
+                if not exists:
+                    log.info("key does not exist in known objects store, unable to queue object for sync", key=key)
+                    continue
+                key = self.key_of(obj)
+                if self._items.get(key):
+                    continue  # a queued change is newer than what the cache holds
+                self._queue_action(SYNC, SYNC, obj, key)
+
+    def add_if_not_present(self, deltas: Deltas) -> None:
+        """Put a popped ``Deltas`` back at the end of the queue unless its key was queued again meanwhile."""
+        if not isinstance(deltas, Deltas):
+            raise TypeError(f"add_if_not_present requires a Deltas object, got {type(deltas).__name__}")
+        key = self.key_of(deltas)
+        with self._lock:
+            self._add_if_not_present(key, deltas)
+
+    def _add_if_not_present(self, key: str, deltas: Deltas) -> None:
+        self._populated = True
+        if key in self._items:
+            return
+        self._queue.append(key)
+        self._items[key] = deltas
+        self._cond.notify()
+
+    # -- consumer --------------------------------------------------------------------------------------------------
+    def pop(self, process: Callable[[Deltas, bool], Any]) -> Deltas:
+        """Block until an item is queued, remove it and run ``process(deltas, is_in_initial_list)`` under the lock.
+
+        Raises ``FIFOClosedError`` once closed and drained. An exception from ``process`` drops the item and is
+        raised here, except ``RequeueError``, which re-queues it (and raises its ``err`` when given).
+        """
+        with self._cond:
+            while True:
+                while not self._queue:
+                    if self._closed:
+                        raise FIFOClosedError()
+                    self._waiters += 1
+                    try:
+                        self._cond.wait()
+                    finally:
+                        self._waiters -= 1
+                is_in_initial_list = not (self._populated and self._initial_population_count == 0)
+                key = self._queue.popleft()
+                if self._initial_population_count > 0:
+                    self._initial_population_count -= 1
+                deltas = self._items.pop(key, None)
+                if deltas is None:  # cannot happen while the invariant holds
+                    log.error("key was queued without deltas; ignoring", key=key)
+                    continue
+                try:
+                    process(deltas, is_in_initial_list)
+                except RequeueError as e:
+                    self._add_if_not_present(key, deltas)
+                    if e.err is not None:
+                        raise e.err from e
+                return deltas
+
+    def pop_batch(self, process: Callable[[Deltas, bool], Any], max_items: int = 64) -> int:
+        """Like ``pop`` but, once an item is available, keeps popping (up to ``max_items``) without releasing the
+        lock in between while more are queued. Returns how many items were processed. Each item gets exactly the
+        treatment ``pop`` gives it; a ``process`` exception ends the batch and is raised as ``pop`` would."""
+        with self._cond:
+            done = 0
+            while True:
+                while not self._queue:
+                    if done:
+                        return done
+                    if self._closed:
+                        raise FIFOClosedError()
+                    self._waiters += 1
+                    try:
+                        self._cond.wait()
+                    finally:
+                        self._waiters -= 1
+                is_in_initial_list = not (self._populated and self._initial_population_count == 0)
+                key = self._queue.popleft()
+                if self._initial_population_count > 0:
+                    self._initial_population_count -= 1
+                deltas = self._items.pop(key, None)
+                if deltas is None:
+                    log.error("key was queued without deltas; ignoring", key=key)
+                    continue
+                done += 1
+                try:
+                    process(deltas, is_in_initial_list)
+                except RequeueError as e:
+                    self._add_if_not_present(key, deltas)
+                    if e.err is not None:
+                        raise e.err from e
+                    return done
+                if done >= max_items:
+                    return done
+
+    # -- inspection ------------------------------------------------------------------------------------------------
+    def has_synced(self) -> bool:
+        """True once the first ``replace`` (or any earlier add/update/delete) was fully popped."""
+        with self._lock:
+            return self._populated and self._initial_population_count == 0
+
+    def list_keys(self) -> list[str]:
+        """Queued keys in queue order."""
+        with self._lock:
+            return list(self._queue)
+
+    def list(self) -> list[Any]:
+        """The newest object of every queued key, in queue order."""
+        with self._lock:
+            return [self._items[k][-1].object for k in self._queue]
+
+    def get(self, obj: Any) -> tuple[Deltas | None, bool]:
+        return self.get_by_key(self.key_of(obj))
+
+    def get_by_key(self, key: str) -> tuple[Deltas | None, bool]:
+        """A copy of the pending deltas of ``key``."""
+        with self._lock:
+            deltas = self._items.get(key)
+            return (Deltas(deltas), True) if deltas is not None else (None, False)
+
+    def close(self) -> None:
+        """Wake every blocked ``pop``; they drain what is queued, then raise ``FIFOClosedError``."""
+        with self._lock:
+            self._closed = True
+            self._cond.notify_all()
+
+    def is_closed(self) -> bool:
+        with self._lock:
+            return self._closed
+
+    def __len__(self) -> int:
+        return len(self._queue)

@@ -1,0 +1,225 @@
+"""``SharedInformerFactory``: one shared informer per resource over a clientset (client-go ``informers/factory.go``)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import structlog
+
+from apis import resources as r
+from apis.client import ClientsetBase
+from apis.resources import GroupVersionResource
+
+from .delta_fifo import TransformFunc
+from .index import NAMESPACE_INDEX, meta_namespace_index_func
+from .listers import Lister, lister_for
+from .listwatch import ListWatch, TweakListOptionsFunc
+from .shared_informer import SharedIndexInformer
+from .synced import wait_for_cache_sync
+
+__all__ = ["SharedInformerFactory", "GenericInformer"]
+
+log = structlog.get_logger(__name__)
+
+
+class GenericInformer:
+    """An informer of one resource and its lister."""
+
+    def __init__(self, resource: GroupVersionResource, informer: SharedIndexInformer) -> None:
+        self.resource = resource
+        self._informer = informer
+        self._lister = lister_for(informer.get_indexer(), resource)
+
+    def informer(self) -> SharedIndexInformer:
+        return self._informer
+
+    def lister(self) -> Any:
+        """The typed lister (e.g. ``PodLister`` with ``pods(ns)``), a ``Lister`` for other resources."""
+        return self._lister
+
+
+class _Group:
+    def __init__(self, factory: SharedInformerFactory) -> None:
+        self._f = factory
+
+
+class _CoreV1(_Group):
+    def pods(self) -> GenericInformer:
+        return self._f.for_resource(r.PODS)
+
+    def nodes(self) -> GenericInformer:
+        return self._f.for_resource(r.NODES)
+
+    def services(self) -> GenericInformer:
+        return self._f.for_resource(r.SERVICES)
+
+    def events(self) -> GenericInformer:
+        return self._f.for_resource(r.EVENTS)
+
+    def secrets(self) -> GenericInformer:
+        return self._f.for_resource(r.SECRETS)
+
+    def config_maps(self) -> GenericInformer:
+        return self._f.for_resource(r.CONFIGMAPS)
+
+    configmaps = config_maps
+
+    def namespaces(self) -> GenericInformer:
+        return self._f.for_resource(r.NAMESPACES)
+
+
+class _AppsV1(_Group):
+    def deployments(self) -> GenericInformer:
+        return self._f.for_resource(r.DEPLOYMENTS)
+
+
+class _CoordinationV1(_Group):
+    def leases(self) -> GenericInformer:
+        return self._f.for_resource(r.LEASES)
+
+
+class _SednaV1alpha1(_Group):
+    def datasets(self) -> GenericInformer:
+        return self._f.for_resource(r.DATASETS)
+
+    def models(self) -> GenericInformer:
+        return self._f.for_resource(r.MODELS)
+
+    def joint_inference_services(self) -> GenericInformer:
+        return self._f.for_resource(r.JOINT_INFERENCE_SERVICES)
+
+    def federated_learning_jobs(self) -> GenericInformer:
+        return self._f.for_resource(r.FEDERATED_LEARNING_JOBS)
+
+    def incremental_learning_jobs(self) -> GenericInformer:
+        return self._f.for_resource(r.INCREMENTAL_LEARNING_JOBS)
+
+    def lifelong_learning_jobs(self) -> GenericInformer:
+        return self._f.for_resource(r.LIFELONG_LEARNING_JOBS)
+
+    def feature_extraction_services(self) -> GenericInformer:
+        return self._f.for_resource(r.FEATURE_EXTRACTION_SERVICES)
+
+    def object_search_services(self) -> GenericInformer:
+        return self._f.for_resource(r.OBJECT_SEARCH_SERVICES)
+
+    def object_tracking_services(self) -> GenericInformer:
+        return self._f.for_resource(r.OBJECT_TRACKING_SERVICES)
+
+    def reid_jobs(self) -> GenericInformer:
+        return self._f.for_resource(r.REID_JOBS)
+
+    def video_analytics_jobs(self) -> GenericInformer:
+        return self._f.for_resource(r.VIDEO_ANALYTICS_JOBS)
+
+
+class _ElasticdlV1alpha1(_Group):
+    def elastic_ai_jobs(self) -> GenericInformer:
+        return self._f.for_resource(r.ELASTIC_AI_JOBS)
+
+
+class SharedInformerFactory:
+    """Creates (once per resource) and runs informers that share one list+watch per resource.
+
+    ``namespace`` ("" = all) scopes namespaced resources; ``tweak_list_options(options)`` edits every list and
+    watch request; ``transform`` is set on every informer; ``custom_resync`` maps a resource to its own period.
+    """
+
+    def __init__(
+        self,
+        clientset: ClientsetBase,
+        default_resync: float = 0,
+        namespace: str = "",
+        tweak_list_options: TweakListOptionsFunc | None = None,
+        transform: TransformFunc | None = None,
+        custom_resync: Mapping[GroupVersionResource, float] | None = None,
+        informer_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not hasattr(clientset, "resource"):
+            raise TypeError(f"clientset must provide resource(gvr, namespace), got {type(clientset).__name__}")
+        self.clientset = clientset
+        self.default_resync = float(default_resync)
+        self.namespace = namespace
+        self.tweak_list_options = tweak_list_options
+        self.transform = transform
+        self.custom_resync = dict(custom_resync or {})
+        self._informer_options = dict(informer_options or {})
+        self._lock = threading.Lock()
+        self._informers: dict[GroupVersionResource, GenericInformer] = {}
+        self._started: dict[GroupVersionResource, threading.Thread] = {}
+        self._shutting_down = False
+
+    def for_resource(self, gvr: GroupVersionResource) -> GenericInformer:
+        """The shared informer of ``gvr`` (created on first use; call ``start`` again for new ones)."""
+        if not isinstance(gvr, GroupVersionResource):
+            raise TypeError(f"for_resource needs a GroupVersionResource, got {type(gvr).__name__}")
+        with self._lock:
+            existing = self._informers.get(gvr)
+            if existing is not None:
+                return existing
+            info = r.lookup(gvr)
+            client = self.clientset.resource(gvr, self.namespace if info.namespaced else "")
+            lw = ListWatch.from_resource(client, tweak_list_options=self.tweak_list_options)
+            informer = SharedIndexInformer(
+                lw,
+                self.custom_resync.get(gvr, self.default_resync),
+                {NAMESPACE_INDEX: meta_namespace_index_func},
+                name=str(gvr),
+                **self._informer_options,
+            )
+            if self.transform is not None:
+                informer.set_transform(self.transform)
+            generic = GenericInformer(gvr, informer)
+            self._informers[gvr] = generic
+            return generic
+
+    def lister(self, gvr: GroupVersionResource) -> Lister:
+        return self.for_resource(gvr).lister()
+
+    # -- typed accessors -------------------------------------------------------------------------------------------
+    def core_v1(self) -> _CoreV1:
+        return _CoreV1(self)
+
+    def apps_v1(self) -> _AppsV1:
+        return _AppsV1(self)
+
+    def coordination_v1(self) -> _CoordinationV1:
+        return _CoordinationV1(self)
+
+    def sedna_v1alpha1(self) -> _SednaV1alpha1:
+        return _SednaV1alpha1(self)
+
+    def elasticdl_v1alpha1(self) -> _ElasticdlV1alpha1:
+        return _ElasticdlV1alpha1(self)
+
+    # -- lifecycle -------------------------------------------------------------------------------------------------
+    def start(self, stop_event: threading.Event) -> None:
+        """Run every informer not yet started, each in its own thread (idempotent; a no-op after shutdown)."""
+        with self._lock:
+            if self._shutting_down:
+                return
+            for gvr, generic in self._informers.items():
+                if gvr in self._started:
+                    continue
+                t = threading.Thread(target=generic.informer().run, args=(stop_event,), name=f"informer-{gvr}",
+                                     daemon=True)
+                self._started[gvr] = t
+                t.start()
+
+    def wait_for_cache_sync(self, stop_event: threading.Event) -> dict[GroupVersionResource, bool]:
+        """Wait for every started informer; ``{resource: synced}``."""
+        with self._lock:
+            started = [(gvr, self._informers[gvr].informer()) for gvr in self._started]
+        return {gvr: wait_for_cache_sync(stop_event, inf.has_synced) for gvr, inf in started}
+
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Refuse further starts and wait for the informer threads (set the stop event first)."""
+        with self._lock:
+            self._shutting_down = True
+            threads = list(self._started.values())
+        for t in threads:
+            t.join(timeout)
+            if t.is_alive():
+                log.warning("informer still running after shutdown timeout", thread=t.name)

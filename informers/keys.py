@@ -1,0 +1,93 @@
+"""Object keys: ``namespace/name`` (or ``name`` for cluster-scoped objects), and the deletion tombstone.
+
+Port of client-go tools/cache ``MetaNamespaceKeyFunc``, ``DeletionHandlingMetaNamespaceKeyFunc``,
+``SplitMetaNamespaceKey``, ``DeletedFinalStateUnknown`` and ``KeyError``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "KeyFunc",
+    "KeyError",
+    "ObjectKeyError",
+    "DeletedFinalStateUnknown",
+    "meta_namespace_key_func",
+    "deletion_handling_meta_namespace_key_func",
+    "split_meta_namespace_key",
+]
+
+KeyFunc = Callable[[Any], str]
+
+
+class KeyError(builtins.KeyError):  # noqa: A001 - the client-go name; still caught by ``except KeyError``
+    """No key could be computed for ``obj``; ``err`` says why."""
+
+    def __init__(self, obj: Any, err: BaseException | str) -> None:
+        super().__init__(obj, err)
+        self.obj = obj
+        self.err = err
+
+    def __str__(self) -> str:
+        return f"couldn't create key for object {_short(self.obj)}: {self.err}"
+
+
+ObjectKeyError = KeyError
+
+
+@dataclass(frozen=True, slots=True)
+class DeletedFinalStateUnknown:
+    """Handed to delete handlers when the deletion was inferred from a relist rather than seen on a watch.
+
+    ``obj`` is the last state the cache knew (possibly stale, possibly ``None``).
+    """
+
+    key: str
+    obj: Any
+
+
+def _short(obj: Any) -> str:
+    text = repr(obj)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def meta_namespace_key_func(obj: Any) -> str:
+    """``namespace/name``, or ``name`` when the namespace is empty; a ``str`` is taken as an explicit key."""
+    if obj.__class__ is dict:
+        md = obj.get("metadata")
+        if md.__class__ is dict or isinstance(md, dict):
+            ns = md.get("namespace")
+            if ns:
+                return f"{ns}/{md.get('name') or ''}"
+            return md.get("name") or ""
+    elif isinstance(obj, str):
+        return obj
+    elif isinstance(obj, dict):  # dict subclasses (e.g. OrderedDict) take the slow path
+        md = obj.get("metadata")
+        if isinstance(md, dict):
+            ns = md.get("namespace")
+            return f"{ns}/{md.get('name') or ''}" if ns else (md.get("name") or "")
+    raise KeyError(obj, f"object has no meta: {_short(obj)}")
+
+
+def deletion_handling_meta_namespace_key_func(obj: Any) -> str:
+    """Like ``meta_namespace_key_func`` but a ``DeletedFinalStateUnknown`` yields its recorded key."""
+    if isinstance(obj, DeletedFinalStateUnknown):
+        return obj.key
+    return meta_namespace_key_func(obj)
+
+
+def split_meta_namespace_key(key: str) -> tuple[str, str]:
+    """``(namespace, name)`` of a key; ``("", name)`` for cluster-scoped keys. Raises ``ValueError`` on bad input."""
+    if not isinstance(key, str):
+        raise ValueError(f"unexpected key type {type(key).__name__}: expected str")
+    parts = key.split("/")
+    if len(parts) == 1:
+        return "", parts[0]
+    if len(parts) == 2:
+        return parts[0], parts[1]
+    raise ValueError(f"unexpected key format: {key!r}")

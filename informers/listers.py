@@ -1,0 +1,259 @@
+"""Listers: read-only queries on an informer's indexer (client-go generated listers / ``GenericLister``).
+
+``get`` raises ``apis.errors.NotFoundError`` worded as client-go's listers word it, with the singular resource
+(``pod "x" not found``, ``incrementallearningjob.sedna.io "x" not found``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apis import errors, meta
+from apis import resources as r
+from apis.resources import GroupVersionResource
+
+from .index import NAMESPACE_INDEX, Indexer
+
+__all__ = [
+    "Lister",
+    "NamespaceLister",
+    "lister_for",
+    "PodLister",
+    "NodeLister",
+    "ServiceLister",
+    "EventLister",
+    "SecretLister",
+    "ConfigMapLister",
+    "NamespaceResourceLister",
+    "DeploymentLister",
+    "LeaseLister",
+    "DatasetLister",
+    "ModelLister",
+    "JointInferenceServiceLister",
+    "FederatedLearningJobLister",
+    "IncrementalLearningJobLister",
+    "LifelongLearningJobLister",
+    "FeatureExtractionServiceLister",
+    "ObjectSearchServiceLister",
+    "ObjectTrackingServiceLister",
+    "ReidJobLister",
+    "VideoAnalyticsJobLister",
+    "ElasticAIJobLister",
+]
+
+
+
+def _selector(selector: Any) -> meta.Selector | None:
+    if selector is None:
+        return None
+    if isinstance(selector, meta.Selector):
+        return None if selector.empty() else selector
+    if isinstance(selector, str):
+        parsed = meta.parse_selector(selector)
+        return None if parsed.empty() else parsed
+    if isinstance(selector, dict):
+        return meta.selector_from_set(selector) if selector else None
+    raise TypeError(f"selector must be an apis.meta.Selector, a selector string or a label dict, got {type(selector).__name__}")
+
+
+def _matching(objs: list[Any], selector: Any) -> list[Any]:
+    sel = _selector(selector)
+    if sel is None:
+        return objs
+    return [o for o in objs if sel.matches(meta.labels(o))]
+
+
+def _resource_names(resource: GroupVersionResource | str) -> tuple[str, str]:
+    """(singular resource, group) for NotFound messages."""
+    if isinstance(resource, GroupVersionResource):
+        try:
+            info = r.lookup(resource)
+            singular = info.singular or info.kind.lower()
+        except KeyError:
+            singular = resource.resource
+        return singular, resource.group
+    if isinstance(resource, str):
+        name, _, group = resource.partition(".")
+        return name, group
+    raise TypeError(f"resource must be a GroupVersionResource or a str, got {type(resource).__name__}")
+
+
+class NamespaceLister:
+    """Objects of one namespace."""
+
+    def __init__(self, indexer: Indexer, namespace: str, singular: str, group: str) -> None:
+        self._indexer = indexer
+        self.namespace = namespace
+        self._singular = singular
+        self._group = group
+
+    def list(self, selector: Any = None) -> list[Any]:
+        try:
+            objs = self._indexer.by_index(NAMESPACE_INDEX, self.namespace)
+        except ValueError:  # no namespace index: scan
+            objs = [o for o in self._indexer.list() if meta.namespace(o) == self.namespace]
+        return _matching(objs, selector)
+
+    def get(self, name: str) -> Any:
+        key = f"{self.namespace}/{name}" if self.namespace else name
+        obj, exists = self._indexer.get_by_key(key)
+        if not exists:
+            raise errors.new_not_found(self._singular, name, self._group)
+        return obj
+
+
+class Lister:
+    """All objects of one resource in an indexer; ``namespaced(ns)`` narrows to a namespace."""
+
+    def __init__(self, indexer: Indexer, resource: GroupVersionResource | str) -> None:
+        self._indexer = indexer
+        self.resource = resource
+        self._singular, self._group = _resource_names(resource)
+
+    def list(self, selector: Any = None) -> list[Any]:
+        return _matching(self._indexer.list(), selector)
+
+    def get(self, name: str) -> Any:
+        """Get by key: ``name`` for cluster-scoped objects, or ``namespace/name``."""
+        obj, exists = self._indexer.get_by_key(name)
+        if not exists:
+            raise errors.new_not_found(self._singular, name.rpartition("/")[2], self._group)
+        return obj
+
+    def namespaced(self, namespace: str) -> NamespaceLister:
+        return NamespaceLister(self._indexer, namespace, self._singular, self._group)
+
+
+class PodLister(Lister):
+    def pods(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+class NodeLister(Lister):
+    """Nodes are cluster-scoped: use ``get(name)`` / ``list()``."""
+
+
+class NamespaceResourceLister(Lister):
+    """Namespaces are cluster-scoped: use ``get(name)`` / ``list()``."""
+
+
+class ServiceLister(Lister):
+    def services(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+class EventLister(Lister):
+    def events(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+class SecretLister(Lister):
+    def secrets(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+class ConfigMapLister(Lister):
+    def config_maps(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+    configmaps = config_maps
+
+
+class DeploymentLister(Lister):
+    def deployments(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+class LeaseLister(Lister):
+    def leases(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+class DatasetLister(Lister):
+    def datasets(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+class ModelLister(Lister):
+    def models(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+class JointInferenceServiceLister(Lister):
+    def joint_inference_services(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+class FederatedLearningJobLister(Lister):
+    def federated_learning_jobs(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+class IncrementalLearningJobLister(Lister):
+    def incremental_learning_jobs(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+class LifelongLearningJobLister(Lister):
+    def lifelong_learning_jobs(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+class FeatureExtractionServiceLister(Lister):
+    def feature_extraction_services(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+class ObjectSearchServiceLister(Lister):
+    def object_search_services(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+class ObjectTrackingServiceLister(Lister):
+    def object_tracking_services(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+class ReidJobLister(Lister):
+    def reid_jobs(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+class VideoAnalyticsJobLister(Lister):
+    def video_analytics_jobs(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+class ElasticAIJobLister(Lister):
+    def elastic_ai_jobs(self, namespace: str) -> NamespaceLister:
+        return self.namespaced(namespace)
+
+
+_TYPED: dict[GroupVersionResource, type[Lister]] = {
+    r.PODS: PodLister,
+    r.NODES: NodeLister,
+    r.NAMESPACES: NamespaceResourceLister,
+    r.SERVICES: ServiceLister,
+    r.EVENTS: EventLister,
+    r.SECRETS: SecretLister,
+    r.CONFIGMAPS: ConfigMapLister,
+    r.DEPLOYMENTS: DeploymentLister,
+    r.LEASES: LeaseLister,
+    r.DATASETS: DatasetLister,
+    r.MODELS: ModelLister,
+    r.JOINT_INFERENCE_SERVICES: JointInferenceServiceLister,
+    r.FEDERATED_LEARNING_JOBS: FederatedLearningJobLister,
+    r.INCREMENTAL_LEARNING_JOBS: IncrementalLearningJobLister,
+    r.LIFELONG_LEARNING_JOBS: LifelongLearningJobLister,
+    r.FEATURE_EXTRACTION_SERVICES: FeatureExtractionServiceLister,
+    r.OBJECT_SEARCH_SERVICES: ObjectSearchServiceLister,
+    r.OBJECT_TRACKING_SERVICES: ObjectTrackingServiceLister,
+    r.REID_JOBS: ReidJobLister,
+    r.VIDEO_ANALYTICS_JOBS: VideoAnalyticsJobLister,
+    r.ELASTIC_AI_JOBS: ElasticAIJobLister,
+}
+
+
+def lister_for(indexer: Indexer, gvr: GroupVersionResource) -> Lister:
+    """The typed lister of ``gvr`` when there is one, else a generic ``Lister``."""
+    return _TYPED.get(gvr, Lister)(indexer, gvr)

@@ -1,0 +1,222 @@
+"""Fan-out of informer notifications to handlers: one unbounded buffer and one thread per registration
+(client-go ``sharedProcessor`` / ``processorListener``). A slow handler only grows its own buffer."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import Any
+
+import structlog
+
+from .backoff import REAL_CLOCK, Clock
+from .handlers import on_add_caller
+from .keys import deletion_handling_meta_namespace_key_func
+
+__all__ = ["ProcessorListener", "SharedProcessor", "determine_resync_period", "MINIMUM_RESYNC_PERIOD"]
+
+log = structlog.get_logger(__name__)
+
+MINIMUM_RESYNC_PERIOD = 1.0
+
+# notification kinds
+_ADD, _UPDATE, _DELETE = 0, 1, 2
+_KIND_NAMES = ("add", "update", "delete")
+
+
+def determine_resync_period(desired: float, check: float) -> float:
+    """The effective resync period of a handler given the informer's resync check period."""
+    if desired == 0:
+        return 0.0
+    if check == 0:
+        log.warning("the informer does not resync; handler resync period ignored", desired=desired)
+        return 0.0
+    if desired < check:
+        log.warning("handler resync period raised to the informer's resync check period", desired=desired, check=check)
+        return check
+    return desired
+
+
+def _key(obj: Any) -> str:
+    try:
+        return deletion_handling_meta_namespace_key_func(obj)
+    except Exception:
+        return "<unknown>"
+
+
+class ProcessorListener:
+    """One handler registration; returned by ``add_event_handler``. ``has_synced()`` is per registration."""
+
+    def __init__(self, handler: Any, requested_resync_period: float, resync_period: float, now: float,
+                 upstream_has_synced: Any, name: str = "") -> None:
+        self.handler = handler
+        self._on_add = on_add_caller(handler)
+        self.requested_resync_period = requested_resync_period
+        self.resync_period = resync_period
+        self.next_resync = now + resync_period
+        self._upstream_has_synced = upstream_has_synced
+        self._name = name
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._pending: deque[tuple[int, Any, Any]] = deque()
+        self._waiting = False
+        self._closed = False
+        self._initial_pending = 0  # initial-list adds queued but not yet handled
+        self._thread: threading.Thread | None = None
+
+    def __repr__(self) -> str:
+        return f"<ProcessorListener handler={self.handler!r}>"
+
+    # -- producer side (called by the informer) --------------------------------------------------------------------
+    def add(self, kind: int, a: Any, b: Any) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            if kind == _ADD and b:
+                self._initial_pending += 1
+            self._pending.append((kind, a, b))
+            if self._waiting:
+                self._cond.notify()
+
+    def has_synced(self) -> bool:
+        """True once the informer synced and this handler has handled every initial-list add it was given."""
+        if not self._upstream_has_synced():
+            return False
+        with self._lock:
+            return self._initial_pending <= 0
+
+    # -- resync bookkeeping ----------------------------------------------------------------------------------------
+    def should_resync(self, now: float) -> bool:
+        return self.resync_period != 0 and now >= self.next_resync
+
+    def determine_next_resync(self, now: float) -> None:
+        self.next_resync = now + self.resync_period
+
+    def set_resync_period(self, period: float) -> None:
+        self.resync_period = period
+
+    # -- consumer side ---------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name=f"informer-handler-{self._name}", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop delivering; pending notifications are dropped (as client-go does on shutdown)."""
+        with self._lock:
+            self._closed = True
+            self._pending.clear()
+            self._cond.notify_all()
+
+    def join(self, timeout: float | None = None) -> bool:
+        t = self._thread
+        if t is None or t is threading.current_thread():
+            return True
+        t.join(timeout)
+        return not t.is_alive()
+
+    def _run(self) -> None:
+        handler = self.handler
+        on_add, on_update, on_delete = self._on_add, handler.on_update, handler.on_delete
+        while True:
+            with self._lock:
+                while not self._pending and not self._closed:
+                    self._waiting = True
+                    self._cond.wait()
+                    self._waiting = False
+                if self._closed:
+                    return
+                batch = self._pending
+                self._pending = deque()
+            for kind, a, b in batch:
+                if self._closed:
+                    return
+                try:
+                    if kind == _UPDATE:
+                        on_update(a, b)
+                    elif kind == _ADD:
+                        on_add(a, b)
+                    else:
+                        on_delete(a)
+                except Exception:
+                    log.exception("event handler raised; continuing", handler=repr(handler)[:120],
+                                  notification=_KIND_NAMES[kind], key=_key(b if kind == _UPDATE else a))
+                finally:
+                    if kind == _ADD and b:
+                        with self._lock:
+                            self._initial_pending -= 1
+
+
+class SharedProcessor:
+    """Holds the listeners; ``distribute`` never blocks on a handler."""
+
+    def __init__(self, clock: Clock | None = None) -> None:
+        self.clock: Clock = clock or REAL_CLOCK
+        self._lock = threading.Lock()
+        self._listeners: dict[ProcessorListener, bool] = {}  # listener -> is due for resync now
+        self._all: tuple[ProcessorListener, ...] = ()  # snapshot for lock-free fan-out
+        self._running = False
+
+    def add_listener(self, listener: ProcessorListener) -> None:
+        with self._lock:
+            self._listeners[listener] = False
+            self._all = tuple(self._listeners)
+            if self._running:
+                listener.start()
+
+    def remove_listener(self, listener: ProcessorListener) -> bool:
+        with self._lock:
+            if listener not in self._listeners:
+                return False
+            del self._listeners[listener]
+            self._all = tuple(self._listeners)
+            if self._running:
+                listener.stop()
+            return True
+
+    def listeners(self) -> tuple[ProcessorListener, ...]:
+        return self._all
+
+    def distribute(self, kind: int, a: Any, b: Any, sync: bool) -> None:
+        if not sync:
+            for listener in self._all:
+                listener.add(kind, a, b)
+            return
+        with self._lock:
+            due = [listener for listener, syncing in self._listeners.items() if syncing]
+        for listener in due:
+            listener.add(kind, a, b)
+
+    def run(self) -> None:
+        with self._lock:
+            self._running = True
+            for listener in self._listeners:
+                listener.start()
+
+    def stop(self, join_timeout: float = 10.0) -> None:
+        with self._lock:
+            self._running = False
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener.stop()
+        for listener in listeners:
+            if not listener.join(join_timeout):
+                log.warning("event handler still running after stop", handler=repr(listener.handler)[:120])
+
+    def should_resync(self) -> bool:
+        """Mark the listeners whose resync is due; True if any is."""
+        with self._lock:
+            needed = False
+            now = self.clock.now()
+            for listener in self._listeners:
+                due = listener.should_resync(now)
+                self._listeners[listener] = due
+                if due:
+                    needed = True
+                    listener.determine_next_resync(now)
+            return needed
+
+    def resync_check_period_changed(self, check: float) -> None:
+        with self._lock:
+            for listener in self._listeners:
+                listener.set_resync_period(determine_resync_period(listener.requested_resync_period, check))

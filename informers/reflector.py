@@ -1,0 +1,405 @@
+"""``Reflector``: keeps a store in step with the server by LIST then WATCH (client-go tools/cache, release-1.32).
+
+- The first list asks for resourceVersion "0" (servable from the watch cache), later relists for the last synced
+  RV; after a 410 or "too large resource version" on a list, the next list asks for "" (a consistent read).
+- Lists are paginated (500 per page by default; no limit for a relist at an exact RV so the watch cache can
+  serve it); an expired continue token on a later page falls back to one full list.
+- A watch starts from the last synced RV with bookmarks on and a server timeout drawn from [300, 600) s. Every
+  event (bookmarks too) advances the RV. A clean close re-watches without relisting; a 410 / ERROR event or any
+  other watch failure ends ``list_and_watch`` so that ``run`` backs off and relists; 429 and refused
+  connections back off and re-watch. A watch that closes within 1 s without events counts as a failure.
+- A watch that yields nothing for longer than its timeout plus a margin is considered dead, stopped and redone.
+- ``run`` never gives up: it backs off 0.8 s → 30 s (jittered) between attempts and stops promptly on its stop
+  event, also when blocked in a watch (a supervisor thread stops the watch object).
+"""
+
+from __future__ import annotations
+
+import errno
+import random
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from apis import errors
+from apis.watch import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, ListOptions
+
+from .backoff import REAL_CLOCK, Backoff, Clock
+from .listwatch import ListerWatcher
+from .pager import ListPager
+
+__all__ = [
+    "Reflector",
+    "WatchErrorHandler",
+    "default_watch_error_handler",
+    "VeryShortWatchError",
+    "is_connection_refused",
+    "MIN_WATCH_TIMEOUT",
+]
+
+log = structlog.get_logger(__name__)
+
+MIN_WATCH_TIMEOUT = 300.0  # seconds; the watch timeout is drawn from [min, 2 * min)
+WATCH_INACTIVITY_MARGIN = 30.0  # seconds beyond the server-side timeout before a silent watch is declared dead
+_SUPERVISOR_POLL = 0.1  # how often the supervisor looks at the stop event (no Go-style select in Python)
+
+WatchErrorHandler = Callable[["Reflector", BaseException], None]
+
+
+class VeryShortWatchError(Exception):
+    """The watch closed in under a second without delivering anything: treated as a failure (backoff, relist)."""
+
+
+class _StopRequested(Exception):
+    pass
+
+
+def default_watch_error_handler(reflector: Reflector, err: BaseException) -> None:
+    """Log a failed ``list_and_watch``: quietly for an expired RV, as a warning otherwise."""
+    if errors.is_resource_expired(err):
+        log.debug("watch closed", reflector=reflector.name, error=str(err))
+    else:
+        log.warning("failed to watch", reflector=reflector.name, error=str(err), error_type=type(err).__name__)
+
+
+def is_connection_refused(err: BaseException | None) -> bool:
+    """True when ``err`` (or anything it wraps) is a refused TCP connection."""
+    seen = 0
+    while err is not None and seen < 10:
+        if isinstance(err, ConnectionRefusedError):
+            return True
+        if isinstance(err, OSError) and err.errno == errno.ECONNREFUSED:
+            return True
+        if "connection refused" in str(err).lower() and isinstance(err, (OSError, ConnectionError)):
+            return True
+        nxt = getattr(err, "reason", None)  # urllib3 MaxRetryError / NewConnectionError
+        if not isinstance(nxt, BaseException):
+            nxt = err.__cause__ or err.__context__
+        err = nxt
+        seen += 1
+    return False
+
+
+def _is_watch_error_retriable(err: BaseException) -> bool:
+    return is_connection_refused(err) or errors.is_too_many_requests(err)
+
+
+class _WatchSupervisor(threading.Thread):
+    """Per ``list_and_watch``: runs resyncs, stops the current watch on stop or when it has gone silent."""
+
+    def __init__(self, reflector: Reflector, stop_event: threading.Event) -> None:
+        super().__init__(name=f"reflector-supervisor-{reflector.name}", daemon=True)
+        self._r = reflector
+        self._stop_event = stop_event
+        self._wake = threading.Event()
+        self._cancelled = False
+        self._lock = threading.Lock()
+        self._watch: Any = None
+        self._watch_timeout = 0.0
+        self._last_count = -1
+        self._last_progress = 0.0
+        self.events = 0  # bumped by the watch loop for every event
+        self.resync_error: BaseException | None = None
+        self.inactivity_stopped = False
+
+    def set_watch(self, w: Any, timeout: float) -> None:
+        with self._lock:
+            self._watch = w
+            self._watch_timeout = timeout
+            self._last_count = self.events
+            self._last_progress = self._r._clock.now()
+            self.inactivity_stopped = False
+            stop_now = self._stop_event.is_set()
+        if stop_now:
+            w.stop()
+
+    def clear_watch(self) -> None:
+        with self._lock:
+            self._watch = None
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._wake.set()
+
+    def _stop_watch(self) -> None:
+        with self._lock:
+            w = self._watch
+        if w is not None:
+            try:
+                w.stop()
+            except Exception as e:
+                log.warning("stopping watch failed", reflector=self._r.name, error=str(e))
+
+    def run(self) -> None:
+        r = self._r
+        clock = r._clock
+        period = r.resync_period
+        next_resync = clock.now() + period if period > 0 else None
+        while not self._cancelled:
+            if self._stop_event.is_set():
+                self._stop_watch()
+                return
+            now = clock.now()
+            if next_resync is not None and now >= next_resync:
+                next_resync = now + period
+                try:
+                    if r.should_resync is None or r.should_resync():
+                        r.store.resync()
+                except Exception as e:
+                    self.resync_error = e
+                    self._stop_watch()
+                    return
+            silent = False
+            with self._lock:
+                if self._watch is not None:
+                    if self.events != self._last_count:
+                        self._last_count = self.events
+                        self._last_progress = now
+                    elif now - self._last_progress > self._watch_timeout + r.watch_inactivity_margin:
+                        self.inactivity_stopped = silent = True
+                        self._last_progress = now
+            if silent:
+                log.warning("watch went silent past its timeout; restarting it", reflector=r.name)
+                self._stop_watch()
+            timeout = _SUPERVISOR_POLL
+            if next_resync is not None:
+                timeout = min(timeout, max(0.0, next_resync - clock.now()))
+            self._wake.wait(timeout)
+            self._wake.clear()
+
+
+class Reflector:
+    """Mirror one resource into ``store`` (a ``DeltaFIFO`` or any store with add/update/delete/replace/resync)."""
+
+    def __init__(
+        self,
+        lister_watcher: ListerWatcher,
+        store: Any,
+        resync_period: float = 0,
+        name: str = "",
+        page_size: int | None = None,
+        clock: Clock | None = None,
+        backoff: Backoff | None = None,
+        should_resync: Callable[[], bool] | None = None,
+        watch_error_handler: WatchErrorHandler | None = None,
+        min_watch_timeout: float = MIN_WATCH_TIMEOUT,
+        watch_inactivity_margin: float = WATCH_INACTIVITY_MARGIN,
+        rng: random.Random | None = None,
+    ) -> None:
+        if resync_period < 0:
+            raise ValueError(f"resync_period must be >= 0, got {resync_period}")
+        if page_size is not None and page_size < 0:
+            raise ValueError(f"page_size must be >= 0, got {page_size}")
+        self.lister_watcher = lister_watcher
+        self.store = store
+        self.resync_period = float(resync_period)
+        self.name = name or f"reflector-{id(self):x}"
+        self.page_size = page_size
+        self._clock: Clock = clock or REAL_CLOCK
+        self._rng = rng or random.Random()
+        self.backoff = backoff or Backoff(clock=self._clock, rng=self._rng)
+        self.should_resync = should_resync
+        self.watch_error_handler: WatchErrorHandler = watch_error_handler or default_watch_error_handler
+        self.min_watch_timeout = max(float(min_watch_timeout), 0.0)
+        self.watch_inactivity_margin = watch_inactivity_margin
+        self._last_sync_rv = ""
+        self._last_sync_rv_unavailable = False
+        self._paginated_result = False
+        self._threads: list[threading.Thread] = []
+
+    # -- resource versions -----------------------------------------------------------------------------------------
+    def last_sync_resource_version(self) -> str:
+        """The RV of the last list or watch event processed ("" before the first list)."""
+        return self._last_sync_rv
+
+    def _set_last_sync_rv(self, rv: str) -> None:
+        self._last_sync_rv = rv
+        updater = getattr(self.store, "update_resource_version", None)
+        if updater is not None:
+            updater(rv)
+
+    def _relist_resource_version(self) -> str:
+        if self._last_sync_rv_unavailable:
+            return ""  # the last RV is gone: read the latest state from etcd
+        if self._last_sync_rv == "":
+            return "0"  # first list: any state is fine, let the watch cache serve it
+        return self._last_sync_rv
+
+    # -- run loop --------------------------------------------------------------------------------------------------
+    def run(self, stop_event: threading.Event) -> None:
+        """``list_and_watch`` until ``stop_event`` is set, backing off after every return (error or not)."""
+        log.debug("starting reflector", reflector=self.name, resync_period=self.resync_period)
+        try:
+            while not stop_event.is_set():
+                try:
+                    self.list_and_watch(stop_event)
+                except Exception as e:
+                    try:
+                        self.watch_error_handler(self, e)
+                    except Exception as handler_err:
+                        log.error("watch error handler failed", reflector=self.name, error=str(handler_err))
+                if self.backoff.wait(stop_event):
+                    break
+        finally:
+            for t in self._threads:
+                t.join(timeout=5.0)
+            self._threads = [t for t in self._threads if t.is_alive()]
+            log.debug("stopped reflector", reflector=self.name)
+
+    def list_and_watch(self, stop_event: threading.Event) -> None:
+        """List once, then watch until the watch fails. Raises when the list (or the watch start) fails."""
+        self._list(stop_event)
+        if stop_event.is_set():
+            return
+        supervisor = _WatchSupervisor(self, stop_event)
+        self._threads = [t for t in self._threads if t.is_alive()]
+        self._threads.append(supervisor)
+        supervisor.start()
+        try:
+            self._watch_loop(stop_event, supervisor)
+        finally:
+            supervisor.cancel()
+            supervisor.join(timeout=5.0)
+
+    # -- list ------------------------------------------------------------------------------------------------------
+    def _list(self, stop_event: threading.Event) -> None:
+        options = ListOptions(resource_version=self._relist_resource_version())
+        pager = ListPager(self.lister_watcher.list)
+        if self.page_size:
+            pager.page_size = self.page_size
+        elif self._paginated_result:
+            pass  # the server paginated an RV="0" list: its watch cache is off, keep paginating
+        elif options.resource_version not in ("", "0"):
+            pager.page_size = 0  # an exact RV with no limit can be served from the watch cache
+        try:
+            try:
+                list_obj, paginated = pager.list(options)
+            except errors.ApiError as e:
+                if not (errors.is_resource_expired(e) or errors.is_too_large_resource_version(e)):
+                    raise
+                self._last_sync_rv_unavailable = True
+                list_obj, paginated = pager.list(ListOptions(resource_version=self._relist_resource_version()))
+        except Exception as e:
+            log.warning("failed to list", reflector=self.name, error=str(e))
+            raise RuntimeError(f"{self.name}: failed to list: {e}") from e
+        if options.resource_version == "0" and paginated:
+            self._paginated_result = True
+        self._last_sync_rv_unavailable = False
+        if not isinstance(list_obj, dict):
+            raise RuntimeError(f"{self.name}: list returned {type(list_obj).__name__}, expected a List dict")
+        rv = (list_obj.get("metadata") or {}).get("resourceVersion") or ""
+        items = list_obj.get("items") or []
+        try:
+            self.store.replace(items, rv)
+        except Exception as e:
+            raise RuntimeError(f"{self.name}: unable to sync list result: {e}") from e
+        self._set_last_sync_rv(rv)
+
+    # -- watch -----------------------------------------------------------------------------------------------------
+    def _watch_timeout(self) -> int:
+        return int(self.min_watch_timeout * (self._rng.random() + 1.0))
+
+    def _watch_loop(self, stop_event: threading.Event, supervisor: _WatchSupervisor) -> None:
+        while True:
+            if stop_event.is_set():
+                return
+            start = self._clock.now()
+            timeout = self._watch_timeout()
+            options = ListOptions(
+                resource_version=self._last_sync_rv, timeout_seconds=timeout, allow_watch_bookmarks=True
+            )
+            try:
+                w = self.lister_watcher.watch(options)
+            except Exception as e:
+                if _is_watch_error_retriable(e):
+                    log.info("watch start failed; backing off", reflector=self.name, error=str(e))
+                    if self.backoff.wait(stop_event):
+                        return
+                    continue
+                raise
+            try:
+                err = self._handle_watch(w, start, timeout, stop_event, supervisor)
+            finally:
+                supervisor.clear_watch()
+                try:
+                    w.stop()
+                except Exception as e:
+                    log.warning("stopping watch failed", reflector=self.name, error=str(e))
+            if err is None:
+                continue  # clean close: re-watch from the last RV, no relist
+            if isinstance(err, _StopRequested):
+                return
+            if errors.is_resource_expired(err):
+                log.debug("watch closed", reflector=self.name, error=str(err))
+            elif errors.is_too_many_requests(err):
+                log.info("watch returned 429; backing off", reflector=self.name)
+                if self.backoff.wait(stop_event):
+                    return
+                continue
+            else:
+                log.warning("watch ended with error", reflector=self.name, error=str(err))
+            return
+
+    def _handle_watch(
+        self,
+        w: Any,
+        start: float,
+        timeout: float,
+        stop_event: threading.Event,
+        supervisor: _WatchSupervisor,
+    ) -> BaseException | None:
+        supervisor.set_watch(w, timeout)
+        store = self.store
+        add, update, delete = store.add, store.update, store.delete
+        rv_updater = getattr(store, "update_resource_version", None)
+        try:
+            return self._consume(w, stop_event, supervisor, add, update, delete, rv_updater, start)
+        except Exception as e:  # the stream broke mid-way: relist, as client-go does for decode errors
+            return e
+
+    def _consume(self, w: Any, stop_event: threading.Event, supervisor: _WatchSupervisor, add: Any, update: Any,
+                 delete: Any, rv_updater: Any, start: float) -> BaseException | None:
+        name = self.name
+        count = 0
+        for event in w:
+            if stop_event.is_set():
+                return _StopRequested()
+            etype = event.type
+            obj = event.object
+            if etype == ERROR:
+                return errors.from_status(obj)
+            md = obj.get("metadata") if obj.__class__ is dict else None
+            if md is None or not isinstance(md, dict):
+                log.error("unable to understand watch event", reflector=name, event_type=etype, object=repr(obj)[:200])
+                continue
+            try:
+                if etype == ADDED:
+                    add(obj)
+                elif etype == MODIFIED:
+                    update(obj)
+                elif etype == DELETED:
+                    delete(obj)
+                elif etype != BOOKMARK:
+                    log.error("unknown watch event type", reflector=name, event_type=etype)
+            except Exception as e:
+                log.error("unable to apply watch event to store", reflector=name, event_type=etype,
+                          key=f"{md.get('namespace') or ''}/{md.get('name') or ''}", error=str(e))
+            self._last_sync_rv = rv = md.get("resourceVersion") or self._last_sync_rv
+            if rv_updater is not None:
+                rv_updater(rv)
+            count += 1
+            supervisor.events += 1
+        if supervisor.resync_error is not None:
+            return supervisor.resync_error
+        if stop_event.is_set():
+            return _StopRequested()
+        if supervisor.inactivity_stopped:
+            return None
+        if self._clock.now() - start < 1.0 and count == 0:
+            return VeryShortWatchError(
+                f"very short watch: {name}: unexpected watch close - watch lasted less than a second and no items received"
+            )
+        log.debug("watch closed", reflector=name, events=count)
+        return None

@@ -1,0 +1,227 @@
+"""``SharedIndexInformer``: one list+watch feeding one indexed cache and any number of handlers
+(client-go tools/cache ``sharedIndexInformer``, release-1.32 with the DeltaFIFO)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import structlog
+
+from .backoff import REAL_CLOCK, Clock
+from .controller import Config, Controller, process_deltas
+from .delta_fifo import DeltaFIFO, Deltas, TransformFunc
+from .index import Indexer
+from .keys import deletion_handling_meta_namespace_key_func, meta_namespace_key_func
+from .processor import (
+    _ADD,
+    _DELETE,
+    _UPDATE,
+    MINIMUM_RESYNC_PERIOD,
+    ProcessorListener,
+    SharedProcessor,
+    determine_resync_period,
+)
+from .reflector import WatchErrorHandler
+from .thread_safe_store import Indexers
+
+__all__ = ["SharedIndexInformer", "SharedInformer", "InformerStoppedError", "InformerStartedError"]
+
+log = structlog.get_logger(__name__)
+
+
+class InformerStoppedError(RuntimeError):
+    """The informer has stopped: it accepts no new handlers or indexers."""
+
+
+class InformerStartedError(RuntimeError):
+    """The informer has started: its transform and watch error handler can no longer change."""
+
+
+def _rv(obj: Any) -> Any:
+    if obj.__class__ is dict:
+        md = obj.get("metadata")
+        if md.__class__ is dict:
+            return md.get("resourceVersion")
+    return None
+
+
+class SharedIndexInformer:
+    """See the module doc. Handlers get their own buffer and thread; objects handed out are shared, read-only."""
+
+    def __init__(
+        self,
+        lister_watcher: Any,
+        default_event_handler_resync_period: float = 0,
+        indexers: Indexers | None = None,
+        *,
+        name: str = "",
+        clock: Clock | None = None,
+        reflector_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.lister_watcher = lister_watcher
+        self.name = name
+        self._indexer = Indexer(deletion_handling_meta_namespace_key_func, indexers)
+        self._clock: Clock = clock or REAL_CLOCK
+        self._processor = SharedProcessor(self._clock)
+        self._default_resync = float(default_event_handler_resync_period)
+        self._resync_check_period = float(default_event_handler_resync_period)
+        self._reflector_options = dict(reflector_options or {})
+        self._started_lock = threading.Lock()
+        self._block_deltas = threading.Lock()  # held while deltas are processed and while a handler joins late
+        self._started = False
+        self._stopped = False
+        self._transform: TransformFunc | None = None
+        self._watch_error_handler: WatchErrorHandler | None = None
+        self._fifo: DeltaFIFO | None = None
+        self._controller: Controller | None = None
+
+    # -- configuration ---------------------------------------------------------------------------------------------
+    def set_transform(self, fn: TransformFunc | None) -> None:
+        """Transform every object before it is cached and handed out; must be idempotent. Only before ``run``."""
+        with self._started_lock:
+            if self._started:
+                raise InformerStartedError("informer has already started")
+            self._transform = fn
+
+    def set_watch_error_handler(self, fn: WatchErrorHandler) -> None:
+        """``fn(reflector, error)`` on every failed list/watch cycle. Only before ``run``."""
+        with self._started_lock:
+            if self._started:
+                raise InformerStartedError("informer has already started")
+            self._watch_error_handler = fn
+
+    def add_indexers(self, indexers: Indexers) -> None:
+        """Add index functions (also while running; existing objects are indexed at once)."""
+        with self._started_lock:
+            if self._stopped:
+                raise InformerStoppedError("indexer was not added because it has stopped already")
+            self._indexer.add_indexers(indexers)
+
+    # -- handlers --------------------------------------------------------------------------------------------------
+    def add_event_handler(self, handler: Any, resync_period: float | None = None) -> ProcessorListener:
+        """Register a handler; after start it first gets a synthetic add (initial list) per cached object.
+
+        ``resync_period`` (default: the informer's) below 1 s is raised to 1 s; below the resync check period it
+        lowers that period before start and is raised to it after start. Raises ``InformerStoppedError`` once
+        the informer has stopped.
+        """
+        period = self._default_resync if resync_period is None else float(resync_period)
+        with self._started_lock:
+            if self._stopped:
+                raise InformerStoppedError(
+                    f"handler {handler!r} was not added to shared informer because it has stopped already"
+                )
+            if period > 0:
+                if period < MINIMUM_RESYNC_PERIOD:
+                    log.warning("resync period too small, raised", informer=self.name, requested=period,
+                                minimum=MINIMUM_RESYNC_PERIOD)
+                    period = MINIMUM_RESYNC_PERIOD
+                if period < self._resync_check_period:
+                    if self._started:
+                        log.warning("resync period smaller than the informer's resync check period, raised",
+                                    informer=self.name, requested=period, check=self._resync_check_period)
+                        period = self._resync_check_period
+                    else:
+                        self._resync_check_period = period
+                        self._processor.resync_check_period_changed(period)
+            listener = ProcessorListener(
+                handler,
+                period,
+                determine_resync_period(period, self._resync_check_period),
+                self._clock.now(),
+                self.has_synced,
+                name=self.name,
+            )
+            if not self._started:
+                self._processor.add_listener(listener)
+                return listener
+            with self._block_deltas:
+                self._processor.add_listener(listener)
+                for obj in self._indexer.list():
+                    listener.add(_ADD, obj, True)
+            return listener
+
+    def remove_event_handler(self, registration: ProcessorListener) -> None:
+        """Unregister (idempotent; unknown registrations are ignored). Its pending notifications are dropped."""
+        if not isinstance(registration, ProcessorListener):
+            raise TypeError(f"invalid registration type {type(registration).__name__}")
+        with self._started_lock, self._block_deltas:
+            self._processor.remove_listener(registration)
+
+    # -- delta handling (runs under the FIFO lock) -----------------------------------------------------------------
+    def _handle_deltas(self, deltas: Deltas, is_in_initial_list: bool) -> None:
+        with self._block_deltas:
+            # the FIFO keys objects exactly as the indexer does, so its key is reused
+            process_deltas(self, self._indexer, deltas, is_in_initial_list, use_deltas_key=True)
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        self._processor.distribute(_ADD, obj, is_in_initial_list, False)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        # an unchanged resourceVersion means a resync (or a relist of an unchanged object)
+        is_sync = _rv(old) == _rv(new)
+        self._processor.distribute(_UPDATE, old, new, is_sync)
+
+    def on_delete(self, obj: Any) -> None:
+        self._processor.distribute(_DELETE, obj, None, False)
+
+    # -- lifecycle -------------------------------------------------------------------------------------------------
+    def run(self, stop_event: threading.Event) -> None:
+        """Run until ``stop_event`` is set; all handler threads are stopped before returning."""
+        with self._started_lock:
+            if self._started:
+                log.warning("the informer has already started", informer=self.name)
+                return
+            if self._stopped:
+                log.warning("the informer has already stopped", informer=self.name)
+                return
+            self._fifo = DeltaFIFO(
+                key_function=meta_namespace_key_func,
+                known_objects=self._indexer,
+                emit_delta_type_replaced=True,
+                transformer=self._transform,
+            )
+            config = Config(
+                queue=self._fifo,
+                lister_watcher=self.lister_watcher,
+                process=self._handle_deltas,
+                full_resync_period=self._resync_check_period,
+                should_resync=self._processor.should_resync,
+                watch_error_handler=self._watch_error_handler,
+                name=self.name,
+                reflector_options=dict(self._reflector_options),
+            )
+            self._controller = Controller(config)
+            self._started = True
+        self._processor.run()
+        try:
+            self._controller.run(stop_event)
+        finally:
+            with self._started_lock:
+                self._stopped = True
+            self._processor.stop()
+
+    def has_synced(self) -> bool:
+        """True once the first list is fully in the indexer (not that handlers have seen it; see registrations)."""
+        fifo = self._fifo
+        return fifo is not None and fifo.has_synced()
+
+    def has_started(self) -> bool:
+        return self._started
+
+    def is_stopped(self) -> bool:
+        return self._stopped
+
+    def last_sync_resource_version(self) -> str:
+        controller = self._controller
+        return controller.last_sync_resource_version() if controller is not None else ""
+
+    def get_store(self) -> Indexer:
+        return self._indexer
+
+    def get_indexer(self) -> Indexer:
+        return self._indexer
+
+
+SharedInformer = SharedIndexInformer

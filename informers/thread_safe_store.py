@@ -1,0 +1,213 @@
+"""A key → object map guarded by one lock, with incrementally maintained indices.
+
+Port of client-go tools/cache ``threadSafeMap`` + ``storeIndex``. Objects are stored as given (never copied):
+treat everything returned as read-only.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+__all__ = ["IndexFunc", "Indexers", "IndexFuncError", "ThreadSafeStore"]
+
+IndexFunc = Callable[[Any], list[str]]
+Indexers = Mapping[str, IndexFunc]
+
+_MISSING: Any = object()
+
+
+class IndexFuncError(RuntimeError):
+    """An index function failed for an object; names the key and the index (client-go panics here)."""
+
+    def __init__(self, key: str, index_name: str, err: BaseException) -> None:
+        super().__init__(f"unable to calculate an index entry for key {key!r} on index {index_name!r}: {err}")
+        self.key = key
+        self.index_name = index_name
+        self.err = err
+
+
+def _index_values(name: str, fn: IndexFunc, key: str, obj: Any) -> list[str]:
+    try:
+        values = fn(obj)
+    except Exception as e:
+        raise IndexFuncError(key, name, e) from e
+    if values is None:
+        return []
+    if isinstance(values, str):
+        raise IndexFuncError(key, name, TypeError("index function returned a str, expected a list of str"))
+    return values
+
+
+class ThreadSafeStore:
+    """The storage behind ``Store`` and ``Indexer``: every method is atomic."""
+
+    __slots__ = ("_lock", "_items", "_indexers", "_indices")
+
+    def __init__(self, indexers: Indexers | None = None) -> None:
+        self._lock = threading.Lock()
+        self._items: dict[str, Any] = {}
+        self._indexers: dict[str, IndexFunc] = dict(indexers or {})
+        # index name -> indexed value -> set of keys
+        self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+
+    # -- Store -----------------------------------------------------------------------------------------------------
+    def add(self, key: str, obj: Any) -> None:
+        self.update(key, obj)
+
+    def update(self, key: str, obj: Any) -> Any:
+        """Insert or replace; returns the previous object or ``ThreadSafeStore.MISSING``.
+
+        Index values are computed before anything changes, so a failing index function leaves the store intact.
+        """
+        with self._lock:
+            items = self._items
+            old = items.get(key, _MISSING)
+            if not self._indexers:
+                items[key] = obj
+                return old
+            changes = None
+            for name, fn in self._indexers.items():
+                try:
+                    news = fn(obj)
+                    olds = fn(old) if old is not _MISSING else ()
+                except Exception as e:
+                    raise IndexFuncError(key, name, e) from e
+                if len(news) == 1 and len(olds) == 1 and news[0] == olds[0]:
+                    continue  # fast path: the common case of an unchanged single value
+                if isinstance(news, str) or isinstance(olds, str):
+                    raise IndexFuncError(key, name, TypeError("index function returned a str, expected a list of str"))
+                if changes is None:
+                    changes = []
+                changes.append((name, olds, news))
+            items[key] = obj
+            if changes is not None:
+                self._apply_changes(key, changes)
+            return old
+
+    def _apply_changes(self, key: str, changes: list[tuple[str, Any, Any]]) -> None:
+        indices = self._indices
+        for name, olds, news in changes:
+            index = indices[name]
+            for v in olds or ():
+                keys = index.get(v)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:  # never keep empty sets around (kubernetes#84959)
+                        del index[v]
+            for v in news or ():
+                keys = index.get(v)
+                if keys is None:
+                    index[v] = {key}
+                else:
+                    keys.add(key)
+
+    def delete(self, key: str) -> Any:
+        """Remove ``key`` (no-op when absent); returns the removed object or ``MISSING``."""
+        with self._lock:
+            old = self._items.get(key, _MISSING)
+            if old is _MISSING:
+                return old
+            changes = [(name, _index_values(name, fn, key, old), None) for name, fn in self._indexers.items()]
+            del self._items[key]
+            if changes:
+                self._apply_changes(key, changes)
+            return old
+
+    def get(self, key: str) -> tuple[Any, bool]:
+        with self._lock:
+            obj = self._items.get(key, _MISSING)
+        return (None, False) if obj is _MISSING else (obj, True)
+
+    def contains(self, key: str) -> bool:
+        return key in self._items
+
+    def list(self) -> list[Any]:
+        with self._lock:
+            return list(self._items.values())
+
+    def list_keys(self) -> list[str]:
+        with self._lock:
+            return list(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def replace(self, items: Mapping[str, Any]) -> None:
+        """Swap in ``items`` wholesale and rebuild every index from scratch."""
+        new_items = dict(items)
+        indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+        with self._lock:
+            for key, obj in new_items.items():
+                for name, fn in self._indexers.items():
+                    index = indices[name]
+                    for v in _index_values(name, fn, key, obj):
+                        keys = index.get(v)
+                        if keys is None:
+                            index[v] = {key}
+                        else:
+                            keys.add(key)
+            self._items = new_items
+            self._indices = indices
+
+    # -- Indexer ---------------------------------------------------------------------------------------------------
+    def _index_func(self, name: str) -> IndexFunc:
+        fn = self._indexers.get(name)
+        if fn is None:
+            raise ValueError(f"index with name {name!r} does not exist")
+        return fn
+
+    def index(self, name: str, obj: Any) -> list[Any]:
+        """Objects sharing any of ``obj``'s values on index ``name``."""
+        with self._lock:
+            fn = self._index_func(name)
+            values = fn(obj) or []
+            index = self._indices[name]
+            if len(values) == 1:
+                keys: Iterable[str] = index.get(values[0], ())
+            else:
+                merged: set[str] = set()
+                for v in values:
+                    merged.update(index.get(v, ()))
+                keys = merged
+            items = self._items
+            return [items[k] for k in keys]
+
+    def index_keys(self, name: str, value: str) -> list[str]:
+        with self._lock:
+            self._index_func(name)
+            return sorted(self._indices[name].get(value, ()))
+
+    def by_index(self, name: str, value: str) -> list[Any]:
+        with self._lock:
+            self._index_func(name)
+            items = self._items
+            return [items[k] for k in self._indices[name].get(value, ())]
+
+    def list_index_func_values(self, name: str) -> list[str]:
+        with self._lock:
+            return list(self._indices.get(name, ()))
+
+    def get_indexers(self) -> dict[str, IndexFunc]:
+        with self._lock:
+            return dict(self._indexers)
+
+    def add_indexers(self, new_indexers: Indexers) -> None:
+        """Register more index functions; existing objects are indexed under them at once (client-go ≥ 1.30)."""
+        with self._lock:
+            conflict = sorted(set(new_indexers) & set(self._indexers))
+            if conflict:
+                raise ValueError(f"indexer conflict: {conflict}")
+            built: dict[str, dict[str, set[str]]] = {}
+            for name, fn in new_indexers.items():
+                index: dict[str, set[str]] = {}
+                for key, obj in self._items.items():
+                    for v in _index_values(name, fn, key, obj):
+                        index.setdefault(v, set()).add(key)
+                built[name] = index
+            self._indexers.update(new_indexers)
+            self._indices.update(built)
+
+
+ThreadSafeStore.MISSING = _MISSING  # type: ignore[attr-defined]

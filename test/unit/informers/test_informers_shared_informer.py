@@ -1,0 +1,348 @@
+"""Port of client-go tools/cache shared_informer_test.go (release-1.32) plus the Python-specific guarantees."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import structlog
+from informer_test_helpers import FakeClock, FakeWatch, pod, status
+
+from informers import (
+    REPLACED,
+    SYNC,
+    Delta,
+    Deltas,
+    InformerStartedError,
+    InformerStoppedError,
+    ListWatch,
+    ResourceEventHandlerDetailedFuncs,
+    ResourceEventHandlerFuncs,
+    SharedIndexInformer,
+    wait_for_cache_sync,
+)
+from informers.backoff import Backoff
+from informers.processor import ProcessorListener, SharedProcessor
+
+
+def wait_until(pred, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.005)
+    return pred()
+
+
+class Source:
+    """A ListWatch whose list answers the current objects and whose watches the test drives."""
+
+    def __init__(self, *objs, rv="10"):
+        self.objs = list(objs)
+        self.rv = rv
+        self.watches: list[FakeWatch] = []
+        self.lists = 0
+        self.lw = ListWatch(self._list, self._watch)
+
+    def _list(self, options):
+        self.lists += 1
+        return {"metadata": {"resourceVersion": self.rv}, "items": list(self.objs)}
+
+    def _watch(self, options):
+        w = FakeWatch()
+        self.watches.append(w)
+        return w
+
+
+class Recorder:
+    def __init__(self, block: threading.Event | None = None):
+        self.events: list = []
+        self.block = block
+        self.lock = threading.Lock()
+
+    def _rec(self, e):
+        if self.block is not None:
+            assert self.block.wait(5)
+        with self.lock:
+            self.events.append(e)
+
+    def on_add(self, obj, is_in_initial_list):
+        self._rec(("add", obj["metadata"]["name"], is_in_initial_list))
+
+    def on_update(self, old, new):
+        self._rec(("update", new["metadata"]["name"], new["metadata"].get("resourceVersion")))
+
+    def on_delete(self, obj):
+        self._rec(("delete", getattr(obj, "key", None) or obj["metadata"]["name"]))
+
+
+def fast_reflector_options():
+    clock = FakeClock()
+    return {"clock": clock, "backoff": Backoff(clock=clock)}
+
+
+def start(informer, stop):
+    t = threading.Thread(target=informer.run, args=(stop,), daemon=True)
+    t.start()
+    return t
+
+
+def stop_and_join(stop, t):
+    stop.set()
+    t.join(10)
+    assert not t.is_alive()
+
+
+def test_informer_delivers_list_and_watch_events_and_syncs():
+    src = Source(pod("a", "1"), pod("b", "1"))
+    inf = SharedIndexInformer(src.lw, name="pods", reflector_options=fast_reflector_options())
+    rec = Recorder()
+    reg = inf.add_event_handler(rec)
+    assert not inf.has_synced() and inf.last_sync_resource_version() == ""
+    stop = threading.Event()
+    t = start(inf, stop)
+    assert wait_for_cache_sync(stop, inf.has_synced, reg.has_synced)
+    assert wait_until(lambda: len(src.watches) == 1)
+    src.watches[0].add(pod("c", "11"))
+    src.watches[0].modify(pod("a", "12"))
+    src.watches[0].delete(pod("b", "13"))
+    assert wait_until(lambda: len(rec.events) == 5)
+    assert rec.events == [("add", "a", True), ("add", "b", True), ("add", "c", False), ("update", "a", "12"),
+                          ("delete", "b")]
+    assert sorted(inf.get_store().list_keys()) == ["ns/a", "ns/c"]
+    assert wait_until(lambda: inf.last_sync_resource_version() == "13")
+    stop_and_join(stop, t)
+    assert inf.is_stopped()
+    with pytest.raises(InformerStoppedError, match="stopped already"):
+        inf.add_event_handler(Recorder())
+    with pytest.raises(InformerStoppedError):
+        inf.add_indexers({"x": lambda o: []})
+
+
+def test_handler_added_after_start_gets_synthetic_adds_and_own_has_synced():
+    src = Source(pod("a", "1"), pod("b", "1"))
+    inf = SharedIndexInformer(src.lw, reflector_options=fast_reflector_options())
+    stop = threading.Event()
+    t = start(inf, stop)
+    assert wait_for_cache_sync(stop, inf.has_synced)
+    gate = threading.Event()
+    rec = Recorder(block=gate)
+    reg = inf.add_event_handler(rec)
+    assert not reg.has_synced()  # its initial adds are not handled yet
+    gate.set()
+    assert wait_until(reg.has_synced)
+    assert sorted(rec.events) == [("add", "a", True), ("add", "b", True)]
+    with pytest.raises(InformerStartedError):
+        inf.set_transform(lambda o: o)
+    with pytest.raises(InformerStartedError):
+        inf.set_watch_error_handler(lambda r, e: None)
+    stop_and_join(stop, t)
+
+
+def test_remove_event_handler():
+    src = Source()
+    inf = SharedIndexInformer(src.lw, reflector_options=fast_reflector_options())
+    keep, gone = Recorder(), Recorder()
+    inf.add_event_handler(keep)
+    reg = inf.add_event_handler(gone)
+    stop = threading.Event()
+    t = start(inf, stop)
+    assert wait_until(lambda: len(src.watches) == 1)
+    inf.remove_event_handler(reg)
+    inf.remove_event_handler(reg)  # idempotent
+    with pytest.raises(TypeError):
+        inf.remove_event_handler("not a registration")
+    src.watches[0].add(pod("x", "20"))
+    assert wait_until(lambda: len(keep.events) == 1)
+    assert gone.events == []
+    stop_and_join(stop, t)
+    inf.remove_event_handler(reg)  # works on a stopped informer too
+
+
+def test_slow_handler_does_not_delay_another():
+    src = Source()
+    inf = SharedIndexInformer(src.lw, reflector_options=fast_reflector_options())
+    gate = threading.Event()
+    slow, fast = Recorder(block=gate), Recorder()
+    inf.add_event_handler(slow)
+    inf.add_event_handler(fast)
+    stop = threading.Event()
+    t = start(inf, stop)
+    assert wait_until(lambda: len(src.watches) == 1)
+    for i in range(50):
+        src.watches[0].add(pod(f"p{i}", str(100 + i)))
+    assert wait_until(lambda: len(fast.events) == 50)
+    assert slow.events == []  # still stuck on its first notification
+    gate.set()
+    assert wait_until(lambda: len(slow.events) == 50)
+    assert [e[1] for e in slow.events] == [f"p{i}" for i in range(50)]  # in order per handler
+    stop_and_join(stop, t)
+
+
+def test_handler_exception_is_logged_with_key_and_delivery_continues():
+    src = Source()
+    inf = SharedIndexInformer(src.lw, reflector_options=fast_reflector_options())
+    got = []
+
+    def add(obj):
+        if obj["metadata"]["name"] == "bad":
+            raise RuntimeError("handler bug")
+        got.append(obj["metadata"]["name"])
+
+    inf.add_event_handler(ResourceEventHandlerFuncs(add_func=add))
+    stop = threading.Event()
+    t = start(inf, stop)
+    assert wait_until(lambda: len(src.watches) == 1)
+    with structlog.testing.capture_logs() as logs:
+        src.watches[0].add(pod("bad", "1"))
+        src.watches[0].add(pod("good", "2"))
+        assert wait_until(lambda: got == ["good"])
+    errs = [entry for entry in logs if entry.get("log_level") == "error"]
+    assert errs and errs[0]["key"] == "ns/bad" and errs[0]["notification"] == "add"
+    stop_and_join(stop, t)
+
+
+def test_transform_applied_before_cache_and_handlers():
+    src = Source(pod("a", "1"))
+    inf = SharedIndexInformer(src.lw, reflector_options=fast_reflector_options())
+
+    def strip(obj):
+        obj = dict(obj)
+        obj["transformed"] = True
+        return obj
+
+    inf.set_transform(strip)
+    seen = []
+    inf.add_event_handler(ResourceEventHandlerFuncs(add_func=lambda o: seen.append(o.get("transformed"))))
+    stop = threading.Event()
+    t = start(inf, stop)
+    assert wait_for_cache_sync(stop, inf.has_synced)
+    assert wait_until(lambda: len(src.watches) == 1)
+    src.watches[0].add(pod("b", "2"))
+    assert wait_until(lambda: seen == [True, True])
+    assert all(o.get("transformed") for o in inf.get_indexer().list())
+    stop_and_join(stop, t)
+
+
+def test_watch_disruption_relist_delivers_unchanged_only_to_resyncing_handlers():
+    src = Source(pod("unchanged", "1"), pod("changed", "1"))
+    clock = FakeClock()
+    inf = SharedIndexInformer(src.lw, 0, reflector_options={"clock": clock, "backoff": Backoff(clock=clock)})
+    plain = Recorder()
+    inf.add_event_handler(plain)
+    errors_seen = []
+    inf.set_watch_error_handler(lambda r, e: errors_seen.append(e))
+    stop = threading.Event()
+    t = start(inf, stop)
+    assert wait_for_cache_sync(stop, inf.has_synced)
+    assert wait_until(lambda: len(src.watches) == 1)
+    assert wait_until(lambda: len(plain.events) == 2)
+    src.objs = [pod("unchanged", "1"), pod("changed", "2")]
+    src.watches[0].error(status(410, "Expired", "too old resource version"))
+    assert wait_until(lambda: src.lists == 2)
+    assert wait_until(lambda: len(plain.events) == 3)
+    time.sleep(0.05)
+    assert plain.events[2:] == [("update", "changed", "2")]  # the unchanged object is not re-delivered
+    stop_and_join(stop, t)
+
+
+def test_replaced_with_same_rv_goes_only_to_listeners_due_for_resync():
+    src = Source()
+    clock = FakeClock(start=0.0)
+    inf = SharedIndexInformer(src.lw, 0, clock=clock)
+    every, never = Recorder(), Recorder()
+    inf._resync_check_period = 1.0
+    inf.add_event_handler(every, resync_period=1.0)
+    inf.add_event_handler(never)
+    inf._processor.run()
+    inf.get_indexer().add(pod("a", "1"))
+    clock.t = 1.0
+    assert inf._processor.should_resync()
+    inf._handle_deltas(Deltas([Delta(REPLACED, pod("a", "1"))]), False)
+    inf._handle_deltas(Deltas([Delta(SYNC, pod("a", "1"))]), False)
+    inf._handle_deltas(Deltas([Delta(REPLACED, pod("a", "2"))]), False)
+    assert wait_until(lambda: len(every.events) == 3 and len(never.events) == 1)
+    assert never.events == [("update", "a", "2")]
+    inf._processor.stop()
+
+
+def test_listener_resync_periods():
+    clock = FakeClock(start=0.0)
+    p = SharedProcessor(clock)
+    listeners = [ProcessorListener(Recorder(), period, period, 0.0, lambda: True) for period in (1.0, 2.0, 3.0, 0.0)]
+    for listener in listeners:
+        p.add_listener(listener)
+    due_at = {}
+    for second in range(1, 7):
+        clock.t = float(second)
+        p.should_resync()
+        due_at[second] = [p._listeners[listener] for listener in listeners]
+    assert due_at[1] == [True, False, False, False]
+    assert due_at[2] == [True, True, False, False]
+    assert due_at[3] == [True, False, True, False]
+    assert due_at[6] == [True, True, True, False]
+
+
+def test_resync_check_period_rules():
+    src = Source()
+    inf = SharedIndexInformer(src.lw, 60.0)
+    h1 = inf.add_event_handler(Recorder())  # default 60
+    assert inf._resync_check_period == 60.0 and h1.resync_period == 60.0
+    h2 = inf.add_event_handler(Recorder(), 30.0)  # lowers the check period before start
+    assert inf._resync_check_period == 30.0 and h2.resync_period == 30.0 and h1.resync_period == 60.0
+    h3 = inf.add_event_handler(Recorder(), 0.2)  # below the 1 s minimum
+    assert h3.resync_period == 1.0 and inf._resync_check_period == 1.0
+    h4 = inf.add_event_handler(Recorder(), 0)
+    assert h4.resync_period == 0
+    inf._started = True  # after start a smaller period is raised to the check period
+    inf._resync_check_period = 10.0
+    h5 = inf.add_event_handler(Recorder(), 5.0)
+    assert h5.resync_period == 10.0
+    inf._started = False
+
+
+def test_detailed_funcs_get_initial_list_flag():
+    src = Source(pod("a", "1"))
+    inf = SharedIndexInformer(src.lw, reflector_options=fast_reflector_options())
+    flags = []
+    inf.add_event_handler(ResourceEventHandlerDetailedFuncs(add_func=lambda o, initial: flags.append(initial)))
+    stop = threading.Event()
+    t = start(inf, stop)
+    assert wait_until(lambda: flags == [True])
+    stop_and_join(stop, t)
+
+
+def test_add_indexers_while_running_and_multiple_registrations():
+    src = Source(pod("a", "1", labels={"app": "x"}))
+    inf = SharedIndexInformer(src.lw, reflector_options=fast_reflector_options())
+    rec = Recorder()
+    r1 = inf.add_event_handler(rec)
+    r2 = inf.add_event_handler(rec)  # same handler twice: two registrations
+    assert r1 is not r2
+    stop = threading.Event()
+    t = start(inf, stop)
+    assert wait_for_cache_sync(stop, inf.has_synced, r1.has_synced, r2.has_synced)
+    inf.add_indexers({"app": lambda o: [o["metadata"].get("labels", {}).get("app", "")]})
+    assert inf.get_indexer().index_keys("app", "x") == ["ns/a"]
+    assert wait_until(lambda: len(rec.events) == 2)
+    inf.run(stop)  # a second run is a no-op
+    stop_and_join(stop, t)
+
+
+def test_wait_for_cache_sync_semantics():
+    stop = threading.Event()
+    stop.set()
+    assert wait_for_cache_sync(stop, lambda: True)  # already synced: True even when stopped
+    assert not wait_for_cache_sync(stop, lambda: False)
+    stop2 = threading.Event()
+    calls = []
+
+    def eventually():
+        calls.append(1)
+        return len(calls) >= 3
+
+    assert wait_for_cache_sync(stop2, eventually) and len(calls) == 3
+    from informers import wait_for_named_cache_sync
+
+    assert wait_for_named_cache_sync("ctrl", stop2, lambda: True)
