@@ -1,0 +1,263 @@
+"""``sedna-gm``: wiring of the GlobalManager.
+
+config → logging → clientset → metrics/health server → (leader election →) informer factory + controllers.
+SIGTERM/SIGINT: stop taking work, drain in-flight syncs (bounded), release the lease, exit 0. Exit codes: 0 clean
+stop, 1 runtime failure (lost leadership, cannot bind), 2 configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import random
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import structlog
+from prometheus_client import REGISTRY, CollectorRegistry
+
+from globalmanager import __version__
+from globalmanager.config import LOG_LEVELS, ConfigError, GMConfig, load_config
+from globalmanager.logging import configure_logging
+
+__all__ = ["GlobalManager", "build_parser", "config_from_args", "main"]
+
+log = structlog.get_logger("sedna-gm")
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_CONFIG = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="sedna-gm",
+        description="Sedna GlobalManager: runs the Sedna and ElasticDL controllers. Flags override the config file.",
+    )
+    p.add_argument("--config", help="YAML config file (Sedna's fields plus metricsAddress, leaderElection, ...)")
+    p.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, then $KUBECONFIG)")
+    p.add_argument("--master", help="API server address; overrides the kubeconfig's")
+    p.add_argument("--namespace", help="watch only this namespace (default: all)")
+    p.add_argument("--metrics-address", help="host:port of /metrics, /healthz, /readyz (default :8080)")
+    p.add_argument("--log-level", choices=LOG_LEVELS)
+    p.add_argument("--log-format", choices=("json", "console"))
+    p.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=None,
+                   help="run the controllers only while holding the leader lease (default on)")
+    p.add_argument("--leader-elect-identity", help="identity in the lease (default hostname_uuid)")
+    p.add_argument("-v", "--v", type=int, default=None, dest="verbosity", help="klog-style verbosity; >= 4 means debug")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    return p
+
+
+def config_from_args(argv: Sequence[str] | None) -> tuple[GMConfig, argparse.Namespace]:
+    """Parse flags, load ``--config``, lay the flags over it and validate; raises ``ConfigError``."""
+    from globalmanager.controllers import registered
+
+    args = build_parser().parse_args(argv)
+    if args.version:
+        return GMConfig(), args
+    cfg = load_config(args.config)
+    for attr, value in (
+        ("kube_config", args.kubeconfig),
+        ("master", args.master),
+        ("namespace", args.namespace),
+        ("metrics_address", args.metrics_address),
+        ("log_level", args.log_level),
+        ("log_format", args.log_format),
+    ):
+        if value is not None:
+            setattr(cfg, attr, value)
+    if args.verbosity is not None and args.log_level is None and args.verbosity >= 4:
+        cfg.log_level = "debug"
+    if args.leader_elect is not None:
+        cfg.leader_election.enabled = args.leader_elect
+    if args.leader_elect_identity:
+        cfg.leader_election.identity = args.leader_elect_identity
+    cfg.validate(known_controllers=registered())
+    return cfg, args
+
+
+def build_clientset(cfg: GMConfig) -> Any:
+    from apis.clientset import Clientset
+    from apis.clientset import ConfigError as ClientConfigError
+
+    try:
+        if cfg.kube_config or cfg.master:
+            return Clientset.from_kubeconfig(cfg.kube_config or None, master=cfg.master or None)
+        return Clientset.auto()
+    except ClientConfigError as exc:
+        raise ConfigError("kubeConfig", str(exc)) from None
+
+
+class GlobalManager:
+    """One sedna-gm process. ``run()`` blocks until ``stop()`` (or lost leadership) and returns the exit code."""
+
+    def __init__(self, cfg: GMConfig, clientset: Any = None, registry: CollectorRegistry | None = None) -> None:
+        self.cfg = cfg
+        self.clientset = clientset if clientset is not None else build_clientset(cfg)
+        self.registry = REGISTRY if registry is None else registry
+        self.stop_event = threading.Event()
+        self.exit_code = EXIT_OK
+        self.controllers: list[Any] = []
+        self.elector: Any = None
+        self.server: Any = None
+        self._controllers_started = threading.Event()
+        self._lock = threading.Lock()
+
+    # -- probes ---------------------------------------------------------------------------------------------------
+    def _ready(self) -> tuple[bool, str]:
+        if self.stop_event.is_set():
+            return False, "shutting down"
+        if self.elector is not None and not self.elector.leading:
+            leader = self.elector.get_leader()
+            return True, f"standing by (leader: {leader or 'none'})"
+        if not self._controllers_started.is_set():
+            return False, "controllers not started"
+        pending = [c.name for c in self.controllers if not c.synced.is_set()]
+        if pending:
+            return False, f"caches not synced: {', '.join(pending)}"
+        return True, ""
+
+    # -- lifecycle ------------------------------------------------------------------------------------------------
+    def stop(self) -> None:
+        self.stop_event.set()
+
+    def run(self) -> int:
+        from globalmanager.server import OperabilityServer
+        from workqueue import PrometheusMetricsProvider, set_provider
+
+        set_provider(PrometheusMetricsProvider(self.registry))
+        log.info("starting sedna-gm", version=__version__, config=dataclasses.asdict(self.cfg))
+        self.server = OperabilityServer(self.cfg.metrics_address, self.registry)
+        self.server.add_healthz_check("ping", lambda: (True, ""))
+        self.server.add_readyz_check("controllers", self._ready)
+        try:
+            self.server.start()
+        except OSError as exc:
+            log.error("cannot start the metrics/health server", address=self.cfg.metrics_address, error=str(exc))
+            return EXIT_FAILURE
+        try:
+            if self.cfg.leader_election.enabled:
+                self._run_with_leader_election()
+            else:
+                # daemon: a sync stuck past the bounded drain never keeps the process alive
+                worker = threading.Thread(
+                    target=self.run_controllers, args=(self.stop_event,), name="controllers", daemon=True
+                )
+                worker.start()
+                self.stop_event.wait()
+                worker.join(self.cfg.shutdown_timeout + 5)
+        finally:
+            self.server.stop()
+            log.info("sedna-gm stopped", exit_code=self.exit_code)
+        return self.exit_code
+
+    def _run_with_leader_election(self) -> None:
+        from globalmanager.leaderelection import LeaderCallbacks, LeaderElector
+
+        le = self.cfg.leader_election
+
+        def stopped_leading() -> None:
+            if not self.stop_event.is_set():
+                log.error("leader election lost; exiting")
+                self.exit_code = EXIT_FAILURE
+                self.stop_event.set()
+
+        self.elector = LeaderElector(
+            self.clientset,
+            le.lease_name,
+            le.namespace,
+            LeaderCallbacks(on_started_leading=self.run_controllers, on_stopped_leading=stopped_leading),
+            identity=le.identity or None,
+            lease_duration=le.lease_duration,
+            renew_deadline=le.renew_deadline,
+            retry_period=le.retry_period,
+            leader_stop_timeout=self.cfg.shutdown_timeout + 5,
+        )
+        log.info("leader election enabled", lease=f"{le.namespace}/{le.lease_name}", identity=self.elector.identity)
+        self.elector.run(self.stop_event)
+        # run() returns on stop (after releasing the lease) or on lost leadership
+        self.stop_event.set()
+
+    def run_controllers(self, stop: threading.Event) -> None:
+        """Build the enabled controllers, start the informers and run the controllers until ``stop``."""
+        from globalmanager.controllers import ControllerContext, select
+        from globalmanager.runtime.events import EventRecorder
+        from informers import SharedInformerFactory
+
+        cfg = self.cfg
+        resync = random.uniform(cfg.min_resync_period_seconds, 2 * cfg.min_resync_period_seconds)
+        factory = SharedInformerFactory(self.clientset, default_resync=resync, namespace=cfg.namespace)
+        ctx = ControllerContext(
+            clientset=self.clientset,
+            informer_factory=factory,
+            recorder=EventRecorder(self.clientset, "sedna-gm"),
+            registry=self.registry,
+            workers=cfg.workers,
+            default_workers=cfg.default_workers,
+            drain_timeout=cfg.shutdown_timeout,
+            config=cfg,
+        )
+        threads: list[threading.Thread] = []
+        try:
+            for name, factory_fn in select(cfg.controllers).items():
+                controller = factory_fn(ctx)
+                self.controllers.append(controller)
+                log.info("controller enabled", controller=name, workers=ctx.workers_for(name))
+            factory.start(stop)
+            for controller in self.controllers:
+                t = threading.Thread(
+                    target=controller.run, args=(stop,), name=f"controller-{controller.name}", daemon=True
+                )
+                t.start()
+                threads.append(t)
+            self._controllers_started.set()
+            stop.wait()
+        except Exception:
+            log.exception("controllers failed")
+            self.exit_code = EXIT_FAILURE
+            self.stop_event.set()
+        finally:
+            for t in threads:  # each controller drains within shutdownTimeoutSeconds
+                t.join(cfg.shutdown_timeout + 1)
+            factory.shutdown(timeout=5.0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console script ``sedna-gm``."""
+    try:
+        cfg, args = config_from_args(argv)
+    except ConfigError as exc:
+        print(f"sedna-gm: invalid configuration: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    if args.version:
+        print(f"sedna-gm {__version__}")
+        return EXIT_OK
+    configure_logging(cfg.log_level, cfg.log_format)
+    try:
+        gm = GlobalManager(cfg)
+    except ConfigError as exc:
+        print(f"sedna-gm: invalid configuration: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+
+    signals_seen = {"n": 0}
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        signals_seen["n"] += 1
+        if signals_seen["n"] > 1:
+            log.warning("second signal: exiting at once", signal=signal.Signals(signum).name)
+            os._exit(EXIT_FAILURE)
+        log.info("signal received: shutting down", signal=signal.Signals(signum).name)
+        gm.stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    return gm.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,253 @@
+"""sedna-gm configuration: Sedna's YAML fields plus metrics, leader election, controllers, workers and logging.
+
+``load_config(path)`` reads the YAML file over the defaults; ``apply_overrides`` lays command-line flags over it.
+Every problem raises ``ConfigError`` whose ``key`` names the offending field (``websocket.port``,
+``leaderElection.leaseDuration``, ``controllers[1]``...).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "ConfigError",
+    "GMConfig",
+    "KnowledgeBaseServerConfig",
+    "LeaderElectionConfig",
+    "LocalControllerConfig",
+    "WebsocketConfig",
+    "config_from_dict",
+    "load_config",
+    "parse_address",
+    "DEFAULT_WORKERS",
+    "LOG_LEVELS",
+    "LOG_FORMATS",
+]
+
+DEFAULT_WORKERS = 2
+LOG_LEVELS = ("debug", "info", "warning", "error")
+LOG_FORMATS = ("json", "console", "")  # "" = console on a TTY, else JSON
+
+
+class ConfigError(ValueError):
+    """A configuration problem; ``key`` is the dotted path of the field at fault ("" for the file itself)."""
+
+    def __init__(self, key: str, message: str) -> None:
+        self.key = key
+        self.message = message
+        super().__init__(f"{key}: {message}" if key else message)
+
+
+def _key(name: str) -> Any:
+    return {"key": name}
+
+
+@dataclass
+class WebsocketConfig:
+    address: str = field(default="0.0.0.0", metadata=_key("address"))
+    port: int = field(default=9000, metadata=_key("port"))
+
+
+@dataclass
+class LocalControllerConfig:
+    server: str = field(default="http://localhost:9100", metadata=_key("server"))
+
+
+@dataclass
+class KnowledgeBaseServerConfig:
+    server: str = field(default="http://localhost:9020", metadata=_key("server"))
+
+
+@dataclass
+class LeaderElectionConfig:
+    """client-go leaderelection timings (seconds); must satisfy leaseDuration > renewDeadline > 1.2·retryPeriod."""
+
+    enabled: bool = field(default=True, metadata=_key("enabled"))
+    lease_name: str = field(default="sedna-gm", metadata=_key("leaseName"))
+    namespace: str = field(default="sedna", metadata=_key("namespace"))
+    lease_duration: float = field(default=15.0, metadata=_key("leaseDuration"))
+    renew_deadline: float = field(default=10.0, metadata=_key("renewDeadline"))
+    retry_period: float = field(default=2.0, metadata=_key("retryPeriod"))
+    identity: str = field(default="", metadata=_key("identity"))  # "" → hostname_uuid
+
+
+@dataclass
+class GMConfig:
+    kube_config: str = field(default="", metadata=_key("kubeConfig"))
+    master: str = field(default="", metadata=_key("master"))
+    namespace: str = field(default="", metadata=_key("namespace"))
+    websocket: WebsocketConfig = field(default_factory=WebsocketConfig, metadata=_key("websocket"))
+    local_controller: LocalControllerConfig = field(
+        default_factory=LocalControllerConfig, metadata=_key("localController")
+    )
+    knowledge_base_server: KnowledgeBaseServerConfig = field(
+        default_factory=KnowledgeBaseServerConfig, metadata=_key("knowledgeBaseServer")
+    )
+    min_resync_period_seconds: float = field(default=30.0, metadata=_key("minResyncPeriodSeconds"))
+    metrics_address: str = field(default=":8080", metadata=_key("metricsAddress"))
+    leader_election: LeaderElectionConfig = field(default_factory=LeaderElectionConfig, metadata=_key("leaderElection"))
+    controllers: list[str] | None = field(default=None, metadata=_key("controllers"))  # None = all registered
+    workers: dict[str, int] = field(default_factory=dict, metadata=_key("workers"))  # per controller
+    default_workers: int = field(default=DEFAULT_WORKERS, metadata=_key("defaultWorkers"))
+    shutdown_timeout: float = field(default=10.0, metadata=_key("shutdownTimeoutSeconds"))
+    log_level: str = field(default="info", metadata=_key("logLevel"))
+    log_format: str = field(default="", metadata=_key("logFormat"))
+
+    def workers_for(self, controller: str) -> int:
+        return self.workers.get(controller, self.default_workers)
+
+    def validate(self, known_controllers: list[str] | None = None) -> None:
+        """Check cross-field rules; raises ``ConfigError`` naming the key."""
+        if self.kube_config and not os.path.exists(self.kube_config):
+            raise ConfigError("kubeConfig", f"file {self.kube_config!r} does not exist")
+        if not 0 < self.websocket.port < 65536:
+            raise ConfigError("websocket.port", f"must be in 1..65535, got {self.websocket.port}")
+        if self.min_resync_period_seconds <= 0:
+            raise ConfigError("minResyncPeriodSeconds", f"must be > 0, got {self.min_resync_period_seconds}")
+        try:
+            parse_address(self.metrics_address)
+        except ValueError as exc:
+            raise ConfigError("metricsAddress", str(exc)) from None
+        le = self.leader_election
+        for key, value in (
+            ("leaseDuration", le.lease_duration),
+            ("renewDeadline", le.renew_deadline),
+            ("retryPeriod", le.retry_period),
+        ):
+            if value <= 0:
+                raise ConfigError(f"leaderElection.{key}", f"must be > 0, got {value}")
+        if le.lease_duration <= le.renew_deadline:
+            raise ConfigError("leaderElection.leaseDuration", "must be greater than leaderElection.renewDeadline")
+        if le.renew_deadline <= 1.2 * le.retry_period:
+            raise ConfigError("leaderElection.renewDeadline", "must be greater than 1.2 × leaderElection.retryPeriod")
+        if le.enabled and not le.lease_name:
+            raise ConfigError("leaderElection.leaseName", "must not be empty")
+        if le.enabled and not le.namespace:
+            raise ConfigError("leaderElection.namespace", "must not be empty")
+        if self.log_level.lower() not in LOG_LEVELS:
+            raise ConfigError("logLevel", f"must be one of {', '.join(LOG_LEVELS)}, got {self.log_level!r}")
+        if self.log_format not in LOG_FORMATS:
+            raise ConfigError("logFormat", f"must be json or console, got {self.log_format!r}")
+        if self.default_workers < 1:
+            raise ConfigError("defaultWorkers", f"must be >= 1, got {self.default_workers}")
+        if self.shutdown_timeout < 0:
+            raise ConfigError("shutdownTimeoutSeconds", f"must be >= 0, got {self.shutdown_timeout}")
+        for name, count in self.workers.items():
+            if count < 1:
+                raise ConfigError(f"workers.{name}", f"must be >= 1, got {count}")
+        if known_controllers is not None:
+            known = set(known_controllers)
+            for i, name in enumerate(self.controllers or []):
+                if name not in known:
+                    raise ConfigError(
+                        f"controllers[{i}]", f"unknown controller {name!r}; known: {', '.join(sorted(known))}"
+                    )
+            for name in self.workers:
+                if name not in known:
+                    raise ConfigError(f"workers.{name}", f"unknown controller {name!r}")
+
+
+def parse_address(address: str) -> tuple[str, int]:
+    """``host:port`` (``:8080`` = all interfaces, ``[::1]:80`` for IPv6) → ``(host, port)``."""
+    if not isinstance(address, str) or ":" not in address:
+        raise ValueError(f"invalid address {address!r}: expected host:port")
+    host, _, port_text = address.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ValueError(f"invalid address {address!r}: port {port_text!r} is not a number") from None
+    if not 0 <= port < 65536:
+        raise ValueError(f"invalid address {address!r}: port out of range")
+    return host or "0.0.0.0", port
+
+
+_TYPE_NAMES = {bool: "boolean", int: "integer", float: "number", str: "string"}
+
+
+def _convert_scalar(value: Any, typ: type, key: str) -> Any:
+    if typ is bool:
+        if isinstance(value, bool):
+            return value
+    elif typ is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif typ is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif typ is str:
+        if isinstance(value, str):
+            return value
+        if value is None:
+            return ""
+    raise ConfigError(key, f"expected {_TYPE_NAMES[typ]}, got {type(value).__name__} {value!r}")
+
+
+def _fill(instance: Any, data: Any, prefix: str) -> None:
+    if not isinstance(data, dict):
+        raise ConfigError(prefix or "", f"expected a mapping, got {type(data).__name__}")
+    by_key = {f.metadata["key"]: f for f in fields(instance)}
+    for raw_key, value in data.items():
+        key = f"{prefix}.{raw_key}" if prefix else str(raw_key)
+        f = by_key.get(raw_key)
+        if f is None:
+            raise ConfigError(key, "unknown key")
+        current = getattr(instance, f.name)
+        if hasattr(current, "__dataclass_fields__"):
+            if value is not None:
+                _fill(current, value, key)
+        elif f.name == "controllers":
+            setattr(instance, f.name, _string_list(value, key))
+        elif f.name == "workers":
+            setattr(instance, f.name, _workers(value, key))
+        else:
+            typ = {"bool": bool, "int": int, "float": float, "str": str}[str(f.type)]
+            setattr(instance, f.name, _convert_scalar(value, typ, key))
+
+
+def _string_list(value: Any, key: str) -> list[str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise ConfigError(key, f"expected a list of controller names, got {type(value).__name__}")
+    for i, item in enumerate(value):
+        if not isinstance(item, str) or not item:
+            raise ConfigError(f"{key}[{i}]", f"expected a controller name, got {item!r}")
+    return list(value)
+
+
+def _workers(value: Any, key: str) -> dict[str, int]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(key, f"expected a mapping controller → worker count, got {type(value).__name__}")
+    return {str(k): _convert_scalar(v, int, f"{key}.{k}") for k, v in value.items()}
+
+
+def config_from_dict(data: dict[str, Any] | None) -> GMConfig:
+    """Build a ``GMConfig`` from parsed YAML over the defaults; unknown keys and wrong types raise ``ConfigError``."""
+    cfg = GMConfig()
+    if data is not None:
+        _fill(cfg, data, "")
+    return cfg
+
+
+def load_config(path: str | None) -> GMConfig:
+    """Read ``path`` (YAML) over the defaults; ``None`` gives the defaults."""
+    if not path:
+        return GMConfig()
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except FileNotFoundError:
+        raise ConfigError("", f"config file {path!r} does not exist") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError("", f"config file {path!r} is not valid YAML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError("", f"cannot read config file {path!r}: {exc}") from None
+    return config_from_dict(data)

@@ -1,0 +1,183 @@
+"""The ElasticDL master pod, as the ElasticDL client tool builds it, owned by its ElasticAIJob.
+
+* name ``elasticdl-<job>-master``; labels ``app=elasticdl``, ``elasticdl-job-name``, ``elasticdl-replica-type=master``,
+  ``elasticdl-replica-index=0``; ``restartPolicy: Never``; priorityClassName from ``spec.master.priority``;
+* one container running ``/bin/bash -c "set -o pipefail; python -m elasticdl.python.master.main --flag 'value' ..."``
+  with ``jobArgs`` followed by the flags derived from the structured fields (``--num_workers``, ``--worker_image``,
+  ``--worker_resource_request``, ``--num_ps_pods``...); every value is single-quoted for the shell;
+* resources from ``spec.master.resource_request``/``resource_limit`` (limits default to the requests, as the client
+  does); volumes and mounts from ``spec.master.volume``; env ``MY_POD_IP`` from the downward API;
+* annotation ``elasticdl.org/job-generation`` records the job generation the pod was built for, and the job's
+  annotations prefixed ``sandbox.sedna.io/`` are copied onto the pod (they steer the sandbox's pod simulator, e.g.
+  ``sandbox.sedna.io/run-seconds``; a real kubelet ignores them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from apis import meta
+from apis.resources import ELASTIC_AI_JOBS, lookup
+
+from .spec import ElasticAIJobSpec, VolumeSpec
+
+__all__ = [
+    "APP_LABEL",
+    "APP_NAME",
+    "GENERATION_ANNOTATION",
+    "JOB_NAME_LABEL",
+    "MASTER_ENTRYPOINT",
+    "REPLICA_INDEX_LABEL",
+    "REPLICA_TYPE_LABEL",
+    "SANDBOX_ANNOTATION_PREFIX",
+    "build_master_pod",
+    "derived_flags",
+    "master_command",
+    "master_pod_name",
+    "shell_quote",
+]
+
+APP_LABEL = "app"
+APP_NAME = "elasticdl"
+JOB_NAME_LABEL = "elasticdl-job-name"
+REPLICA_TYPE_LABEL = "elasticdl-replica-type"
+REPLICA_INDEX_LABEL = "elasticdl-replica-index"
+GENERATION_ANNOTATION = "elasticdl.org/job-generation"
+SANDBOX_ANNOTATION_PREFIX = "sandbox.sedna.io/"
+MASTER_ENTRYPOINT = "set -o pipefail; python -m elasticdl.python.master.main"
+
+JOB_GVK = lookup(ELASTIC_AI_JOBS).gvk
+
+
+def master_pod_name(job_name: str) -> str:
+    return f"elasticdl-{job_name}-master"
+
+
+def shell_quote(value: str) -> str:
+    """Always single-quote (as the ElasticDL client does), escaping embedded single quotes."""
+    return "'" + value.replace("'", "'\"'\"'") + "'"
+
+
+def derived_flags(job: Mapping[str, Any], spec: ElasticAIJobSpec) -> list[tuple[str, str]]:
+    """The master flags the controller derives from metadata and the structured replica fields."""
+    flags: list[tuple[str, str]] = [
+        ("job_name", meta.name(job)),
+        ("namespace", meta.namespace(job)),
+        ("image_name", spec.master.image),
+    ]
+    m = spec.master
+    for flag, value in (
+        ("master_resource_request", m.resource_request),
+        ("master_resource_limit", m.resource_limit or m.resource_request),
+        ("master_pod_priority", m.priority),
+    ):
+        if value:
+            flags.append((flag, value))
+    if spec.worker is not None:
+        w = spec.worker
+        if w.count is not None:
+            flags.append(("num_workers", str(w.count)))
+        flags.append(("worker_image", w.image or m.image))
+        for flag, value in (
+            ("worker_resource_request", w.resource_request),
+            ("worker_resource_limit", w.resource_limit or w.resource_request),
+            ("worker_pod_priority", w.priority),
+        ):
+            if value:
+                flags.append((flag, value))
+    if spec.ps is not None:
+        p = spec.ps
+        if p.count is not None:
+            flags.append(("num_ps_pods", str(p.count)))
+        for flag, value in (
+            ("ps_resource_request", p.resource_request),
+            ("ps_resource_limit", p.resource_limit or p.resource_request),
+            ("ps_pod_priority", p.priority),
+        ):
+            if value:
+                flags.append((flag, value))
+    volume = (spec.worker.volume if spec.worker is not None else "") or m.volume
+    if volume:
+        flags.append(("volume", volume))
+    return flags
+
+
+def master_command(job: Mapping[str, Any], spec: ElasticAIJobSpec) -> list[str]:
+    """``["/bin/bash", "-c", "set -o pipefail; python -m elasticdl.python.master.main --flag 'value' ..."]``."""
+    parts = [MASTER_ENTRYPOINT]
+    for arg in spec.job_args:
+        parts.append(f"--{arg.flag} {shell_quote(arg.value)}")
+    for flag, value in derived_flags(job, spec):
+        parts.append(f"--{flag} {shell_quote(value)}")
+    return ["/bin/bash", "-c", " ".join(parts)]
+
+
+def _volumes(pod_name: str, specs: list[VolumeSpec]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Volumes (one per distinct host path / claim, named ``<pod>-volume-<i>``) and the container's mounts."""
+    volumes: list[dict[str, Any]] = []
+    by_source: dict[tuple[str, str], str] = {}
+    mounts: list[dict[str, Any]] = []
+    for v in specs:
+        source = ("pvc", v.claim_name) if v.claim_name else ("host", v.host_path)
+        name = by_source.get(source)
+        if name is None:
+            name = f"{pod_name}-volume-{len(volumes)}"
+            by_source[source] = name
+            if v.claim_name:
+                volumes.append({"name": name, "persistentVolumeClaim": {"claimName": v.claim_name, "readOnly": False}})
+            else:
+                host_path: dict[str, Any] = {"path": v.host_path}
+                if v.type:
+                    host_path["type"] = v.type
+                volumes.append({"name": name, "hostPath": host_path})
+        mount: dict[str, Any] = {"name": name, "mountPath": v.mount_path}
+        if v.sub_path:
+            mount["subPath"] = v.sub_path
+        mounts.append(mount)
+    return volumes, mounts
+
+
+def build_master_pod(job: Mapping[str, Any], spec: ElasticAIJobSpec) -> dict[str, Any]:
+    """The master pod for ``job`` (parsed ``spec``), with a controller ownerReference to the job."""
+    job_name = meta.name(job)
+    name = master_pod_name(job_name)
+    m = spec.master
+    container: dict[str, Any] = {
+        "name": name,
+        "image": m.image,
+        "command": master_command(job, spec),
+        "env": [{"name": "MY_POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+    }
+    limits = m.limits or m.requests
+    if m.requests or limits:
+        container["resources"] = {k: v for k, v in (("requests", m.requests), ("limits", limits)) if v}
+    if m.image_pull_policy:
+        container["imagePullPolicy"] = m.image_pull_policy
+    volumes, mounts = _volumes(name, m.volumes)
+    if mounts:
+        container["volumeMounts"] = mounts
+    pod_spec: dict[str, Any] = {"restartPolicy": "Never", "containers": [container]}
+    if volumes:
+        pod_spec["volumes"] = volumes
+    if m.priority:
+        pod_spec["priorityClassName"] = m.priority
+    annotations = {k: v for k, v in meta.annotations(job).items() if k.startswith(SANDBOX_ANNOTATION_PREFIX)}
+    annotations[GENERATION_ANNOTATION] = str(meta.generation(job))
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": meta.namespace(job),
+            "labels": {
+                APP_LABEL: APP_NAME,
+                JOB_NAME_LABEL: job_name,
+                REPLICA_TYPE_LABEL: "master",
+                REPLICA_INDEX_LABEL: "0",
+            },
+            "annotations": annotations,
+            "ownerReferences": [meta.new_controller_ref(job, JOB_GVK)],
+        },
+        "spec": pod_spec,
+    }

@@ -1,0 +1,42 @@
+"""Sedna's worker labels and selectors: ``<kind>.<group>/name``, ``/uid`` and ``/worker-type``.
+
+For a JointInferenceService ``ji1`` the prefix is ``jointinferenceservice.sedna.io/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from apis import meta
+
+__all__ = ["label_prefix", "generate_labels", "generate_selector", "generate_worker_selector"]
+
+
+def label_prefix(obj: Mapping[str, Any]) -> str:
+    """``lower(Kind + "." + group + "/")`` from the object's ``kind`` and ``apiVersion``."""
+    kind = obj.get("kind") or ""
+    api_version = obj.get("apiVersion") or ""
+    if not kind:
+        raise ValueError(f"object {meta.namespace(obj)}/{meta.name(obj)} has no kind: cannot build labels")
+    group = api_version.rpartition("/")[0]
+    return f"{kind}.{group}/".lower()
+
+
+def generate_labels(obj: Mapping[str, Any], worker_type: str = "") -> dict[str, str]:
+    """The labels every worker of ``obj`` carries (name, uid and, with ``worker_type``, the lowercased type)."""
+    prefix = label_prefix(obj)
+    out = {prefix + "name": meta.name(obj), prefix + "uid": meta.uid(obj)}
+    if worker_type:
+        out[prefix + "worker-type"] = worker_type.lower()
+    return out
+
+
+def generate_selector(obj: Mapping[str, Any]) -> meta.Selector:
+    """Selects every worker of ``obj`` (name + uid)."""
+    return meta.selector_from_set(generate_labels(obj))
+
+
+def generate_worker_selector(obj: Mapping[str, Any], worker_type: str) -> meta.Selector:
+    """Selects the workers of ``obj`` of one type."""
+    return meta.selector_from_set(generate_labels(obj, worker_type))

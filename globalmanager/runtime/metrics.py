@@ -1,0 +1,51 @@
+"""Controller metrics: ``sedna_gm_controller_sync_total{controller,result}`` and
+``sedna_gm_controller_sync_duration_seconds{controller}``. One set of families per registry."""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
+
+__all__ = ["ControllerMetrics", "controller_metrics"]
+
+_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+class ControllerMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.sync_total = Counter(
+            "sedna_gm_controller_sync",
+            "Syncs per controller by result (success, requeue, error, dropped).",
+            ["controller", "result"],
+            registry=registry,
+        )
+        self.sync_duration = Histogram(
+            "sedna_gm_controller_sync_duration_seconds",
+            "Time a controller's sync(key) took.",
+            ["controller"],
+            buckets=_BUCKETS,
+            registry=registry,
+        )
+        self.workers = Counter(
+            "sedna_gm_controller_worker_restarts",
+            "Worker threads restarted after an unexpected error.",
+            ["controller"],
+            registry=registry,
+        )
+
+
+_lock = threading.Lock()
+_by_registry: weakref.WeakKeyDictionary[CollectorRegistry, ControllerMetrics] = weakref.WeakKeyDictionary()
+
+
+def controller_metrics(registry: CollectorRegistry | None = None) -> ControllerMetrics:
+    """The controller metric families registered on ``registry`` (default: the global registry)."""
+    registry = REGISTRY if registry is None else registry
+    with _lock:
+        found = _by_registry.get(registry)
+        if found is None:
+            found = ControllerMetrics(registry)
+            _by_registry[registry] = found
+        return found

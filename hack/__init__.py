@@ -1,0 +1,1 @@
+"""Developer scripts (CRD generation, local up, benchmarks); run as ``python -m hack.<name>``."""

@@ -1,0 +1,106 @@
+"""The ElasticAIJob controller in-process against the sandbox API server over HTTP, with the pod simulator."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from apis import errors, meta
+from apis.clientset import Clientset
+from globalmanager.controllers.elasticdl.controller import ElasticAIJobController
+from globalmanager.runtime.events import EventRecorder
+from informers import SharedInformerFactory
+
+CRDS = str(Path(__file__).resolve().parents[2] / "charts" / "sedna" / "crds")
+pytestmark = [pytest.mark.integration, pytest.mark.sandbox(crd_dirs=[CRDS])]
+
+
+def wait_for(what: str, fn: Callable[[], Any], timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = fn()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def job(name: str, annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "elasticdl.org/v1alpha1",
+        "kind": "ElasticAIJob",
+        "metadata": {"name": name, "namespace": "default", "annotations": annotations or {}},
+        "spec": {"jobArgs": ["--model_zoo /model_zoo"], "master": {"image": "elasticdl:ci"}, "worker": {"count": 1}},
+    }
+
+
+@pytest.fixture
+def running_controller(sandbox):
+    cs = Clientset.from_kubeconfig(sandbox.kubeconfig)
+    factory = SharedInformerFactory(cs)
+    controller = ElasticAIJobController(cs, factory, 2, recorder=EventRecorder(cs, "sedna-gm"), registry=CollectorRegistry())
+    stop = threading.Event()
+    factory.start(stop)
+    thread = threading.Thread(target=controller.run, args=(stop,))
+    thread.start()
+    yield cs
+    stop.set()
+    thread.join(15)
+    factory.shutdown(timeout=5)
+    cs.close()
+    assert not thread.is_alive()
+
+
+def phase(cs, name: str) -> str:
+    return (cs.elasticdl_v1alpha1().elastic_ai_jobs("default").get(name).get("status") or {}).get("phase") or ""
+
+
+def test_job_runs_to_succeeded(running_controller):
+    cs = running_controller
+    jobs = cs.elasticdl_v1alpha1().elastic_ai_jobs("default")
+    jobs.create(job("mnist", {"sandbox.sedna.io/run-seconds": "1"}))
+    wait_for("Succeeded", lambda: phase(cs, "mnist") == "Succeeded")
+    status = jobs.get("mnist")["status"]
+    types = {c["type"]: c["status"] for c in status["conditions"]}
+    assert types == {"Created": "True", "Running": "False", "Succeeded": "True"}
+    assert status["startTime"] and status["completionTime"]
+    assert status["replicaStatuses"]["master"] == {"active": 0, "succeeded": 1, "failed": 0}
+    reasons = {e["reason"] for e in cs.core_v1().events("default").list()["items"]}
+    assert {"SuccessfulCreate", "Succeeded"} <= reasons
+
+
+def test_master_deleted_by_hand_is_recreated_and_job_deletion_leaves_nothing(running_controller):
+    cs = running_controller
+    pods = cs.core_v1().pods("default")
+    jobs = cs.elasticdl_v1alpha1().elastic_ai_jobs("default")
+    jobs.create(job("longrun"))  # the simulated master runs until deleted
+    wait_for("Running", lambda: phase(cs, "longrun") == "Running")
+    first_uid = meta.uid(pods.get("elasticdl-longrun-master"))
+    pods.delete("elasticdl-longrun-master")
+
+    def recreated() -> bool:
+        try:
+            return meta.uid(pods.get("elasticdl-longrun-master")) != first_uid
+        except errors.NotFoundError:
+            return False
+
+    wait_for("the master to be recreated", recreated)
+    wait_for("Running again", lambda: phase(cs, "longrun") == "Running")
+    jobs.delete("longrun")
+
+    def gone() -> bool:
+        try:
+            pods.get("elasticdl-longrun-master")
+            return False
+        except errors.NotFoundError:
+            return True
+
+    wait_for("the master to be garbage-collected", gone)
+    time.sleep(0.5)  # a late delete event must not bring it back
+    assert gone()

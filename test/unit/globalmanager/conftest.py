@@ -1,0 +1,133 @@
+"""Fixtures for the sedna-gm unit tests: an ElasticAIJob controller over a FakeClientset whose informer caches
+are filled by hand (as Go unit tests do with ``informer.GetIndexer().Add``), so nothing runs in the background."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from apis import meta
+from apis.fake import FakeClientset
+from globalmanager.controllers.elasticdl.controller import ElasticAIJobController
+from globalmanager.runtime.events import EventRecorder
+from informers import SharedInformerFactory
+
+NS = "default"
+
+
+def job_dict(name: str = "mnist", **spec_overrides: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "jobArgs": ["--model_zoo /model_zoo", "--minibatch_size 64"],
+        "master": {"image": "elasticdl:ci", "resource_request": "cpu=1,memory=1024Mi"},
+        "worker": {"count": 2, "resource_request": "cpu=1,memory=1024Mi"},
+        "ps": {"count": 1},
+    }
+    spec.update(spec_overrides)
+    return {
+        "apiVersion": "elasticdl.org/v1alpha1",
+        "kind": "ElasticAIJob",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": spec,
+    }
+
+
+class FakeTimer:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
+
+
+class Harness:
+    """A controller whose caches mirror the fake clientset only when ``refresh()`` is called."""
+
+    def __init__(self, *objects: dict[str, Any]) -> None:
+        self.cs = FakeClientset(*objects)
+        self.factory = SharedInformerFactory(self.cs)
+        self.timer = FakeTimer()
+        self.registry = CollectorRegistry()
+        self.controller = ElasticAIJobController(
+            self.cs,
+            self.factory,
+            1,
+            recorder=EventRecorder(self.cs, "sedna-gm"),
+            registry=self.registry,
+            recreation_timer=self.timer,
+            now=lambda: "2026-01-02T03:04:05Z",
+        )
+
+    @property
+    def jobs(self) -> Any:
+        return self.cs.elasticdl_v1alpha1().elastic_ai_jobs(NS)
+
+    @property
+    def pods(self) -> Any:
+        return self.cs.core_v1().pods(NS)
+
+    def refresh(self) -> None:
+        """Make the controller's caches equal to the fake API server's state."""
+        for informer, items in (
+            (self.controller.job_informer.informer(), self.jobs.list()["items"]),
+            (self.controller.pod_informer.informer(), self.pods.list()["items"]),
+        ):
+            for item in items:
+                item.setdefault("apiVersion", "v1" if informer is self.controller.pod_informer.informer() else "elasticdl.org/v1alpha1")
+            informer.get_indexer().replace(items, "")
+
+    def job(self, name: str = "mnist") -> dict[str, Any]:
+        return self.jobs.get(name)
+
+    def pod_names(self) -> list[str]:
+        return sorted(meta.name(p) for p in self.pods.list()["items"])
+
+    def events(self) -> list[dict[str, Any]]:
+        return self.cs.core_v1().events(NS).list()["items"]
+
+    def set_pod_phase(self, name: str, phase: str, **status: Any) -> dict[str, Any]:
+        pod = self.pods.get(name)
+        pod["status"] = {"phase": phase, **status}
+        return self.pods.update_status(pod)
+
+    def creates(self, resource: str = "pods") -> list[Any]:
+        return [a for a in self.cs.actions() if a.verb == "create" and a.resource == resource]
+
+
+def replica_pod(job: dict[str, Any], role: str, index: int, phase: str = "Running") -> dict[str, Any]:
+    """A worker/ps pod as the ElasticDL master launches it (owned by the master pod, labelled with the job)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"elasticdl-{meta.name(job)}-{role}-{index}",
+            "namespace": NS,
+            "labels": {
+                "app": "elasticdl",
+                "elasticdl-job-name": meta.name(job),
+                "elasticdl-replica-type": role,
+                "elasticdl-replica-index": str(index),
+            },
+        },
+        "spec": {"containers": [{"name": "main", "image": "elasticdl:ci"}]},
+        "status": {"phase": phase},
+    }
+
+
+@pytest.fixture
+def make_harness() -> Any:
+    return Harness
+
+
+@pytest.fixture
+def new_job() -> Any:
+    return job_dict
+
+
+@pytest.fixture
+def new_replica_pod() -> Any:
+    return replica_pod
