@@ -426,10 +426,10 @@ class SandboxRequestHandler(WatchStreamMixin, BaseHTTPRequestHandler):
                 raise BadRequestError("an apply patch must be a YAML or JSON object")
             if not _last(query, "fieldManager"):
                 raise BadRequestError("PATCH with application/apply-patch+yaml requires the fieldManager query parameter")
-        patched = self.sandbox.tracker.patch(
+        outcome = self.sandbox.tracker.patch_with_outcome(
             req.gvr, req.namespace, req.name, patch, patch_type, subresource=req.subresource
         )
-        self._respond_object(200, req, patched)
+        self._respond_object(201 if outcome.created else 200, req, outcome.object)
 
     def _delete_options(self, query: dict[str, list[str]], body: bytes) -> tuple[str | None, dict[str, Any] | None]:
         options: dict[str, Any] = {}

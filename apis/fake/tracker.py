@@ -12,11 +12,14 @@ Guarantees (see also ``tracker_gc`` and ``tracker_watch``):
   writing a CustomResourceDefinition registers what it serves.
 - Stored objects are never mutated after they are stored, and every object handed out is a copy.
 
+- A list or watch at a resourceVersion newer than the current one waits up to ``too_large_rv_wait`` seconds for
+  it, then fails as kube-apiserver's watch cache does: 504 Timeout "Too large resource version" with the cause
+  ``ResourceVersionTooLarge`` (raised by ``list``; one ERROR event, then the end, for ``watch``).
+
 Simplifications, on purpose: "apply" patches are a strategic merge of the applied configuration for built-in kinds
-and a JSON merge for custom resources (no field managers, no conflicts), and create the object when it is missing;
-strategic merge patches on custom resources are refused with 415 as kube-apiserver does; a watch from a
-resourceVersion newer than the current one waits for it instead of answering "Too large resource version";
-namespaces are not required to exist and deleting one does not empty it.
+and a JSON merge for custom resources (no field managers, no conflicts), and create the object when it is missing
+(``patch_with_outcome`` tells whether it did); strategic merge patches on custom resources are refused with 415 as
+kube-apiserver does; namespaces are not required to exist and deleting one does not empty it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import string
 import threading
 import uuid
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 from .. import meta
@@ -48,7 +52,7 @@ from .tracker_list import ListMixin, parse_rv
 from .tracker_registry import BUILTIN_GROUPS, NOT_SERVED, ResourceRegistryMixin
 from .tracker_watch import HistoryEvent, ObjectFilter, TrackerWatch
 
-__all__ = ["ObjectTracker", "TrackerWatch", "BUILTIN_GROUPS"]
+__all__ = ["ObjectTracker", "TrackerWatch", "PatchOutcome", "BUILTIN_GROUPS"]
 
 CRDS = res.CUSTOM_RESOURCE_DEFINITIONS
 _MODIFIED_WHY = "the object has been modified; please apply your changes to the latest version and try again"
@@ -69,6 +73,14 @@ def _without_rv(obj: dict[str, Any]) -> dict[str, Any]:
     return {**obj, "metadata": md}
 
 
+@dataclass(frozen=True)
+class PatchOutcome:
+    """What a patch did: the resulting object, and whether an apply patch created it (HTTP 201)."""
+
+    object: dict[str, Any]
+    created: bool
+
+
 class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
     """Thread-safe store of API objects with API-server semantics; see the module doc for the guarantees."""
 
@@ -76,6 +88,7 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
         if watch_history < 1 or watch_buffer < 1:
             raise ValueError("watch_history and watch_buffer must be at least 1")
         self._lock = threading.RLock()
+        self._rv_advanced = threading.Condition(self._lock)  # notified on every commit
         self._rv = 0
         self._objects: dict[GroupVersionResource, dict[tuple[str, str], dict[str, Any]]] = {}
         self._uids: dict[str, ObjectKey] = {}
@@ -90,6 +103,7 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
         self._gc_running = False
         self.watch_buffer = watch_buffer
         self.bookmark_interval = 1.0  # seconds of idleness before a watcher that asked for bookmarks gets one
+        self.too_large_rv_wait = 3.0  # seconds a list/watch waits for a future resourceVersion before failing (504)
 
     # -- resources ------------------------------------------------------------------------------------------------
     # -- helpers --------------------------------------------------------------------------------------------------
@@ -177,6 +191,7 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
         self._history.append(event)
         if self._watchers:
             self._watchers = [w for w in self._watchers if w.offer(event)]
+        self._rv_advanced.notify_all()
         return new
 
     # -- create / get / list --------------------------------------------------------------------------------------
@@ -194,7 +209,9 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
 
     def create(self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
         with self._lock:
-            stored = self._create_locked(self.resource_info(gvr), obj, namespace, keep_identity=False)
+            info = self.resource_info(gvr)
+            stored = self._create_locked(info, obj, namespace, keep_identity=False)
+            self._collect_if_dangling(info, stored)
         return meta.deep_copy(stored)
 
     def _create_locked(self, info: ResourceInfo, obj: dict[str, Any], namespace: str, keep_identity: bool) -> dict[str, Any]:
@@ -319,7 +336,7 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
         stored = self._commit(info, result, old, MODIFIED)
         if gvr == CRDS:
             self._register_crd_locked(stored)
-        self._after_update(stored, old)
+        self._after_update(info, stored, old)
         return stored
 
     def patch(
@@ -333,6 +350,18 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
     ) -> dict[str, Any]:
         """Apply a merge/json/strategic patch, or an apply (strategic merge of the applied configuration for
         built-in kinds, JSON merge for custom resources; creates the object when missing)."""
+        return self.patch_with_outcome(gvr, namespace, name, body, patch_type, subresource).object
+
+    def patch_with_outcome(
+        self,
+        gvr: GroupVersionResource,
+        namespace: str,
+        name: str,
+        body: Any,
+        patch_type: str = "merge",
+        subresource: str | None = None,
+    ) -> PatchOutcome:
+        """``patch``, also telling whether an apply patch created the object (an API server answers 201 then)."""
         if patch_type not in ("merge", "json", "strategic", "apply"):
             raise ApiError(415, "UnsupportedMediaType", f"unsupported patch type {patch_type!r}: expected merge, json, strategic or apply")
         doc = decode_patch(body, patch_type)
@@ -347,7 +376,9 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
                     raise BadRequestError(f"the name of the object ({meta.name(doc)}) does not match the name on the URL ({name})")
                 if current is None and subresource is None:
                     doc.setdefault("metadata", {})["name"] = name
-                    return meta.deep_copy(self._create_locked(info, doc, ns, keep_identity=False))
+                    created = self._create_locked(info, doc, ns, keep_identity=False)
+                    self._collect_if_dangling(info, created)
+                    return PatchOutcome(meta.deep_copy(created), True)
             if current is None:
                 raise new_not_found(gvr.resource, name, gvr.group)
             if patch_type == "merge" or (patch_type == "apply" and self.is_custom(info)):
@@ -372,7 +403,7 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
             if not isinstance(new_md, dict) or new_md.get("name") != name:
                 raise BadRequestError(f"the name of the patched object must stay {name!r}")
             stored = self._update_locked(info, new, ns, subresource)
-        return meta.deep_copy(stored)
+        return PatchOutcome(meta.deep_copy(stored), False)
 
     # -- delete ---------------------------------------------------------------------------------------------------
     def delete(
@@ -420,7 +451,8 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
     # -- watch ----------------------------------------------------------------------------------------------------
     def watch(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> TrackerWatch:
         """A watch per the API server's rules: initial events for RV ""/"0", replay after an exact RV, one 410
-        ERROR event when that RV is older than the retained history, bookmarks when asked."""
+        ERROR event when that RV is older than the retained history, one 504 "Too large resource version" ERROR
+        event when a future RV does not appear within ``too_large_rv_wait`` seconds, bookmarks when asked."""
         options = options or ListOptions()
         info = self.resource_info(gvr)
         flt = ObjectFilter(info, namespace, options.label_selector, options.field_selector)
@@ -438,10 +470,13 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
                 if rv < self._compacted_rv:
                     w.fail(self._expired(rv).to_status())
                     return w
-                for event in self._history:
-                    if event.rv > rv and not w.offer(event):
-                        break
-                w.set_progress(min(rv, self._rv))
+                if rv > self._rv:
+                    w.await_resource_version(rv, self._rv, self.too_large_rv_wait)
+                else:
+                    for event in self._history:
+                        if event.rv > rv and not w.offer(event):
+                            break
+                    w.set_progress(rv)
             self._watchers = [x for x in self._watchers if not x.finished]
             self._watchers.append(w)
         return w

@@ -8,7 +8,11 @@ the tracker's lock, the way kube-controller-manager's garbage collector would ev
 - Foreground: the owner is marked with the ``foregroundDeletion`` finalizer, its dependents are deleted
   (foreground, recursively) and the owner is removed once no dependent with ``blockOwnerDeletion`` remains.
 - Orphan: the dependents lose their reference to the owner, then the owner is deleted.
-- Objects whose owners are absent (dangling references) are collected after any deletion.
+- Objects whose owners are absent (dangling references) are collected after any deletion, and right after a
+  create or an update that gives them such references (they get their ADDED/MODIFIED, then DELETED events): an
+  object is deleted when every owner is absent, and loses only the dangling references when some owner exists.
+  An owner is present only under the referenced uid (a same-name object with another uid counts as absent).
+  Seeding with ``add`` does not collect (owners may be seeded later).
 """
 
 from __future__ import annotations
@@ -87,12 +91,34 @@ class GarbageCollectorMixin:
         self._collect_garbage()
         return committed
 
-    def _after_update(self, new: dict[str, Any], old: dict[str, Any]) -> None:
-        """An owner waiting in foreground deletion may be done when a dependent dropped its reference."""
+    def _after_update(self, info: ResourceInfo, new: dict[str, Any], old: dict[str, Any]) -> None:
+        """An owner waiting in foreground deletion may be done when a dependent dropped its reference; new
+        references to absent owners are collected as after a create."""
         kept = {r.get("uid") for r in meta.owner_references(new)}
+        old_uids = set()
         for ref in meta.owner_references(old):
+            old_uids.add(ref.get("uid"))
             if ref.get("uid") not in kept:
                 self._finish_foreground(ref.get("uid", ""))
+        if kept - old_uids:
+            self._collect_if_dangling(info, new)
+
+    def _collect_if_dangling(self, info: ResourceInfo, obj: dict[str, Any]) -> bool:
+        """Apply the garbage collector's rule to one object with owner references: delete it when all of its
+        owners are absent, drop the dangling references when only some are. True when something was written."""
+        refs = meta.owner_references(obj)
+        if not refs or meta.deletion_timestamp(obj):
+            return False
+        alive = [r for r in refs if r.get("uid") in self._uids]
+        if len(alive) == len(refs):
+            return False
+        if alive:
+            new = meta.deep_copy(obj)
+            new["metadata"]["ownerReferences"] = alive
+            self._commit(info, new, obj, MODIFIED)
+        else:
+            self._delete_locked(info, obj, "Background")
+        return True
 
     def _finish_foreground(self, owner_uid: str) -> None:
         found = self._by_uid(owner_uid)
@@ -143,16 +169,7 @@ class GarbageCollectorMixin:
                 for owner_uid in [u for u in self._dependents if u not in self._uids]:
                     for key in sorted(self._dependents.get(owner_uid, ()), key=lambda k: (str(k[0]), k[1], k[2])):
                         dependent = self._stored(*key)
-                        if dependent is None or meta.deletion_timestamp(dependent):
-                            continue
-                        info = self.resource_info(key[0])
-                        alive = [r for r in meta.owner_references(dependent) if r.get("uid") in self._uids]
-                        if alive:
-                            new = meta.deep_copy(dependent)
-                            new["metadata"]["ownerReferences"] = alive
-                            self._commit(info, new, dependent, MODIFIED)
-                        else:
-                            self._delete_locked(info, dependent, "Background")
-                        progress = True
+                        if dependent is not None and self._collect_if_dangling(self.resource_info(key[0]), dependent):
+                            progress = True
         finally:
             self._gc_running = False

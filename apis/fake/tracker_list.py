@@ -1,6 +1,8 @@
 """List semantics of ``ObjectTracker``: selectors, ``resourceVersion``/``resourceVersionMatch``, and pagination
 whose continue token pins the list's resourceVersion (later pages are served from the same snapshot, rebuilt from
-the watch history; once that RV has left the history the token is expired → 410)."""
+the watch history; once that RV has left the history the token is expired → 410). A list at a resourceVersion
+the tracker has not reached waits up to ``too_large_rv_wait`` seconds for it, then raises the 504 "Too large
+resource version" error."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from .. import meta
 from ..errors import BadRequestError, GoneError
 from ..resources import GroupVersionResource
 from ..watch import ADDED, ListOptions
-from .tracker_watch import HistoryEvent, ObjectFilter
+from .tracker_watch import HistoryEvent, ObjectFilter, too_large_resource_version
 
 __all__ = ["ListMixin", "parse_rv"]
 
@@ -53,7 +55,9 @@ class ListMixin:
     """``list`` of ``ObjectTracker``."""
 
     _lock: threading.RLock
+    _rv_advanced: threading.Condition
     _rv: int
+    too_large_rv_wait: float
     _compacted_rv: int
     _history: deque[HistoryEvent]
     _objects: dict[GroupVersionResource, dict[tuple[str, str], dict[str, Any]]]
@@ -73,6 +77,11 @@ class ListMixin:
             elif event.prev is not None:
                 objects[key] = event.prev
         return objects
+
+    def _wait_for_resource_version(self, rv: int) -> None:
+        """With the lock held: wait (releasing it) until the tracker reaches ``rv``; 504 when it does not in time."""
+        if rv > self._rv and not self._rv_advanced.wait_for(lambda: self._rv >= rv, timeout=self.too_large_rv_wait):
+            raise too_large_resource_version(rv, self._rv)
 
     def _expired(self, rv: int) -> GoneError:
         return GoneError(410, "Expired", f"too old resource version: {rv} ({self._compacted_rv})")
@@ -96,12 +105,13 @@ class ListMixin:
                 objects = self._snapshot(gvr, list_rv)
             elif options.resource_version_match == "Exact" and options.resource_version:
                 list_rv = parse_rv(options.resource_version)
+                self._wait_for_resource_version(list_rv)
                 if list_rv < self._compacted_rv:
                     raise self._expired(list_rv)
                 objects = self._snapshot(gvr, list_rv)
             else:
                 if options.resource_version not in (None, ""):
-                    parse_rv(options.resource_version)
+                    self._wait_for_resource_version(parse_rv(options.resource_version))
                 list_rv, objects = self._rv, self._objects.get(gvr, {})
             keys = sorted(k for k, o in objects.items() if (start is None or k > start) and flt.matches(o))
             page = keys[:limit] if limit else keys

@@ -5,6 +5,8 @@ is filtered (namespace, label and field selectors, with the ADDED/DELETED transi
 when an object starts or stops matching) and queued. A watcher with ``buffer`` undelivered events is closed, as
 the API server closes a slow watcher; its reader still gets what was buffered, then the stream ends.
 The object of each delivered event is copied in the reader's thread, so the store's objects are never shared.
+A watch from a resourceVersion the tracker has not reached yet delivers nothing up to that version, and ends with
+one "Too large resource version" ERROR event when the version does not appear in time.
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ from typing import Any
 import structlog
 
 from .. import meta
-from ..errors import BadRequestError
+from ..errors import CAUSE_RESOURCE_VERSION_TOO_LARGE, BadRequestError, TimeoutError
 from ..resources import GroupVersionResource, ResourceInfo
 from ..watch import ADDED, BOOKMARK, DELETED, ERROR, INITIAL_EVENTS_END_ANNOTATION, MODIFIED, WatchEvent
 
-__all__ = ["HistoryEvent", "ObjectFilter", "TrackerWatch", "supported_field_labels"]
+__all__ = ["HistoryEvent", "ObjectFilter", "TrackerWatch", "supported_field_labels", "too_large_resource_version"]
 
 log = structlog.get_logger()
 
@@ -62,6 +64,19 @@ _EXTRA_FIELDS: dict[tuple[str, str], frozenset[str]] = {
     ("", "replicationcontrollers"): frozenset({"status.replicas"}),
     ("apps", "replicasets"): frozenset({"status.replicas"}),
 }
+
+
+def too_large_resource_version(requested: int, current: int) -> TimeoutError:
+    """The error kube-apiserver's watch cache answers when it has not reached ``requested`` in time (504)."""
+    return TimeoutError(
+        504,
+        "Timeout",
+        f"Timeout: Too large resource version: {requested}, current: {current}",
+        details={
+            "causes": [{"type": CAUSE_RESOURCE_VERSION_TOO_LARGE, "message": "Too large resource version"}],
+            "retryAfterSeconds": 1,
+        },
+    )
 
 
 def supported_field_labels(gvr: GroupVersionResource) -> frozenset[str]:
@@ -127,6 +142,8 @@ class TrackerWatch:
         self._closed = False  # no more events will be queued; the reader drains then ends
         self._last_activity = time.monotonic()
         self._deadline = time.monotonic() + timeout_seconds if timeout_seconds else None
+        self._awaited_rv: int | None = None  # a future RV asked for: nothing is delivered up to it
+        self._awaited_deadline = 0.0
 
     # -- writer side (called with the tracker lock held; never blocks on the reader) ---------------------------------
     def offer(self, event: HistoryEvent) -> bool:
@@ -136,6 +153,12 @@ class TrackerWatch:
             if self._stopped or self._closed:
                 return False
             self._progress_rv = event.rv
+            if self._awaited_rv is not None:
+                if event.rv <= self._awaited_rv:
+                    if event.rv == self._awaited_rv:
+                        self._awaited_rv = None  # caught up: deliver what comes after
+                    return True
+                self._awaited_rv = None
             if converted is None:
                 return True
             if len(self._queue) >= self._buffer:
@@ -174,6 +197,15 @@ class TrackerWatch:
             if end_bookmark:
                 self._queue.append((BOOKMARK, self._bookmark_object(rv, initial_end=True), None))
             self._progress_rv = rv
+            self._cond.notify_all()
+
+    def await_resource_version(self, rv: int, current: int, wait: float) -> None:
+        """Deliver only events after ``rv`` (newer than ``current``, the tracker's RV); when ``rv`` has not been
+        reached ``wait`` seconds from now, deliver one "Too large resource version" ERROR event and end."""
+        with self._cond:
+            self._awaited_rv = rv
+            self._awaited_deadline = time.monotonic() + max(0.0, wait)
+            self._progress_rv = current
             self._cond.notify_all()
 
     def set_progress(self, rv: int) -> None:
@@ -216,7 +248,15 @@ class TrackerWatch:
                     self._stopped = True
                     raise StopIteration
                 waits = []
-                if self._bookmark_interval is not None:
+                if self._awaited_rv is not None:
+                    if now >= self._awaited_deadline:
+                        status = too_large_resource_version(self._awaited_rv, self._progress_rv).to_status()
+                        self._awaited_rv = None
+                        self._queue.append((ERROR, status, None))
+                        self._closed = True
+                        continue
+                    waits.append(self._awaited_deadline - now)
+                elif self._bookmark_interval is not None:
                     due = self._last_activity + self._bookmark_interval
                     if now >= due and self._progress_rv:
                         self._last_activity = now
