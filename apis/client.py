@@ -13,7 +13,7 @@ from . import resources as r
 from .resources import GroupVersionResource, ResourceInfo
 from .watch import ListOptions, Watch
 
-__all__ = ["ResourceClient", "ClientsetBase", "PATCH_TYPES", "PATCH_CONTENT_TYPES"]
+__all__ = ["ResourceClient", "ClientsetBase", "PATCH_TYPES", "PATCH_CONTENT_TYPES", "PROPAGATION_POLICIES"]
 
 PATCH_CONTENT_TYPES = {
     "merge": "application/merge-patch+json",
@@ -22,6 +22,7 @@ PATCH_CONTENT_TYPES = {
     "apply": "application/apply-patch+yaml",
 }
 PATCH_TYPES = tuple(PATCH_CONTENT_TYPES)
+PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
 
 
 class ResourceClient(ABC):
@@ -68,6 +69,13 @@ class ResourceClient(ABC):
         if patch_type not in PATCH_CONTENT_TYPES:
             raise ValueError(f"unknown patch_type {patch_type!r}: expected one of {', '.join(PATCH_TYPES)}")
 
+    @staticmethod
+    def _check_propagation_policy(propagation_policy: str | None) -> None:
+        if propagation_policy is not None and propagation_policy not in PROPAGATION_POLICIES:
+            raise ValueError(
+                f"invalid propagation_policy {propagation_policy!r}: expected one of {', '.join(PROPAGATION_POLICIES)}"
+            )
+
     # -- verbs -----------------------------------------------------------------------------------------------------
     @abstractmethod
     def get(self, name: str) -> dict[str, Any]: ...
@@ -90,16 +98,34 @@ class ResourceClient(ABC):
 
     @abstractmethod
     def patch(
-        self, name: str, body: Any, patch_type: str = "merge", subresource: str | None = None
-    ) -> dict[str, Any]: ...
+        self,
+        name: str,
+        body: Any,
+        patch_type: str = "merge",
+        subresource: str | None = None,
+        *,
+        field_manager: str | None = None,
+        force: bool = False,
+    ) -> dict[str, Any]:
+        """Patch ``name`` with a ``patch_type`` body; ``field_manager`` and ``force`` (apply only) as the API's
+        query parameters."""
 
     @abstractmethod
     def delete(
-        self, name: str, propagation_policy: str | None = None, preconditions: dict[str, Any] | None = None
-    ) -> dict[str, Any]: ...
+        self,
+        name: str,
+        propagation_policy: str | None = None,
+        preconditions: dict[str, Any] | None = None,
+        *,
+        grace_period_seconds: int | None = None,
+    ) -> dict[str, Any]:
+        """Delete one object; returns the object while finalizers run, else a Status."""
 
     @abstractmethod
-    def delete_collection(self, options: ListOptions | None = None, **kwargs: Any) -> None: ...
+    def delete_collection(
+        self, options: ListOptions | None = None, propagation_policy: str | None = None, **kwargs: Any
+    ) -> None:
+        """Delete every object the list with ``options`` (or keyword list options) selects."""
 
 
 class _Group:

@@ -18,7 +18,7 @@ import orjson
 import structlog
 
 from . import meta
-from .client import PATCH_CONTENT_TYPES, ClientsetBase, ResourceClient
+from .client import PATCH_CONTENT_TYPES, PROPAGATION_POLICIES, ClientsetBase, ResourceClient  # noqa: F401 (re-export)
 from .http_transport import (
     DEFAULT_USER_AGENT,
     ApiConnectionError,
@@ -56,7 +56,6 @@ DEFAULT_FIELD_MANAGER = "sedna-controlplane"
 DEFAULT_WATCH_IDLE_TIMEOUT = 300.0
 # With timeoutSeconds the server closes the watch itself; the client gives it this much extra time.
 WATCH_TIMEOUT_MARGIN = 30.0
-PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
 
 
 class ConfigError(Exception):
@@ -218,10 +217,7 @@ def _delete_options(
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
     if propagation_policy is not None:
-        if propagation_policy not in PROPAGATION_POLICIES:
-            raise ValueError(
-                f"invalid propagation_policy {propagation_policy!r}: expected one of {', '.join(PROPAGATION_POLICIES)}"
-            )
+        ResourceClient._check_propagation_policy(propagation_policy)
         body["propagationPolicy"] = propagation_policy
     if preconditions:
         unknown = set(preconditions) - {"uid", "resourceVersion"}

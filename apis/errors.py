@@ -1,7 +1,12 @@
 """Kubernetes API errors as exceptions, built from a ``Status`` body or an HTTP status code.
 
 Every error has ``.status`` (HTTP code), ``.reason`` (the Status reason) and ``.message``; ``str()`` reads like
-kubectl (``pods "x" not found``).
+kubectl (``pods "x" not found``). ``.retry_after`` is the delay in seconds the server asked for (a ``Retry-After``
+header or ``details.retryAfterSeconds``), else None.
+
+The ``is_*`` predicates follow apimachinery's: the reason decides; the HTTP code counts only when the reason is
+empty or not one apimachinery knows (so a 409 ``AlreadyExists`` is not ``is_conflict``, a 400 ``Invalid`` is not
+``is_bad_request``). ``is_too_many_requests`` alone also accepts code 429 whatever the reason, as in Go.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ __all__ = [
     "ServiceUnavailableError",
     "from_status",
     "from_http",
+    "parse_retry_after",
     "new_not_found",
     "new_already_exists",
     "new_conflict",
@@ -34,6 +40,12 @@ __all__ = [
     "is_conflict",
     "is_resource_expired",
     "is_gone",
+    "is_expired_or_gone",
+    "is_service_unavailable",
+    "is_unauthorized",
+    "is_timeout",
+    "reason_for_error",
+    "KNOWN_REASONS",
     "is_too_many_requests",
     "is_internal_error",
     "is_invalid",
@@ -67,6 +79,12 @@ class ApiError(Exception):
         self.reason: str = reason or ""
         self.message: str = message or ""
         self.details: dict[str, Any] = details or {}
+
+    @property
+    def retry_after(self) -> int | None:
+        """Seconds the server asked the client to wait before retrying (``details.retryAfterSeconds``), or None."""
+        value = self.details.get("retryAfterSeconds")
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
     def __str__(self) -> str:
         return self.message or f"{self.status} {self.reason}"
@@ -118,7 +136,10 @@ class ConflictError(ApiError):
     default_status, default_reason = 409, "Conflict"
 
 
-class AlreadyExistsError(ConflictError):
+class AlreadyExistsError(ApiError):
+    """409 AlreadyExists. Not a ``ConflictError``: a create that lost to another creator is not an update conflict
+    (apimachinery's ``IsConflict`` is false for it too)."""
+
     default_status, default_reason = 409, "AlreadyExists"
 
 
@@ -180,23 +201,40 @@ _BY_CODE: dict[int, type[ApiError]] = {
     504: TimeoutError,
 }
 
+# The reason apimachinery's NewGenericServerResponse gives a bare HTTP answer: none for 410 (then is_gone holds,
+# is_resource_expired does not), Conflict for 409.
 _REASON_BY_CODE = {code: cls.default_reason for code, cls in _BY_CODE.items()}
 _REASON_BY_CODE[409] = "Conflict"
+_REASON_BY_CODE[410] = ""
+
+# apimachinery's knownReasons: for these the reason alone decides a predicate.
+KNOWN_REASONS = frozenset({
+    "Unauthorized", "Forbidden", "NotFound", "AlreadyExists", "Conflict", "Gone", "Invalid", "ServerTimeout",
+    "StoreReadError", "Timeout", "TooManyRequests", "BadRequest", "MethodNotAllowed", "NotAcceptable",
+    "RequestEntityTooLarge", "UnsupportedMediaType", "InternalError", "Expired", "ServiceUnavailable",
+})
 
 
-def from_status(status: dict[str, Any], code: int | None = None) -> ApiError:
-    """Build the matching error from a Kubernetes ``Status`` body (as in an ERROR watch event or a failed request)."""
+def from_status(status: dict[str, Any], code: int | None = None, retry_after: int | None = None) -> ApiError:
+    """Build the matching error from a Kubernetes ``Status`` body (as in an ERROR watch event or a failed request).
+
+    ``retry_after`` (seconds, from a ``Retry-After`` header) fills ``details.retryAfterSeconds`` when the body has
+    none."""
     if not isinstance(status, dict):
         return InternalError(500, "InternalError", f"unexpected error object: {status!r}")
     http = int(status.get("code") or code or 500)
     reason = status.get("reason") or _REASON_BY_CODE.get(http, "")
     cls = _BY_REASON.get(reason) or _BY_CODE.get(http) or ApiError
     message = status.get("message") or f"{http} {reason}".strip()
-    return cls(http, reason, message, details=status.get("details") or None)
+    details = status.get("details") if isinstance(status.get("details"), dict) else None
+    if retry_after and not (details or {}).get("retryAfterSeconds"):
+        details = {**(details or {}), "retryAfterSeconds": retry_after}
+    return cls(http, reason, message, details=details or None)
 
 
-def from_http(code: int, body: bytes | str | dict[str, Any] | None = None) -> ApiError:
-    """Build an error from an HTTP answer: a Status body when there is one, else the code alone."""
+def from_http(code: int, body: bytes | str | dict[str, Any] | None = None, retry_after: int | None = None) -> ApiError:
+    """Build an error from an HTTP answer: a Status body when there is one, else the code alone. ``retry_after``
+    is the answer's ``Retry-After`` in seconds (see ``parse_retry_after``)."""
     if isinstance(body, (bytes, str)) and body:
         try:
             import orjson
@@ -205,14 +243,28 @@ def from_http(code: int, body: bytes | str | dict[str, Any] | None = None) -> Ap
         except ValueError:
             parsed = None
         if isinstance(parsed, dict) and parsed.get("kind") == "Status":
-            return from_status(parsed, code)
+            return from_status(parsed, code, retry_after)
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-        reason = _REASON_BY_CODE.get(code, "")
-        return (_BY_CODE.get(code) or ApiError)(code, reason, text.strip()[:1000] or f"{code} {reason}")
-    if isinstance(body, dict):
-        return from_status(body, code)
+        message = text.strip()[:1000]
+    elif isinstance(body, dict):
+        return from_status(body, code, retry_after)
+    else:
+        message = ""
     reason = _REASON_BY_CODE.get(code, "")
-    return (_BY_CODE.get(code) or ApiError)(code, reason, f"the server answered {code} {reason}".strip())
+    details = {"retryAfterSeconds": retry_after} if retry_after else None
+    message = message or f"the server answered {code} {reason}".strip()
+    return (_BY_CODE.get(code) or ApiError)(code, reason, message, details=details)
+
+
+def parse_retry_after(value: str | None) -> int | None:
+    """A ``Retry-After`` header as whole seconds (client-go reads only the integer form), else None."""
+    if not value:
+        return None
+    value = value.strip()
+    if not value.isascii() or not value.isdigit():
+        return None
+    seconds = int(value)
+    return seconds if seconds > 0 else None
 
 
 def _qualified(resource: str, group: str = "") -> str:
@@ -256,48 +308,76 @@ def new_invalid(kind: str, name: str, causes: list[dict[str, str]], group: str =
     )
 
 
-def _reason(err: BaseException) -> str | None:
-    return err.reason if isinstance(err, ApiError) else None
+def reason_for_error(err: BaseException) -> str:
+    """The Status reason of an API error; "" (StatusReasonUnknown) for anything else."""
+    return err.reason if isinstance(err, ApiError) else ""
+
+
+def _reason_or_code(err: BaseException, reason: str, code: int) -> bool:
+    """apimachinery's rule: the reason matches, or the reason is unknown and the HTTP code matches."""
+    if not isinstance(err, ApiError):
+        return False
+    return err.reason == reason or (err.reason not in KNOWN_REASONS and err.status == code)
 
 
 def is_not_found(err: BaseException) -> bool:
-    return isinstance(err, ApiError) and (err.reason == "NotFound" or (err.status == 404 and not err.reason))
+    return _reason_or_code(err, "NotFound", 404)
 
 
 def is_already_exists(err: BaseException) -> bool:
-    return _reason(err) == "AlreadyExists"
+    return reason_for_error(err) == "AlreadyExists"
 
 
 def is_conflict(err: BaseException) -> bool:
-    return isinstance(err, ApiError) and (err.reason == "Conflict" or (err.status == 409 and err.reason != "AlreadyExists"))
+    return _reason_or_code(err, "Conflict", 409)
 
 
 def is_resource_expired(err: BaseException) -> bool:
-    """410 Expired or Gone: the resourceVersion or continue token is no longer available."""
-    return isinstance(err, ApiError) and (err.reason in ("Expired", "Gone") or err.status == 410)
+    """Reason ``Expired`` only (apimachinery's ``IsResourceExpired``). See ``is_expired_or_gone``."""
+    return reason_for_error(err) == "Expired"
 
 
-is_gone = is_resource_expired
+def is_gone(err: BaseException) -> bool:
+    """Reason ``Gone``, or code 410 with an unknown reason (apimachinery's ``IsGone``)."""
+    return _reason_or_code(err, "Gone", 410)
+
+
+def is_expired_or_gone(err: BaseException) -> bool:
+    """The resourceVersion or continue token is no longer available: the Reflector's ``isExpiredError``."""
+    return is_resource_expired(err) or is_gone(err)
 
 
 def is_too_many_requests(err: BaseException) -> bool:
+    """Reason ``TooManyRequests`` or code 429 whatever the reason (Go keeps the code check unconditional)."""
     return isinstance(err, ApiError) and (err.reason == "TooManyRequests" or err.status == 429)
 
 
 def is_internal_error(err: BaseException) -> bool:
-    return isinstance(err, ApiError) and (err.reason == "InternalError" or (err.status == 500 and not err.reason))
+    return _reason_or_code(err, "InternalError", 500)
 
 
 def is_invalid(err: BaseException) -> bool:
-    return isinstance(err, ApiError) and (err.reason == "Invalid" or err.status == 422)
+    return _reason_or_code(err, "Invalid", 422)
 
 
 def is_bad_request(err: BaseException) -> bool:
-    return isinstance(err, ApiError) and (err.reason == "BadRequest" or err.status == 400)
+    return _reason_or_code(err, "BadRequest", 400)
+
+
+def is_unauthorized(err: BaseException) -> bool:
+    return _reason_or_code(err, "Unauthorized", 401)
 
 
 def is_forbidden(err: BaseException) -> bool:
-    return isinstance(err, ApiError) and (err.reason == "Forbidden" or err.status == 403)
+    return _reason_or_code(err, "Forbidden", 403)
+
+
+def is_service_unavailable(err: BaseException) -> bool:
+    return _reason_or_code(err, "ServiceUnavailable", 503)
+
+
+def is_timeout(err: BaseException) -> bool:
+    return _reason_or_code(err, "Timeout", 504)
 
 
 def is_too_large_resource_version(err: BaseException) -> bool:

@@ -2,7 +2,9 @@
 ``kubernetes.client.Configuration``, raw JSON in and out (orjson, parsed once).
 
 Guarantees:
-- A non-2xx answer raises the typed ``apis.errors.ApiError`` built from the ``Status`` body (``from_http``).
+- A non-2xx answer raises the typed ``apis.errors.ApiError`` built from the ``Status`` body (``from_http``), also
+  when it carries ``Retry-After`` (429/503/413): the seconds are on ``err.retry_after``; nothing here waits.
+- Only GET/HEAD/OPTIONS are replayed (once) after a dropped connection; see ``_StaleConnectionRetry``.
 - A request that gets no HTTP answer raises ``ApiConnectionError`` (a built-in ``ConnectionError``). A refused
   connection raises ``ApiConnectionRefusedError``, which is also the built-in ``ConnectionRefusedError``: code that
   treats "connection refused" as retriable (the Reflector) tests ``isinstance(err, ConnectionRefusedError)`` and
@@ -41,6 +43,8 @@ __all__ = [
     "DEFAULT_USER_AGENT",
     "JSON",
     "is_connection_refused",
+    "new_retry_policy",
+    "REPLAYABLE_METHODS",
 ]
 
 DEFAULT_USER_AGENT = "sedna-controlplane/0.1.0"
@@ -136,14 +140,42 @@ def _bypasses_proxy(host: str, no_proxy: str) -> bool:
     return False
 
 
+# Only these are replayed after a failure once the request may have been sent (Go's net/http replays only
+# idempotent requests; PUT/DELETE/POST/PATCH may already have been acted on).
+REPLAYABLE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
 class _StaleConnectionRetry(urllib3.Retry):
-    """Retry an idempotent request once when its pooled keep-alive connection turns out dead; never retry a read
-    timeout (the server is slow, not gone: waiting twice as long helps nobody)."""
+    """Retry an idempotent request (``REPLAYABLE_METHODS``) once when its pooled keep-alive connection turns out
+    dead; never retry a read timeout (the server is slow, not gone: waiting twice as long helps nobody).
+
+    Never retries on an HTTP status and ignores ``Retry-After``: a 413/429/503 answer is returned and mapped to
+    its ``ApiError`` (with ``retry_after``); backing off is the caller's business. A pooled connection that urllib3
+    finds closed *before* sending is replaced silently for any method (``is_connection_dropped``), spending no
+    retry; once bytes may have left, urllib3 cannot tell "nothing written" apart, so a non-idempotent request is
+    never replayed and the caller gets ``ApiConnectionError``."""
 
     def increment(self, method=None, url=None, response=None, error=None, _pool=None, _stacktrace=None):  # type: ignore[no-untyped-def]
         if isinstance(error, ReadTimeoutError):
             raise MaxRetryError(_pool, url or "", error) from error  # type: ignore[arg-type]
         return super().increment(method, url, response, error, _pool, _stacktrace)
+
+
+def new_retry_policy() -> urllib3.Retry:
+    """The transport's retry policy: no connect retries (callers back off themselves), one replay of an idempotent
+    request whose pooled connection died, no status retries (``Retry-After`` is not obeyed here)."""
+    return _StaleConnectionRetry(
+        total=1,
+        connect=0,
+        read=1,
+        redirect=False,
+        status=0,
+        other=0,
+        allowed_methods=REPLAYABLE_METHODS,
+        status_forcelist=(),
+        raise_on_status=False,
+        respect_retry_after_header=False,
+    )
 
 
 class Transport:
@@ -173,8 +205,7 @@ class Transport:
         self.compression = compression
         size = max(MIN_POOL_SIZE, pool_maxsize or getattr(configuration, "connection_pool_maxsize", 0) or 0)
         self._pool = _pool_manager(configuration, size)
-        # No retry of connect failures (callers back off themselves); see _StaleConnectionRetry for reads.
-        self._retries = _StaleConnectionRetry(total=1, connect=0, read=1, redirect=False, status=0, other=0)
+        self._retries = new_retry_policy()
         self._auth_lock = threading.Lock()
 
     # -- helpers ---------------------------------------------------------------------------------------------------
@@ -229,7 +260,7 @@ class Transport:
             raise connection_error(method, url, exc) from exc
         status, data = resp.status, resp.data
         if not 200 <= status < 300:
-            raise errors.from_http(status, data)
+            raise errors.from_http(status, data, errors.parse_retry_after(resp.headers.get("Retry-After")))
         if not data:
             return {}
         try:
@@ -261,7 +292,7 @@ class Transport:
                 data = b""
             finally:
                 resp.release_conn()
-            raise errors.from_http(resp.status, data)
+            raise errors.from_http(resp.status, data, errors.parse_retry_after(resp.headers.get("Retry-After")))
         return resp
 
     def close(self) -> None:

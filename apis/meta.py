@@ -214,9 +214,8 @@ class Requirement:
         if op in ("gt", "lt"):
             if self.key not in lbls:
                 return False
-            try:
-                have, want = int(lbls[self.key]), int(self.values[0])
-            except ValueError:
+            have, want = parse_int64(lbls[self.key]), parse_int64(self.values[0]) if len(self.values) == 1 else None
+            if have is None or want is None:
                 return False
             return have > want if op == "gt" else have < want
         raise ValueError(f"unknown operator {op!r}")
@@ -251,7 +250,8 @@ class Selector:
         return not self.requirements and not self.match_nothing
 
     def __str__(self) -> str:
-        return ",".join(str(r) for r in self.requirements)
+        """Like Go's ``String()``: requirements ordered by key (stable), values of a set sorted."""
+        return ",".join(str(r) for r in sorted(self.requirements, key=lambda r: r.key))
 
 
 def everything() -> Selector:
@@ -262,108 +262,140 @@ def nothing() -> Selector:
     return Selector(match_nothing=True)
 
 
-_TOKEN = re.compile(r"\s*(!=|==|=|!|,|\(|\)|>|<|[^\s!=,()<>]+)")
+# The lexer of apimachinery's labels parser: whitespace is exactly " \t\r\n"; an identifier runs to the next
+# whitespace or special symbol; special symbols combine greedily into "!=", "==".
+_TOKEN = re.compile(r"!=|==|[=!(),<>]|[^ \t\r\n=!(),<>]+")
+_OPERATOR_TOKENS = {"=": "=", "==": "==", "!=": "!=", ">": "gt", "<": "lt", "in": "in", "notin": "notin"}
+_INT64 = re.compile(r"[+-]?[0-9]+")
 
 
 def _tokens(text: str) -> list[str]:
-    out: list[str] = []
-    pos = 0
-    while pos < len(text):
-        if text[pos].isspace():
-            pos += 1
-            continue
-        m = _TOKEN.match(text, pos)
-        if not m:  # pragma: no cover - the pattern accepts every non-space char
-            raise ValueError(f"invalid label selector {text!r}: unexpected character at {pos}")
-        out.append(m.group(1))
-        pos = m.end()
-    return out
+    return _TOKEN.findall(text)
+
+
+def parse_int64(value: str) -> int | None:
+    """Go's ``strconv.ParseInt(value, 10, 64)``: optional sign, ASCII digits only, int64 range; else None."""
+    if not _INT64.fullmatch(value):
+        return None
+    n = int(value)
+    return n if -(2**63) <= n < 2**63 else None
+
+
+class _SelectorParser:
+    """apimachinery's labels.Parser. In a value position "in"/"notin" are plain identifiers."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.toks = _tokens(text)
+        self.i = 0
+
+    def error(self, why: str) -> ValueError:
+        return ValueError(f"invalid label selector {self.text!r}: {why}")
+
+    def peek(self) -> str | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def take(self) -> str | None:
+        tok = self.peek()
+        self.i += tok is not None
+        return tok
+
+    @staticmethod
+    def is_identifier(tok: str | None) -> bool:
+        return tok is not None and tok not in ("!=", "==", "=", "!", "(", ")", ",", "<", ">")
+
+    def parse(self) -> list[Requirement]:
+        reqs: list[Requirement] = []
+        while self.peek() is not None:
+            reqs.append(self.requirement())
+            tok = self.take()
+            if tok is None:
+                break
+            if tok != ",":
+                raise self.error(f"expected ',' before {tok!r}")
+            if self.peek() is None:
+                raise self.error("trailing ','")
+            if not (self.is_identifier(self.peek()) or self.peek() == "!"):
+                raise self.error(f"expected a key after ',', found {self.peek()!r}")
+        return sorted(reqs, key=lambda r: r.key)  # stable: Go sorts by key too
+
+    def requirement(self) -> Requirement:
+        negated = self.peek() == "!"
+        if negated:
+            self.take()
+        key = self.take()
+        if not self.is_identifier(key):
+            where = " after '!'" if negated else ""
+            raise self.error(f"expected a key{where}, found {key!r}" if key else f"expected a key{where}")
+        assert key is not None
+        _check_key(key, self.text)
+        if self.peek() in (None, ","):
+            return Requirement(key, "!" if negated else "exists")
+        if negated:  # "!a=b": the requirement ended at the key
+            raise self.error(f"expected ',' after '!{key}', found {self.peek()!r}")
+        op_tok = self.take()
+        op = _OPERATOR_TOKENS.get(op_tok or "")
+        if op is None:
+            raise self.error(f"unknown operator {op_tok!r} after key {key!r}: expected one of = == != in notin > <")
+        values = self.value_set() if op in ("in", "notin") else (self.exact_value(),)
+        for v in values:
+            _check_value(v, self.text)
+        if op in ("gt", "lt") and parse_int64(values[0]) is None:
+            raise self.error(f"{op_tok} needs an integer value, found {values[0]!r}")
+        return Requirement(key, op, values)
+
+    def exact_value(self) -> str:
+        if self.peek() in (None, ","):
+            return ""
+        tok = self.take()
+        if not self.is_identifier(tok):
+            raise self.error(f"expected a value, found {tok!r}")
+        assert tok is not None
+        return tok
+
+    def value_set(self) -> tuple[str, ...]:
+        """``( v1, v2 )``: "()" is {""}; an empty slot (``(a,)``, ``(,a)``, ``(a,,b)``) adds ""."""
+        if self.take() != "(":
+            raise self.error("expected '(' after 'in'/'notin'")
+        values: set[str] = set()
+        if self.peek() == ")":
+            self.take()
+            return ("",)
+        if self.peek() is None:
+            raise self.error("missing ')'")
+        if not (self.is_identifier(self.peek()) or self.peek() == ","):
+            raise self.error(f"expected ',', ')' or a value, found {self.peek()!r}")
+        while True:
+            tok = self.take()
+            if self.is_identifier(tok):
+                assert tok is not None
+                values.add(tok)
+                if self.peek() == ")":
+                    break
+                if self.peek() is None:
+                    raise self.error("missing ')'")
+                if self.peek() != ",":
+                    raise self.error(f"expected ',' or ')' before {self.peek()!r}")
+            elif tok == ",":
+                if not values or self.peek() in (",", ")"):
+                    values.add("")
+                if self.peek() == ")":
+                    break
+            elif tok is None:
+                raise self.error("missing ')'")
+            else:
+                raise self.error(f"expected ',' or a value, found {tok!r}")
+        self.take()  # ")"
+        return tuple(sorted(values))
 
 
 def parse_selector(text: str | None) -> Selector:
-    """Parse the full label selector syntax: ``a=b``, ``a==b``, ``a!=b``, ``a in (x,y)``, ``a notin (x)``, ``a``,
-    ``!a``, ``a>1``, ``a<1``; clauses joined by commas. Raises ``ValueError`` naming the problem."""
-    if text is None or not text.strip():
+    """Parse the label selector syntax exactly as apimachinery does: ``a=b``, ``a==b``, ``a!=b``, ``a in (x,y)``,
+    ``a notin (x)``, ``a``, ``!a``, ``a>1``, ``a<1``; clauses joined by commas; requirements sorted by key; value
+    sets deduplicated and sorted. Raises ``ValueError`` naming the problem."""
+    if text is None or not text.strip(" \t\r\n"):
         return Selector()
-    toks = _tokens(text)
-    reqs: list[Requirement] = []
-    i = 0
-
-    def expect_value() -> str:
-        nonlocal i
-        if i < len(toks) and toks[i] not in (",", "(", ")", "=", "==", "!=", "!", ">", "<"):
-            v = toks[i]
-            i += 1
-            return v
-        return ""
-
-    while i < len(toks):
-        tok = toks[i]
-        if tok == "!":
-            i += 1
-            if i >= len(toks) or toks[i] in (",", "(", ")", "=", "==", "!=", "!"):
-                raise ValueError(f"invalid label selector {text!r}: expected a key after '!'")
-            key = toks[i]
-            _check_key(key, text)
-            reqs.append(Requirement(key, "!"))
-            i += 1
-        elif tok in (",", "(", ")", "=", "==", "!=", ">", "<"):
-            raise ValueError(f"invalid label selector {text!r}: expected a key, found {tok!r}")
-        else:
-            key = tok
-            _check_key(key, text)
-            i += 1
-            if i >= len(toks) or toks[i] == ",":
-                reqs.append(Requirement(key, "exists"))
-            else:
-                op = toks[i]
-                i += 1
-                if op in ("=", "==", "!="):
-                    value = expect_value()
-                    _check_value(value, text)
-                    reqs.append(Requirement(key, op, (value,)))
-                elif op in (">", "<"):
-                    value = expect_value()
-                    try:
-                        int(value)
-                    except ValueError:
-                        raise ValueError(
-                            f"invalid label selector {text!r}: {op} needs an integer value, found {value!r}"
-                        ) from None
-                    reqs.append(Requirement(key, "gt" if op == ">" else "lt", (value,)))
-                elif op in ("in", "notin"):
-                    if i >= len(toks) or toks[i] != "(":
-                        raise ValueError(f"invalid label selector {text!r}: expected '(' after {op!r}")
-                    i += 1
-                    values: list[str] = []
-                    while True:
-                        if i >= len(toks):
-                            raise ValueError(f"invalid label selector {text!r}: missing ')'")
-                        if toks[i] == ")":
-                            i += 1
-                            break
-                        if toks[i] == ",":
-                            i += 1
-                            continue
-                        v = expect_value()
-                        if not v and toks[i] not in (",", ")"):
-                            raise ValueError(f"invalid label selector {text!r}: unexpected {toks[i]!r} in value list")
-                        _check_value(v, text)
-                        values.append(v)
-                        if i < len(toks) and toks[i] not in (",", ")"):
-                            raise ValueError(f"invalid label selector {text!r}: expected ',' or ')' before {toks[i]!r}")
-                    if not values:
-                        raise ValueError(f"invalid label selector {text!r}: {op!r} needs at least one value")
-                    reqs.append(Requirement(key, op, tuple(values)))
-                else:
-                    raise ValueError(f"invalid label selector {text!r}: unknown operator {op!r} after key {key!r}")
-        if i < len(toks):
-            if toks[i] != ",":
-                raise ValueError(f"invalid label selector {text!r}: expected ',' before {toks[i]!r}")
-            i += 1
-            if i >= len(toks):
-                raise ValueError(f"invalid label selector {text!r}: trailing ','")
-    return Selector(tuple(reqs))
+    return Selector(tuple(_SelectorParser(text).parse()))
 
 
 def selector_from_set(lbls: Mapping[str, str] | None) -> Selector:
@@ -398,7 +430,7 @@ def selector_from_label_selector(ls: Mapping[str, Any] | None) -> Selector:
         for v in values:
             _check_value(v, f"matchExpressions {key} values")
         reqs.append(Requirement(key, op, values))
-    return Selector(tuple(reqs))
+    return Selector(tuple(sorted(reqs, key=lambda r: r.key)))  # Go's Add sorts by key
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -65,6 +65,7 @@ class Config:
     name: str = ""
     page_size: int | None = None
     reflector_options: dict[str, Any] = field(default_factory=dict)
+    on_initial_sync: Callable[[], None] | None = None  # called once, outside the queue lock, after the first sync
 
 
 class Controller:
@@ -109,6 +110,7 @@ class Controller:
     def _process_loop(self) -> None:
         queue, process = self.config.queue, self.config.process
         pop = getattr(queue, "pop_batch", None) or queue.pop
+        on_initial_sync = self.config.on_initial_sync
         while True:
             try:
                 pop(process)
@@ -117,6 +119,12 @@ class Controller:
             except Exception as e:
                 log.error("processing deltas failed", controller=self.config.name, error=str(e),
                           error_type=type(e).__name__)
+            if on_initial_sync is not None and queue.has_synced():
+                callback, on_initial_sync = on_initial_sync, None
+                try:
+                    callback()
+                except Exception as e:
+                    log.error("initial sync callback failed", controller=self.config.name, error=str(e))
 
     def has_synced(self) -> bool:
         return self.config.queue.has_synced()

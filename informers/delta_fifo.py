@@ -85,6 +85,21 @@ class Deltas(list):  # type: ignore[type-arg]
         return self[-1] if self else None
 
 
+_new_list = list.__new__
+_new_tuple = tuple.__new__
+
+
+def _delta(action: DeltaType, obj: Any) -> Delta:
+    return _new_tuple(Delta, (action, obj))  # skips NamedTuple's Python-level __new__
+
+
+def _new_deltas(key: str, first: Delta) -> Deltas:
+    deltas = _new_list(Deltas)  # skips Deltas.__init__ (the hot path sets key itself)
+    deltas.append(first)
+    deltas.key = key
+    return deltas
+
+
 class KeyListerGetter(Protocol):
     """What ``known_objects`` must offer (an ``Indexer`` does)."""
 
@@ -111,13 +126,12 @@ class RequeueError(Exception):
         self.err = err
 
 
-def _is_deletion_dup(a: Delta, b: Delta) -> Delta | None:
-    if a.type != DELETED or b.type != DELETED:
-        return None
-    # keep the one with more information: a real object beats a tombstone
-    if isinstance(b.object, DeletedFinalStateUnknown):
-        return a
-    return b
+class _Requeued(Exception):
+    """Internal: ``process`` asked for a requeue without an error."""
+
+    def __init__(self, deltas: Deltas) -> None:
+        super().__init__()
+        self.deltas = deltas
 
 
 class DeltaFIFO:
@@ -162,14 +176,35 @@ class DeltaFIFO:
 
     # -- producers -------------------------------------------------------------------------------------------------
     def add(self, obj: Any) -> None:
-        with self._lock:
-            self._populated = True
-            self._queue_action(ADDED, ADDED, obj)
+        self._queue_upsert(ADDED, obj)
 
     def update(self, obj: Any) -> None:
+        self._queue_upsert(UPDATED, obj)
+
+    def _queue_upsert(self, action: DeltaType, obj: Any) -> None:
+        """``_queue_action`` for add/update (once per watch event), with the common case inlined: a plain dict and
+        no transformer. An Added/Updated never follows up on a Deleted, so there is nothing to deduplicate."""
+        if obj.__class__ is not dict or self._transformer is not None:
+            with self._lock:
+                self._populated = True
+                self._queue_action(action, action, obj)
+            return
+        try:
+            key = self._key_func(obj)
+        except ObjectKeyError:
+            raise
+        except Exception as e:
+            raise ObjectKeyError(obj, e) from e
         with self._lock:
             self._populated = True
-            self._queue_action(UPDATED, UPDATED, obj)
+            deltas = self._items.get(key)
+            if deltas is None:
+                self._items[key] = _new_deltas(key, _new_tuple(Delta, (action, obj)))
+                self._queue.append(key)
+            else:
+                deltas.append(_new_tuple(Delta, (action, obj)))
+            if self._waiters:
+                self._cond.notify()
 
     def delete(self, obj: Any) -> None:
         """Queue a deletion, unless the object is known neither to the queue nor to ``known_objects``."""
@@ -193,17 +228,17 @@ class DeltaFIFO:
         # Everything passes here once; tombstones and resyncs carry objects that were transformed already.
         if self._transformer is not None and internal_action is not SYNC and not isinstance(obj, DeletedFinalStateUnknown):
             obj = self._transformer(obj)
+        delta = _delta(action, obj)
         deltas = self._items.get(key)
         if deltas is None:
-            deltas = self._items[key] = Deltas((Delta(action, obj),))
-            deltas.key = key
+            self._items[key] = _new_deltas(key, delta)
             self._queue.append(key)
+        elif action is DELETED and deltas[-1].type == DELETED:
+            # two deletions in a row collapse into one: the older, unless it is a tombstone (less information)
+            if isinstance(deltas[-1].object, DeletedFinalStateUnknown):
+                deltas[-1] = delta
         else:
-            deltas.append(Delta(action, obj))
-            if len(deltas) > 1:
-                kept = _is_deletion_dup(deltas[-1], deltas[-2])
-                if kept is not None:
-                    deltas[-2:] = (kept,)
+            deltas.append(delta)
         if self._waiters:
             self._cond.notify()
 
@@ -291,66 +326,55 @@ class DeltaFIFO:
         raised here, except ``RequeueError``, which re-queues it (and raises its ``err`` when given).
         """
         with self._cond:
-            while True:
-                while not self._queue:
-                    if self._closed:
-                        raise FIFOClosedError()
-                    self._waiters += 1
-                    try:
-                        self._cond.wait()
-                    finally:
-                        self._waiters -= 1
-                is_in_initial_list = not (self._populated and self._initial_population_count == 0)
-                key = self._queue.popleft()
-                if self._initial_population_count > 0:
-                    self._initial_population_count -= 1
-                deltas = self._items.pop(key, None)
-                if deltas is None:  # cannot happen while the invariant holds
-                    log.error("key was queued without deltas; ignoring", key=key)
-                    continue
-                try:
-                    process(deltas, is_in_initial_list)
-                except RequeueError as e:
-                    self._add_if_not_present(key, deltas)
-                    if e.err is not None:
-                        raise e.err from e
-                return deltas
+            self._wait_for_item_locked()
+            try:
+                return self._pop_one_locked(process)
+            except _Requeued as requeued:
+                return requeued.deltas
 
     def pop_batch(self, process: Callable[[Deltas, bool], Any], max_items: int = 64) -> int:
         """Like ``pop`` but, once an item is available, keeps popping (up to ``max_items``) without releasing the
         lock in between while more are queued. Returns how many items were processed. Each item gets exactly the
-        treatment ``pop`` gives it; a ``process`` exception ends the batch and is raised as ``pop`` would."""
+        treatment ``pop`` gives it; a ``process`` exception ends the batch and is raised as ``pop`` would, and a
+        ``RequeueError`` without ``err`` ends it too (so a requeued item is not popped again at once)."""
         with self._cond:
+            self._wait_for_item_locked()
             done = 0
-            while True:
-                while not self._queue:
-                    if done:
-                        return done
-                    if self._closed:
-                        raise FIFOClosedError()
-                    self._waiters += 1
-                    try:
-                        self._cond.wait()
-                    finally:
-                        self._waiters -= 1
-                is_in_initial_list = not (self._populated and self._initial_population_count == 0)
-                key = self._queue.popleft()
-                if self._initial_population_count > 0:
-                    self._initial_population_count -= 1
-                deltas = self._items.pop(key, None)
-                if deltas is None:
-                    log.error("key was queued without deltas; ignoring", key=key)
-                    continue
+            queue = self._queue
+            while queue and done < max_items:
                 done += 1
                 try:
-                    process(deltas, is_in_initial_list)
-                except RequeueError as e:
-                    self._add_if_not_present(key, deltas)
-                    if e.err is not None:
-                        raise e.err from e
+                    self._pop_one_locked(process)
+                except _Requeued:
                     return done
-                if done >= max_items:
-                    return done
+            return done
+
+    def _wait_for_item_locked(self) -> None:
+        while not self._queue:
+            if self._closed:
+                raise FIFOClosedError()
+            self._waiters += 1
+            try:
+                self._cond.wait()
+            finally:
+                self._waiters -= 1
+
+    def _pop_one_locked(self, process: Callable[[Deltas, bool], Any]) -> Deltas:
+        """Pop the head (the queue must not be empty) and process it; see ``pop`` for errors. A ``RequeueError``
+        without ``err`` surfaces as ``_Requeued`` so that ``pop`` returns the deltas and ``pop_batch`` stops."""
+        is_in_initial_list = not (self._populated and self._initial_population_count == 0)
+        key = self._queue.popleft()
+        if self._initial_population_count > 0:
+            self._initial_population_count -= 1
+        deltas = self._items.pop(key)  # key in queue <=> key in items
+        try:
+            process(deltas, is_in_initial_list)
+        except RequeueError as e:
+            self._add_if_not_present(key, deltas)
+            if e.err is not None:
+                raise e.err from e
+            raise _Requeued(deltas) from None
+        return deltas
 
     # -- inspection ------------------------------------------------------------------------------------------------
     def has_synced(self) -> bool:

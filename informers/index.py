@@ -4,21 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .keys import KeyFunc, deletion_handling_meta_namespace_key_func
+from .keys import KeyFunc, deletion_handling_meta_namespace_key_func, meta_namespace_index_func
 from .store import Store
 from .thread_safe_store import Indexers, IndexFunc, IndexFuncError
 
 __all__ = ["Indexer", "IndexFunc", "IndexFuncError", "Indexers", "NAMESPACE_INDEX", "meta_namespace_index_func"]
 
 NAMESPACE_INDEX = "namespace"
-
-
-def meta_namespace_index_func(obj: Any) -> list[str]:
-    """``[namespace]`` of an object (``[""]`` for cluster-scoped ones); raises ``ValueError`` without metadata."""
-    try:
-        return [obj["metadata"].get("namespace") or ""]
-    except (KeyError, TypeError, AttributeError):
-        raise ValueError(f"object has no meta: {obj!r:.200}") from None
 
 
 class Indexer(Store):

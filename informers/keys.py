@@ -19,6 +19,7 @@ __all__ = [
     "meta_namespace_key_func",
     "deletion_handling_meta_namespace_key_func",
     "split_meta_namespace_key",
+    "meta_namespace_index_func",
 ]
 
 KeyFunc = Callable[[Any], str]
@@ -91,3 +92,12 @@ def split_meta_namespace_key(key: str) -> tuple[str, str]:
     if len(parts) == 2:
         return parts[0], parts[1]
     raise ValueError(f"unexpected key format: {key!r}")
+
+
+def meta_namespace_index_func(obj: Any) -> list[str]:
+    """``[namespace]`` of an object (``[""]`` for cluster-scoped ones); raises ``ValueError`` without metadata.
+    (The namespace index function; defined here, next to the key functions it agrees with.)"""
+    try:
+        return [obj["metadata"].get("namespace") or ""]
+    except (builtins.KeyError, TypeError, AttributeError):
+        raise ValueError(f"object has no meta: {obj!r:.200}") from None

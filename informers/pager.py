@@ -44,7 +44,7 @@ class ListPager:
             try:
                 page = self.page_fn(options)
             except errors.ApiError as e:
-                if not (errors.is_resource_expired(e) and self.full_list_if_expired and options.continue_):
+                if not (errors.is_expired_or_gone(e) and self.full_list_if_expired and options.continue_):
                     raise
                 # the continue token expired mid-way: fall back to one full list at the original RV
                 full = dataclasses.replace(

@@ -69,13 +69,22 @@ class ProcessorListener:
 
     # -- producer side (called by the informer) --------------------------------------------------------------------
     def add(self, kind: int, a: Any, b: Any) -> None:
-        with self._lock:
-            if self._closed:
-                return
-            if kind == _ADD and b:
+        if kind == _ADD and b:  # an initial-list add: counted for has_synced
+            with self._lock:
+                if self._closed:
+                    return
                 self._initial_pending += 1
-            self._pending.append((kind, a, b))
-            if self._waiting:
+                self._pending.append((kind, a, b))
+                if self._waiting:
+                    self._cond.notify()
+            return
+        if self._closed:
+            return
+        # deque.append is atomic: no lock per event. The consumer raises _waiting *before* it checks for work, so
+        # either it sees this item or this sees _waiting and wakes it.
+        self._pending.append((kind, a, b))
+        if self._waiting:
+            with self._lock:
                 self._cond.notify()
 
     def has_synced(self) -> bool:
@@ -118,19 +127,23 @@ class ProcessorListener:
     def _run(self) -> None:
         handler = self.handler
         on_add, on_update, on_delete = self._on_add, handler.on_update, handler.on_delete
+        pending, popleft = self._pending, self._pending.popleft
         while True:
             with self._lock:
-                while not self._pending and not self._closed:
+                while True:
                     self._waiting = True
+                    if pending or self._closed:
+                        break
                     self._cond.wait()
-                    self._waiting = False
+                self._waiting = False
+            # drain everything buffered before waiting again
+            while pending:
                 if self._closed:
                     return
-                batch = self._pending
-                self._pending = deque()
-            for kind, a, b in batch:
-                if self._closed:
-                    return
+                try:
+                    kind, a, b = popleft()
+                except IndexError:  # stop() cleared the buffer meanwhile
+                    break
                 try:
                     if kind == _UPDATE:
                         on_update(a, b)
@@ -145,6 +158,8 @@ class ProcessorListener:
                     if kind == _ADD and b:
                         with self._lock:
                             self._initial_pending -= 1
+            if self._closed:
+                return
 
 
 class SharedProcessor:

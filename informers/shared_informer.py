@@ -11,6 +11,7 @@ import structlog
 from .backoff import REAL_CLOCK, Clock
 from .controller import Config, Controller, process_deltas
 from .delta_fifo import DeltaFIFO, Deltas, TransformFunc
+from .gc_policy import freeze_after_initial_sync
 from .index import Indexer
 from .keys import deletion_handling_meta_namespace_key_func, meta_namespace_key_func
 from .processor import (
@@ -155,13 +156,16 @@ class SharedIndexInformer:
             # the FIFO keys objects exactly as the indexer does, so its key is reused
             process_deltas(self, self._indexer, deltas, is_in_initial_list, use_deltas_key=True)
 
+    def _on_initial_sync(self) -> None:
+        # the first LIST is cached: take it (and the start-up heap) out of the cyclic GC's walks (see gc_policy)
+        freeze_after_initial_sync(self.name)
+
     def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
         self._processor.distribute(_ADD, obj, is_in_initial_list, False)
 
     def on_update(self, old: Any, new: Any) -> None:
         # an unchanged resourceVersion means a resync (or a relist of an unchanged object)
-        is_sync = _rv(old) == _rv(new)
-        self._processor.distribute(_UPDATE, old, new, is_sync)
+        self._processor.distribute(_UPDATE, old, new, _rv(old) == _rv(new))
 
     def on_delete(self, obj: Any) -> None:
         self._processor.distribute(_DELETE, obj, None, False)
@@ -191,6 +195,7 @@ class SharedIndexInformer:
                 watch_error_handler=self._watch_error_handler,
                 name=self.name,
                 reflector_options=dict(self._reflector_options),
+                on_initial_sync=self._on_initial_sync,
             )
             self._controller = Controller(config)
             self._started = True

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .keys import KeyError as ObjectKeyError
-from .keys import KeyFunc, deletion_handling_meta_namespace_key_func
+from .keys import KeyFunc, deletion_handling_meta_namespace_key_func, meta_namespace_key_func
 from .thread_safe_store import Indexers, ThreadSafeStore
 
 __all__ = ["Store"]
@@ -22,7 +22,9 @@ class Store:
 
     def __init__(self, key_func: KeyFunc = deletion_handling_meta_namespace_key_func, indexers: Indexers | None = None) -> None:
         self.key_func = key_func
-        self._store = ThreadSafeStore(indexers)
+        # names hold no "/" (the API server validates them), so these keys determine the namespace
+        keys_fix_namespace = key_func in (deletion_handling_meta_namespace_key_func, meta_namespace_key_func)
+        self._store = ThreadSafeStore(indexers, keys_fix_namespace)
 
     def _key(self, obj: Any) -> str:
         try:

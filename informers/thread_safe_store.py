@@ -10,6 +10,8 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .keys import meta_namespace_index_func
+
 __all__ = ["IndexFunc", "Indexers", "IndexFuncError", "ThreadSafeStore"]
 
 IndexFunc = Callable[[Any], list[str]]
@@ -43,10 +45,13 @@ def _index_values(name: str, fn: IndexFunc, key: str, obj: Any) -> list[str]:
 class ThreadSafeStore:
     """The storage behind ``Store`` and ``Indexer``: every method is atomic."""
 
-    __slots__ = ("_lock", "_items", "_indexers", "_indices")
+    __slots__ = ("_lock", "_items", "_indexers", "_indices", "_keys_fix_namespace")
 
-    def __init__(self, indexers: Indexers | None = None) -> None:
+    def __init__(self, indexers: Indexers | None = None, keys_fix_namespace: bool = False) -> None:
+        """``keys_fix_namespace``: keys are ``namespace/name`` keys, so an object stored again under the same key
+        has the same namespace and its ``meta_namespace_index_func`` entry need not be recomputed."""
         self._lock = threading.Lock()
+        self._keys_fix_namespace = keys_fix_namespace
         self._items: dict[str, Any] = {}
         self._indexers: dict[str, IndexFunc] = dict(indexers or {})
         # index name -> indexed value -> set of keys
@@ -68,7 +73,10 @@ class ThreadSafeStore:
                 items[key] = obj
                 return old
             changes = None
+            same_namespace = old is not _MISSING and self._keys_fix_namespace
             for name, fn in self._indexers.items():
+                if same_namespace and fn is meta_namespace_index_func:
+                    continue
                 try:
                     news = fn(obj)
                     olds = fn(old) if old is not _MISSING else ()

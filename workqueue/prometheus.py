@@ -15,10 +15,24 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histo
 
 from workqueue.metrics import CounterMetric, GaugeMetric, HistogramMetric, SettableGaugeMetric
 
-__all__ = ["BUCKETS", "PrometheusMetricsProvider"]
+__all__ = ["BUCKETS", "PrometheusMetricsProvider", "exponential_buckets"]
 
-BUCKETS: tuple[float, ...] = tuple(1e-8 * 10**i for i in range(10))
-"""Go's ``ExponentialBuckets(10e-9, 10, 10)``: 1e-8, 1e-7, ..., 1, 10 seconds."""
+
+def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
+    """Go's ``prometheus.ExponentialBuckets``: each bound is the previous one times ``factor``, multiplied step by
+    step (not ``start * factor**i``), so the float values, and the exposed ``le`` labels, are client-go's."""
+    if count < 1 or start <= 0 or factor <= 1:
+        raise ValueError(f"exponential_buckets needs count >= 1, start > 0, factor > 1 (got {start}, {factor}, {count})")
+    bounds = []
+    for _ in range(count):
+        bounds.append(start)
+        start *= factor
+    return tuple(bounds)
+
+
+BUCKETS: tuple[float, ...] = exponential_buckets(10e-9, 10, 10)
+"""client-go's ``ExponentialBuckets(10e-9, 10, 10)``: 1e-8 … 10 seconds (two bounds read ``9.999999999999999e-06``
+and ``9.999999999999999e-05``, as in Go)."""
 
 
 class _Families:

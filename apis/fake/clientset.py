@@ -20,6 +20,7 @@ from typing import Any
 
 from .. import meta
 from ..client import ClientsetBase, ResourceClient
+from ..errors import NotFoundError
 from ..resources import GroupVersionResource, ResourceInfo
 from ..watch import ListOptions, Watch
 from .tracker import ObjectTracker
@@ -47,6 +48,9 @@ class Action:
     options: ListOptions | None = None  # list / watch / delete-collection
     propagation_policy: str | None = None
     preconditions: dict[str, Any] | None = None
+    grace_period_seconds: int | None = None  # delete (recorded; the tracker deletes at once)
+    field_manager: str | None = None  # patch (recorded; the tracker keeps no managedFields)
+    force: bool = False  # patch with patch_type "apply"
 
     def matches(self, verb: str, resource: str) -> bool:
         """Case-insensitive; ``resource`` may name a subresource (``pods/status``); plain ``pods`` matches both."""
@@ -190,25 +194,64 @@ class FakeResourceClient(ResourceClient):
         action = self._new_action("update", self._namespace_for(obj), name=meta.name(obj), object=obj, subresource="status")
         return self._cs.invokes(action, lambda a: self._tracker.update(a.gvr, a.object, a.namespace, subresource="status"))
 
-    def patch(self, name: str, body: Any, patch_type: str = "merge", subresource: str | None = None) -> dict[str, Any]:
+    def patch(
+        self,
+        name: str,
+        body: Any,
+        patch_type: str = "merge",
+        subresource: str | None = None,
+        *,
+        field_manager: str | None = None,
+        force: bool = False,
+    ) -> dict[str, Any]:
         self._check_patch_type(patch_type)
+        if force and patch_type != "apply":
+            raise ValueError("force is only valid with patch_type='apply'")
         action = self._new_action(
-            "patch", self._namespace_for(), name=name, patch=body, patch_type=patch_type, subresource=subresource
+            "patch", self._namespace_for(), name=name, patch=body, patch_type=patch_type, subresource=subresource,
+            field_manager=field_manager, force=force,
         )
         return self._cs.invokes(
             action, lambda a: self._tracker.patch(a.gvr, a.namespace, a.name, a.patch, a.patch_type, a.subresource)
         )
 
     def delete(
-        self, name: str, propagation_policy: str | None = None, preconditions: dict[str, Any] | None = None
+        self,
+        name: str,
+        propagation_policy: str | None = None,
+        preconditions: dict[str, Any] | None = None,
+        *,
+        grace_period_seconds: int | None = None,
     ) -> dict[str, Any]:
+        self._check_propagation_policy(propagation_policy)
         action = self._new_action(
-            "delete", self._namespace_for(), name=name, propagation_policy=propagation_policy, preconditions=preconditions
+            "delete", self._namespace_for(), name=name, propagation_policy=propagation_policy,
+            preconditions=preconditions, grace_period_seconds=grace_period_seconds,
         )
         return self._cs.invokes(
             action, lambda a: self._tracker.delete(a.gvr, a.namespace, a.name, a.propagation_policy, a.preconditions)
         )
 
-    def delete_collection(self, options: ListOptions | None = None, **kwargs: Any) -> None:
-        action = self._new_action("delete-collection", self.namespace, options=self._options(options, kwargs))
-        self._cs.invokes(action, lambda a: self._tracker.delete_collection(a.gvr, a.namespace, a.options))
+    def delete_collection(
+        self, options: ListOptions | None = None, propagation_policy: str | None = None, **kwargs: Any
+    ) -> None:
+        """Delete every object the selectors pick (no pagination), each with ``propagation_policy``."""
+        self._check_propagation_policy(propagation_policy)
+        action = self._new_action(
+            "delete-collection", self.namespace, options=self._options(options, kwargs),
+            propagation_policy=propagation_policy,
+        )
+        self._cs.invokes(action, self._delete_collection)
+
+    def _delete_collection(self, action: Action) -> None:
+        if action.propagation_policy is None:
+            self._tracker.delete_collection(action.gvr, action.namespace, action.options)
+            return
+        opts = action.options or ListOptions()
+        selected = ListOptions(label_selector=opts.label_selector, field_selector=opts.field_selector)
+        for obj in self._tracker.list(action.gvr, action.namespace, selected)["items"]:
+            try:
+                self._tracker.delete(action.gvr, meta.namespace(obj), meta.name(obj), action.propagation_policy)
+            except NotFoundError:
+                pass  # collected meanwhile (e.g. as a dependent of an object deleted just before)
+

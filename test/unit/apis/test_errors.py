@@ -131,11 +131,86 @@ def test_predicates():
                                                    e.is_too_many_requests, e.is_invalid, e.is_forbidden))
 
 
-@pytest.mark.parametrize("reason", ["Expired", "Gone"])
-def test_is_resource_expired_for_both_reasons(reason):
-    err = e.from_status(status(410, reason, "too old resource version: 1 (5)"))
-    assert e.is_resource_expired(err) and e.is_gone(err)
+def test_expired_and_gone_are_separate_predicates_like_apimachinery():
+    expired = e.from_status(status(410, "Expired", "too old resource version: 1 (5)"))
+    gone = e.from_status(status(410, "Gone", "gone"))
+    bare_410 = e.from_http(410, b"")  # no Status body: no reason, as NewGenericServerResponse builds it
+    assert type(bare_410) is e.GoneError and bare_410.reason == ""
+    assert e.is_resource_expired(expired) and not e.is_gone(expired)
+    assert e.is_gone(gone) and not e.is_resource_expired(gone)
+    assert e.is_gone(bare_410) and not e.is_resource_expired(bare_410)
+    assert e.is_gone(e.ApiError(410, "SomethingNew", "x"))  # unknown reason: the code decides
+    assert all(e.is_expired_or_gone(x) for x in (expired, gone, bare_410))
+    assert not e.is_expired_or_gone(e.NotFoundError("x")) and not e.is_expired_or_gone(RuntimeError())
     assert not e.is_resource_expired(e.NotFoundError("x"))
+
+
+@pytest.mark.parametrize(("predicate", "reason", "code"), [
+    (e.is_not_found, "NotFound", 404),
+    (e.is_conflict, "Conflict", 409),
+    (e.is_gone, "Gone", 410),
+    (e.is_invalid, "Invalid", 422),
+    (e.is_bad_request, "BadRequest", 400),
+    (e.is_unauthorized, "Unauthorized", 401),
+    (e.is_forbidden, "Forbidden", 403),
+    (e.is_internal_error, "InternalError", 500),
+    (e.is_service_unavailable, "ServiceUnavailable", 503),
+    (e.is_timeout, "Timeout", 504),
+])
+def test_predicates_use_the_reason_and_the_code_only_for_unknown_reasons(predicate, reason, code):
+    assert predicate(e.ApiError(code, reason, "x"))
+    assert predicate(e.ApiError(499, reason, "x"))  # the reason alone decides
+    assert predicate(e.ApiError(code, "", "x"))  # no reason: the code decides
+    assert predicate(e.ApiError(code, "NotAKnownReason", "x"))  # unknown reason: the code decides
+    other_known = "AlreadyExists" if reason != "AlreadyExists" else "Conflict"
+    assert not predicate(e.ApiError(code, other_known, "x"))  # a known other reason never matches by code
+    assert not predicate(e.ApiError(418, "", "x")) and not predicate(ValueError("x"))
+
+
+def test_known_other_reasons_do_not_match_by_code():
+    assert not e.is_invalid(e.ApiError(422, "BadRequest", "x"))
+    assert not e.is_bad_request(e.ApiError(400, "Invalid", "x"))
+    assert not e.is_forbidden(e.ApiError(403, "Unauthorized", "x"))
+    assert not e.is_not_found(e.ApiError(404, "Gone", "x"))
+    assert not e.is_internal_error(e.ApiError(500, "ServiceUnavailable", "x"))
+    assert not e.is_conflict(e.new_already_exists("pods", "p"))
+    assert e.is_already_exists(e.new_already_exists("pods", "p"))
+    assert not e.is_already_exists(e.ApiError(409, "", "x"))  # reason only, as in Go
+
+
+def test_too_many_requests_accepts_429_whatever_the_reason():
+    assert e.is_too_many_requests(e.ApiError(429, "Forbidden", "x"))  # Go keeps this unconditional
+    assert e.is_too_many_requests(e.ApiError(200, "TooManyRequests", "x"))
+
+
+def test_reason_for_error():
+    assert e.reason_for_error(e.NotFoundError("x")) == "NotFound" and e.reason_for_error(KeyError()) == ""
+
+
+def test_already_exists_is_not_a_conflict_error():
+    assert not issubclass(e.AlreadyExistsError, e.ConflictError)
+    assert issubclass(e.AlreadyExistsError, e.ApiError)
+    with pytest.raises(e.AlreadyExistsError):
+        try:
+            raise e.new_already_exists("pods", "p")
+        except e.ConflictError:  # pragma: no cover - must not catch it
+            pytest.fail("except ConflictError caught AlreadyExists")
+
+
+def test_retry_after_from_header_or_details():
+    assert e.from_http(429, b"", retry_after=4).retry_after == 4
+    assert e.from_http(429, status(429, "TooManyRequests", "x"), retry_after=2).retry_after == 2
+    with_details = status(429, "TooManyRequests", "x", details={"retryAfterSeconds": 6})
+    assert e.from_http(429, orjson.dumps(with_details), retry_after=2).retry_after == 6
+    assert e.TooManyRequestsError("x").retry_after is None
+    assert e.from_http(503, b"busy").retry_after is None
+
+
+@pytest.mark.parametrize(("header", "seconds"), [("3", 3), (" 10 ", 10), ("0", None), ("-1", None), ("1.5", None),
+                                                  ("Wed, 21 Oct 2015 07:28:00 GMT", None), ("", None), (None, None),
+                                                  ("\u0663", None)])
+def test_parse_retry_after(header, seconds):
+    assert e.parse_retry_after(header) == seconds
 
 
 def test_is_too_large_resource_version_in_its_three_forms():

@@ -155,10 +155,49 @@ def test_parse_selector_operators(text, matches):
 def test_selector_structure_and_string():
     sel = meta.parse_selector("a=b,c in (e,d),!f,g,h>1,i<2,j!=k,l notin (m)")
     assert [(r.key, r.operator, r.values) for r in sel.requirements] == [
-        ("a", "=", ("b",)), ("c", "in", ("e", "d")), ("f", "!", ()), ("g", "exists", ()), ("h", "gt", ("1",)),
+        ("a", "=", ("b",)), ("c", "in", ("d", "e")), ("f", "!", ()), ("g", "exists", ()), ("h", "gt", ("1",)),
         ("i", "lt", ("2",)), ("j", "!=", ("k",)), ("l", "notin", ("m",))]
     assert str(sel) == "a=b,c in (d,e),!f,g,h>1,i<2,j!=k,l notin (m)"
     assert str(meta.parse_selector(str(sel))) == str(sel)
+
+
+@pytest.mark.parametrize(("text", "values"), [
+    ("a in ()", ("",)), ("a notin ( )", ("",)), ("a in (x,)", ("", "x")), ("a in (,x)", ("", "x")),
+    ("a in (x,,y)", ("", "x", "y")), ("a in (,)", ("",)), ("a in (a,,a,,a,,)", ("", "a")),
+    ("a in (x,y,notin, z,in)", ("in", "notin", "x", "y", "z")), ("a in (y,x,y)", ("x", "y")),
+])
+def test_value_sets_parse_like_apimachinery(text, values):
+    [req] = meta.parse_selector(text).requirements
+    assert req.values == values
+    assert meta.parse_selector(text).matches({"a": values[0]}) is (req.operator == "in")
+
+
+def test_in_and_notin_are_identifiers_outside_the_operator_position():
+    # apimachinery's parser reads "in"/"notin" as plain identifiers where a key or value is expected
+    assert meta.parse_selector("notin=in").matches({"notin": "in"})
+    assert [(r.key, r.operator) for r in meta.parse_selector("in").requirements] == [("in", "exists")]
+    assert meta.parse_selector("a=notin").matches({"a": "notin"})
+
+
+@pytest.mark.parametrize(("label", "matches"), [
+    ("10", True), ("+10", True), ("-10", False), ("5", False), ("1_0", False), (" 10", False), ("10 ", False),
+    ("\u0661\u0660", False), ("0x10", False), ("", False), ("99999999999999999999", False),
+    ("9223372036854775807", True),
+])
+def test_gt_matches_label_values_parsed_like_go_parse_int(label, matches):
+    assert meta.parse_selector("a>5").matches({"a": label}) is matches
+
+
+def test_string_is_sorted_by_key_like_go():
+    assert str(meta.parse_selector("z=1,a=2,m in (c,b)")) == "a=2,m in (b,c),z=1"
+    assert [r.key for r in meta.parse_selector("z,!b,a>1").requirements] == ["a", "b", "z"]
+    hand_built = meta.Selector((meta.Requirement("z", "exists"), meta.Requirement("a", "!")))
+    assert str(hand_built) == "!a,z"
+    assert str(meta.parse_selector("x=,z= ")) == "x=,z="  # apimachinery's own round-trip cases
+    assert str(meta.parse_selector("x in ()")) == "x in ()"
+    lbl = meta.selector_from_label_selector({"matchLabels": {"z": "1"},
+                                              "matchExpressions": [{"key": "a", "operator": "Exists"}]})
+    assert [r.key for r in lbl.requirements] == ["a", "z"]
 
 
 def test_empty_selectors():
@@ -170,7 +209,16 @@ def test_empty_selectors():
 @pytest.mark.parametrize(("text", "problem"), [
     ("a=b,", "trailing ','"),
     ("a in (x", "missing '\\)'"),
-    ("a in ()", "at least one value"),
+    ("a in (x,y", "missing '\\)'"),
+    ("a in (", "missing '\\)'"),
+    ("a in (x,=)", "expected ',' or a value"),
+    ("!a=b", "expected ',' after '!a'"),
+    ("a>-1", "invalid label value '-1'"),
+    ("a>+5", "invalid label value '\\+5'"),
+    ("a>1_0", "integer value"),
+    ("a>99999999999999999999", "integer value"),
+    ("a=b,!", "expected a key after '!'"),
+    ("a\fb", "invalid label key"),
     ("a in x", "expected '\\('"),
     ("a in (x y)", "expected ',' or '\\)'"),
     ("-bad=b", "invalid label key '-bad'"),

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import threading
 
 import pytest
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, generate_latest
 
 from workqueue import DelayingQueue, FakeClock, Queue, RateLimitingQueue, metrics
-from workqueue.prometheus import BUCKETS, PrometheusMetricsProvider
+from workqueue.prometheus import BUCKETS, PrometheusMetricsProvider, exponential_buckets
 from workqueue.queue import UNFINISHED_WORK_UPDATE_PERIOD
 
 TIMEOUT = 5.0
@@ -278,6 +279,12 @@ def test_prometheus_provider() -> None:
         assert bounds[:-1] == pytest.approx([1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0])
         assert bounds[-1] == float("inf")
         assert list(BUCKETS) == pytest.approx([10.0**e for e in range(-8, 2)])
+        # Go's ExponentialBuckets multiplies step by step, so two bounds are not the decimal literals: the `le`
+        # labels must read exactly as client-go exposes them.
+        exposed = generate_latest(registry).decode()
+        les = re.findall(r'workqueue_queue_duration_seconds_bucket\{le="([^"]+)",name="jobs"\}', exposed)
+        assert les == ["1e-08", "1e-07", "1e-06", "9.999999999999999e-06", "9.999999999999999e-05", "0.001",
+                       "0.01", "0.1", "1.0", "10.0", "+Inf"]
     finally:
         q.shut_down()
         other.shut_down()
@@ -302,3 +309,11 @@ def test_prometheus_unfinished_gauges_updated() -> None:
         )
     finally:
         q.shut_down()
+
+
+def test_exponential_buckets_multiply_step_by_step():
+    assert exponential_buckets(1, 2, 4) == (1, 2, 4, 8)
+    assert exponential_buckets(10e-9, 10, 10)[3] == 1e-8 * 10 * 10 * 10 != 1e-5
+    for bad in ((0, 10, 3), (1, 1, 3), (1, 10, 0)):
+        with pytest.raises(ValueError, match="exponential_buckets"):
+            exponential_buckets(*bad)
