@@ -17,7 +17,7 @@ import structlog
 import yaml
 
 from .. import meta, yamlutil
-from ..errors import ApiError, BadRequestError, MethodNotAllowedError, NotFoundError
+from ..errors import ApiError, BadRequestError, MethodNotAllowedError, NotFoundError, new_invalid
 from ..resources import CUSTOM_RESOURCE_DEFINITIONS, GroupVersionResource, ResourceInfo
 from ..watch import ListOptions
 from . import discovery, tables
@@ -71,6 +71,16 @@ class ResourceRequest:
     @property
     def gvr(self) -> GroupVersionResource:
         return self.info.gvr
+
+
+@dataclass(frozen=True)
+class DeleteRequestOptions:
+    """The DeleteOptions of a request: the effective propagation policy (None = the kind's default), the legacy
+    ``orphanDependents`` as sent (None when absent) and the preconditions."""
+
+    policy: str | None
+    orphan_dependents: bool | None
+    preconditions: dict[str, Any] | None
 
 
 def _not_found_path() -> NotFoundError:
@@ -239,7 +249,10 @@ class SandboxRequestHandler(WatchStreamMixin, BaseHTTPRequestHandler):
         self._send_bytes(code, orjson.dumps(obj), "application/json", headers)
 
     def _send_error(self, err: ApiError, headers: dict[str, str] | None = None) -> None:
-        self._send_json(err.status, err.to_status(), headers)
+        status = err.to_status()
+        if not status.get("reason"):
+            status.pop("reason", None)  # StatusReasonUnknown is omitted on the wire
+        self._send_json(err.status, status, headers)
 
     # -- dispatch -------------------------------------------------------------------------------------------------
     def _dispatch(self, method: str) -> None:
@@ -431,30 +444,47 @@ class SandboxRequestHandler(WatchStreamMixin, BaseHTTPRequestHandler):
         )
         self._respond_object(201 if outcome.created else 200, req, outcome.object)
 
-    def _delete_options(self, query: dict[str, list[str]], body: bytes) -> tuple[str | None, dict[str, Any] | None]:
-        options: dict[str, Any] = {}
+    def _delete_options(self, query: dict[str, list[str]], body: bytes) -> DeleteRequestOptions:
+        """DeleteOptions from the body or, when there is none, from the query (as kube-apiserver reads them)."""
         if body.strip():
             parsed = _parse_json(body, "DeleteOptions body")
             if not isinstance(parsed, dict):
                 raise BadRequestError("the DeleteOptions body must be a JSON object")
-            options = parsed
-        policy = options.get("propagationPolicy") or _last(query, "propagationPolicy")
-        if options.get("orphanDependents") is True or (_last(query, "orphanDependents") or "").lower() == "true":
-            policy = policy or "Orphan"
+            policy, orphan, preconditions = parsed.get("propagationPolicy"), parsed.get("orphanDependents"), parsed.get("preconditions")
+            if orphan is not None and not isinstance(orphan, bool):
+                raise BadRequestError(f"DeleteOptions.orphanDependents must be a boolean, got {orphan!r}")
+        else:
+            policy, preconditions = _last(query, "propagationPolicy"), None
+            raw_orphan = _last(query, "orphanDependents")
+            orphan = None
+            if raw_orphan is not None:
+                if raw_orphan.lower() not in ("true", "false"):
+                    raise BadRequestError(f"invalid value for query parameter orphanDependents: {raw_orphan!r} is not a boolean")
+                orphan = raw_orphan.lower() == "true"
         if policy is not None and policy not in PROPAGATION_POLICIES:
             raise BadRequestError(
                 f"invalid propagationPolicy {policy!r}: supported values: " + ", ".join(PROPAGATION_POLICIES)
             )
-        preconditions = options.get("preconditions") or None
+        if policy is not None and orphan is not None:
+            cause = {
+                "type": "FieldValueInvalid",
+                "field": "propagationPolicy",
+                "message": f'Invalid value: "{policy}": orphanDependents and deletionPropagation cannot be both set',
+            }
+            raise new_invalid("DeleteOptions", "", [cause], "meta.k8s.io")
+        if orphan is not None:  # the deprecated field: true orphans, false collects in the background
+            policy = "Orphan" if orphan else "Background"
         if preconditions is not None and not isinstance(preconditions, dict):
             raise BadRequestError("DeleteOptions.preconditions must be an object with uid and/or resourceVersion")
-        return policy, preconditions
+        return DeleteRequestOptions(policy, orphan, preconditions or None)
 
     def _delete(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes) -> None:
-        policy, preconditions = self._delete_options(query, body)
-        deleted = self.sandbox.tracker.delete(req.gvr, req.namespace, req.name, policy, preconditions)
+        options = self._delete_options(query, body)
+        deleted = self.sandbox.tracker.delete(req.gvr, req.namespace, req.name, options.policy, options.preconditions)
         pending = bool(meta.deletion_timestamp(deleted))
-        code = 202 if pending else 200
+        # kube-apiserver answers 200 whether the object went away or is only marked, except 202 for an object not
+        # deleted yet when the request said orphanDependents=false.
+        code = 202 if pending and options.orphan_dependents is False else 200
         if pending or req.gvr.group not in _STATUS_ON_DELETE_GROUPS or req.gvr.resource == "pods":
             self._send_json(code, deleted)
             return

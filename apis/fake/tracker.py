@@ -3,11 +3,13 @@
 Guarantees (see also ``tracker_gc`` and ``tracker_watch``):
 - One global resourceVersion counter across all kinds; every write bumps it and is recorded in a bounded watch
   history (``watch_history`` events). A write that changes nothing is not a write (no new RV, no event).
-- create sets uid, creationTimestamp, resourceVersion, ``generation: 1`` (objects with a ``spec``), expands
-  ``generateName``, fills apiVersion/kind; ``add`` (seeding) keeps a given uid and creationTimestamp.
-- update: a given resourceVersion must match (409 Conflict); generation is bumped only when something outside
-  metadata and status changed; on kinds with a status subresource the main resource keeps the stored status and
-  the ``status`` subresource changes nothing but status.
+- create sets uid, creationTimestamp, resourceVersion, ``generation: 1`` (kinds that have one, see
+  ``tracker_strategy``), expands ``generateName``, fills apiVersion/kind; a create carrying a non-zero
+  resourceVersion fails with 500 as etcd3 does, while an apply that creates and ``add`` (seeding, which also keeps
+  a given uid and creationTimestamp) drop it.
+- update: a given resourceVersion must match (409 Conflict); generation is bumped per ``tracker_strategy``; on
+  kinds with a status subresource the main resource keeps the stored status and the ``status`` subresource
+  changes nothing but status.
 - Custom resources are pruned, defaulted and validated (422) against their CRD's openAPIV3Schema (``apis.openapi``);
   writing a CustomResourceDefinition registers what it serves.
 - Stored objects are never mutated after they are stored, and every object handed out is a copy.
@@ -50,6 +52,7 @@ from .tracker_crd import ServedVersion, crd_status, parse_crd
 from .tracker_gc import GarbageCollectorMixin, ObjectKey
 from .tracker_list import ListMixin, parse_rv
 from .tracker_registry import BUILTIN_GROUPS, NOT_SERVED, ResourceRegistryMixin
+from .tracker_strategy import check_no_resource_version_on_create, generation_content, has_generation
 from .tracker_watch import HistoryEvent, ObjectFilter, TrackerWatch
 
 __all__ = ["ObjectTracker", "TrackerWatch", "PatchOutcome", "BUILTIN_GROUPS"]
@@ -60,11 +63,6 @@ _MODIFIED_WHY = "the object has been modified; please apply your changes to the 
 
 def _random_suffix() -> str:
     return "".join(random.choices(string.ascii_lowercase + string.digits, k=5))
-
-
-def _content(obj: dict[str, Any]) -> dict[str, Any]:
-    """What generation tracks: everything but metadata and status."""
-    return {k: v for k, v in obj.items() if k not in ("metadata", "status")}
 
 
 def _without_rv(obj: dict[str, Any]) -> dict[str, Any]:
@@ -204,23 +202,28 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
         info = self._info_for_kind(obj["apiVersion"], obj["kind"])
         ns = (meta.namespace(obj) or "default") if info.namespaced else ""
         with self._lock:
-            stored = self._create_locked(info, obj, ns, keep_identity=True)
+            stored = self._create_locked(info, obj, ns, keep_identity=True, reject_rv=False)
         return meta.deep_copy(stored)
 
     def create(self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
         with self._lock:
             info = self.resource_info(gvr)
-            stored = self._create_locked(info, obj, namespace, keep_identity=False)
+            stored = self._create_locked(info, obj, namespace, keep_identity=False, reject_rv=True)
             self._collect_if_dangling(info, stored)
         return meta.deep_copy(stored)
 
-    def _create_locked(self, info: ResourceInfo, obj: dict[str, Any], namespace: str, keep_identity: bool) -> dict[str, Any]:
+    def _create_locked(
+        self, info: ResourceInfo, obj: dict[str, Any], namespace: str, keep_identity: bool, reject_rv: bool
+    ) -> dict[str, Any]:
+        """Create ``obj``; ``reject_rv``: a given resourceVersion is an error (POST); otherwise it is dropped."""
         if not isinstance(obj, dict):
             raise BadRequestError(f"the object must be a JSON object, got {type(obj).__name__}")
         new = meta.deep_copy(obj)
         self._check_type_meta(info, new)
         ns = self._resolve_namespace(info, namespace, new)
         md = new["metadata"]
+        if reject_rv:
+            check_no_resource_version_on_create(md)
         store = self._objects.get(info.gvr, {})
         if not md.get("name"):
             prefix = md.get("generateName")
@@ -242,7 +245,7 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
             md["creationTimestamp"] = meta.now_rfc3339()
         for field in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink"):
             md.pop(field, None)
-        if "spec" in new:
+        if has_generation(info, self.is_custom(info)):
             md["generation"] = 1
         else:
             md.pop("generation", None)
@@ -327,7 +330,12 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
                 else:
                     md.pop(field, None)
         self._admit(info, result, old)
-        if "generation" in result["metadata"] and _content(result) != _content(old):
+        custom = self.is_custom(info)
+        if (
+            subresource != "status"
+            and has_generation(info, custom)
+            and generation_content(result, custom) != generation_content(old, custom)
+        ):
             result["metadata"]["generation"] = int(old_md.get("generation") or 0) + 1
         if _without_rv(result) == _without_rv(old):
             return old  # nothing changed: no write, no event
@@ -376,7 +384,8 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
                     raise BadRequestError(f"the name of the object ({meta.name(doc)}) does not match the name on the URL ({name})")
                 if current is None and subresource is None:
                     doc.setdefault("metadata", {})["name"] = name
-                    created = self._create_locked(info, doc, ns, keep_identity=False)
+                    # kube-apiserver creates through its update path here, which drops a given resourceVersion
+                    created = self._create_locked(info, doc, ns, keep_identity=False, reject_rv=False)
                     self._collect_if_dangling(info, created)
                     return PatchOutcome(meta.deep_copy(created), True)
             if current is None:

@@ -11,8 +11,12 @@ the tracker's lock, the way kube-controller-manager's garbage collector would ev
 - Objects whose owners are absent (dangling references) are collected after any deletion, and right after a
   create or an update that gives them such references (they get their ADDED/MODIFIED, then DELETED events): an
   object is deleted when every owner is absent, and loses only the dangling references when some owner exists.
-  An owner is present only under the referenced uid (a same-name object with another uid counts as absent).
-  Seeding with ``add`` does not collect (owners may be seeded later).
+  An owner is looked up as kube-controller-manager's garbage collector does: by the resource its apiVersion and
+  kind map to, in the DEPENDENT's namespace (cluster-wide for cluster-scoped kinds), by name, and it is present
+  only under the referenced uid (a same-name object with another uid, or one in another namespace, is absent).
+  A reference that cannot be resolved (a kind this server does not serve, or a namespaced owner of a
+  cluster-scoped object) is never treated as absent: the dependent is left untouched, as the real collector
+  logs the error and retries. Seeding with ``add`` does not collect (owners may be seeded later).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import meta
+from ..errors import NotFoundError
 from ..resources import GroupVersionResource, ResourceInfo
 from ..watch import DELETED, MODIFIED
 
@@ -30,6 +35,7 @@ __all__ = ["GarbageCollectorMixin", "ObjectKey", "FOREGROUND_FINALIZER"]
 
 ObjectKey = tuple[GroupVersionResource, str, str]  # (gvr, namespace, name)
 FOREGROUND_FINALIZER = "foregroundDeletion"
+OWNER_PRESENT, OWNER_ABSENT, OWNER_UNRESOLVABLE = "present", "absent", "unresolvable"
 
 
 class GarbageCollectorMixin:
@@ -39,8 +45,28 @@ class GarbageCollectorMixin:
     _dependents: dict[str, set[ObjectKey]]
     _crds: dict[GroupVersionResource, ServedVersion]
     _gc_running: bool
+    _objects: dict[GroupVersionResource, dict[tuple[str, str], dict[str, Any]]]
 
-    # resource_info, _stored, _commit and _unregister_crd_locked come from ObjectTracker and its other mixins
+    # resource_info, _info_for_kind, _stored, _commit and _unregister_crd_locked come from ObjectTracker and its
+    # other mixins
+
+    def _owner_state(self, dependent_namespace: str, ref: dict[str, Any]) -> str:
+        """``OWNER_PRESENT``, ``OWNER_ABSENT`` or ``OWNER_UNRESOLVABLE`` for one ownerReference of a dependent."""
+        try:
+            info = self._info_for_kind(str(ref.get("apiVersion") or ""), str(ref.get("kind") or ""))
+        except NotFoundError:
+            return OWNER_UNRESOLVABLE  # the real collector fails the REST mapping and retries later
+        if info.namespaced and not dependent_namespace:
+            return OWNER_UNRESOLVABLE  # invalid reference; the real collector gives up without deleting
+        ns = dependent_namespace if info.namespaced else ""
+        name = str(ref.get("name") or "")
+        group, resource = info.gvr.group, info.gvr.resource
+        for gvr, objects in self._objects.items():  # every served version of the resource holds the same objects
+            if gvr.group == group and gvr.resource == resource:
+                owner = objects.get((ns, name))
+                if owner is not None:
+                    return OWNER_PRESENT if meta.uid(owner) == ref.get("uid") else OWNER_ABSENT
+        return OWNER_ABSENT
 
     def _by_uid(self, uid: str) -> tuple[ResourceInfo, dict[str, Any]] | None:
         key = self._uids.get(uid)
@@ -105,11 +131,15 @@ class GarbageCollectorMixin:
 
     def _collect_if_dangling(self, info: ResourceInfo, obj: dict[str, Any]) -> bool:
         """Apply the garbage collector's rule to one object with owner references: delete it when all of its
-        owners are absent, drop the dangling references when only some are. True when something was written."""
+        owners are absent, drop the dangling references when only some are; leave it alone when any reference
+        cannot be resolved. True when something was written."""
         refs = meta.owner_references(obj)
         if not refs or meta.deletion_timestamp(obj):
             return False
-        alive = [r for r in refs if r.get("uid") in self._uids]
+        states = [self._owner_state(meta.namespace(obj), r) for r in refs]
+        if OWNER_UNRESOLVABLE in states:
+            return False
+        alive = [r for r, state in zip(refs, states, strict=True) if state == OWNER_PRESENT]
         if len(alive) == len(refs):
             return False
         if alive:

@@ -20,21 +20,20 @@ def test_create_sets_identity_fields_and_rv_increases_across_kinds(tracker: Obje
     md = pod["metadata"]
     assert re.fullmatch(r"[0-9a-f-]{36}", md["uid"])
     assert RFC3339.match(md["creationTimestamp"])
-    assert md["generation"] == 1
+    assert "generation" not in md  # pods have no generation before Kubernetes 1.33
     assert pod["apiVersion"] == "v1" and pod["kind"] == "Pod"
     assert pod["status"] == {"phase": "Pending"}
     assert int(cm["metadata"]["resourceVersion"]) > int(md["resourceVersion"])
-    assert "generation" not in cm["metadata"]  # no spec, no generation
+    assert "generation" not in cm["metadata"]
     assert cm["kind"] == "ConfigMap"
     assert tracker.resource_version() == cm["metadata"]["resourceVersion"]
 
 
 def test_create_ignores_given_uid_but_add_keeps_it(tracker: ObjectTracker) -> None:
     obj = make_pod("a")
-    obj["metadata"].update(uid="given", creationTimestamp="2020-01-01T00:00:00Z", resourceVersion="999")
+    obj["metadata"].update(uid="given", creationTimestamp="2020-01-01T00:00:00Z")
     created = tracker.create(r.PODS, obj, "default")
     assert created["metadata"]["uid"] != "given"
-    assert created["metadata"]["resourceVersion"] != "999"
     seeded = tracker.add({**make_pod("b"), "metadata": {"name": "b", "uid": "u-b", "creationTimestamp": "2020-01-01T00:00:00Z"}})
     assert seeded["metadata"]["uid"] == "u-b"
     assert seeded["metadata"]["namespace"] == "default"
@@ -118,16 +117,17 @@ def test_update_stale_rv_conflicts_and_missing_rv_is_unconditional(tracker: Obje
 
 
 def test_generation_bumps_only_on_spec_change(tracker: ObjectTracker) -> None:
-    pod = tracker.create(r.PODS, make_pod("a"), "default")
-    pod["metadata"]["labels"] = {"x": "y"}
-    pod = tracker.update(r.PODS, pod)
-    assert pod["metadata"]["generation"] == 1
-    pod["spec"]["containers"][0]["image"] = "nginx"
-    pod = tracker.update(r.PODS, pod)
-    assert pod["metadata"]["generation"] == 2
-    pod["status"] = {"phase": "Running"}
-    pod = tracker.update(r.PODS, pod, subresource="status")
-    assert pod["metadata"]["generation"] == 2
+    dep = tracker.create(r.DEPLOYMENTS, {"metadata": {"name": "a"}, "spec": {"replicas": 1}}, "default")
+    assert dep["metadata"]["generation"] == 1
+    dep["metadata"]["labels"] = {"x": "y"}
+    dep = tracker.update(r.DEPLOYMENTS, dep)
+    assert dep["metadata"]["generation"] == 1
+    dep["spec"]["replicas"] = 2
+    dep = tracker.update(r.DEPLOYMENTS, dep)
+    assert dep["metadata"]["generation"] == 2
+    dep["status"] = {"replicas": 2}
+    dep = tracker.update(r.DEPLOYMENTS, dep, subresource="status")
+    assert dep["metadata"]["generation"] == 2 and dep["status"] == {"replicas": 2}
 
 
 def test_noop_update_writes_nothing(tracker: ObjectTracker) -> None:
@@ -172,7 +172,7 @@ def test_finalizers_defer_deletion_until_last_one_is_removed(tracker: ObjectTrac
     marked = tracker.delete(r.PODS, "default", "a")
     assert RFC3339.match(marked["metadata"]["deletionTimestamp"])
     assert marked["metadata"]["deletionGracePeriodSeconds"] == 0
-    assert marked["metadata"]["generation"] == 2
+    assert "generation" not in marked["metadata"]  # pods have none; kinds with one get it bumped
     stored = tracker.get(r.PODS, "default", "a")
     assert stored["metadata"]["deletionTimestamp"] == marked["metadata"]["deletionTimestamp"]
     again = tracker.delete(r.PODS, "default", "a")  # deleting again changes nothing
