@@ -19,13 +19,6 @@ from workqueue.rate_limiters import MaxOfRateLimiter
 TIMEOUT = 5.0
 
 
-@pytest.fixture(autouse=True)
-def no_leaked_queue_threads():
-    yield
-    leaked = [t.name for t in threading.enumerate() if t.name.startswith("workqueue-")]
-    assert not leaked, f"queue threads still running: {leaked}"
-
-
 def wait_for(predicate: Callable[[], bool]) -> None:
     deadline = time.monotonic() + TIMEOUT
     while not predicate():

@@ -15,13 +15,6 @@ from workqueue.queue import UNFINISHED_WORK_UPDATE_PERIOD
 TIMEOUT = 5.0
 
 
-@pytest.fixture(autouse=True)
-def no_leaked_queue_threads():
-    yield
-    leaked = [t.name for t in threading.enumerate() if t.name.startswith("workqueue-")]
-    assert not leaked, f"queue threads still running: {leaked}"
-
-
 class FakeMetric:
     def __init__(self) -> None:
         self.lock = threading.Lock()
