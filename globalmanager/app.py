@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import random
 import signal
@@ -23,8 +24,9 @@ from prometheus_client import REGISTRY, CollectorRegistry
 from globalmanager import __version__
 from globalmanager.config import LOG_LEVELS, ConfigError, GMConfig, load_config
 from globalmanager.logging import configure_logging
+from informers.gc_policy import tune_gc_for_controllers
 
-__all__ = ["GlobalManager", "build_parser", "config_from_args", "main"]
+__all__ = ["GlobalManager", "build_parser", "config_from_args", "main", "resync_period"]
 
 log = structlog.get_logger("sedna-gm")
 
@@ -81,6 +83,12 @@ def config_from_args(argv: Sequence[str] | None) -> tuple[GMConfig, argparse.Nam
     return cfg, args
 
 
+def resync_period(min_seconds: float, rng: Any = random) -> float:
+    """A resync period in ``[min, 2·min)``, like Sedna's ``ResyncPeriod`` (``min · (1 + rand.Float64())``)."""
+    value = min_seconds * (1.0 + rng.random())
+    return value if value < 2 * min_seconds else math.nextafter(2 * min_seconds, 0.0)
+
+
 def build_clientset(cfg: GMConfig) -> Any:
     from apis.clientset import Clientset
     from apis.clientset import ConfigError as ClientConfigError
@@ -96,8 +104,11 @@ def build_clientset(cfg: GMConfig) -> Any:
 class GlobalManager:
     """One sedna-gm process. ``run()`` blocks until ``stop()`` (or lost leadership) and returns the exit code."""
 
-    def __init__(self, cfg: GMConfig, clientset: Any = None, registry: CollectorRegistry | None = None) -> None:
+    def __init__(
+        self, cfg: GMConfig, clientset: Any = None, registry: CollectorRegistry | None = None, rng: Any = random
+    ) -> None:
         self.cfg = cfg
+        self.rng = rng
         self.clientset = clientset if clientset is not None else build_clientset(cfg)
         self.registry = REGISTRY if registry is None else registry
         self.stop_event = threading.Event()
@@ -113,6 +124,11 @@ class GlobalManager:
         if self.stop_event.is_set():
             return False, "shutting down"
         if self.elector is not None and not self.elector.leading:
+            if not self.elector.lease_rounds_healthy():
+                return False, (
+                    f"no lease round succeeded within {self.cfg.leader_election.lease_duration:g}s "
+                    "(API server unreachable?)"
+                )
             leader = self.elector.get_leader()
             return True, f"standing by (leader: {leader or 'none'})"
         if not self._controllers_started.is_set():
@@ -151,6 +167,9 @@ class GlobalManager:
                 worker.start()
                 self.stop_event.wait()
                 worker.join(self.cfg.shutdown_timeout + 5)
+        except Exception:
+            log.exception("sedna-gm failed")
+            self.exit_code = EXIT_FAILURE
         finally:
             self.server.stop()
             log.info("sedna-gm stopped", exit_code=self.exit_code)
@@ -190,7 +209,7 @@ class GlobalManager:
         from informers import SharedInformerFactory
 
         cfg = self.cfg
-        resync = random.uniform(cfg.min_resync_period_seconds, 2 * cfg.min_resync_period_seconds)
+        resync = resync_period(cfg.min_resync_period_seconds, self.rng)
         factory = SharedInformerFactory(self.clientset, default_resync=resync, namespace=cfg.namespace)
         ctx = ControllerContext(
             clientset=self.clientset,
@@ -238,6 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sedna-gm {__version__}")
         return EXIT_OK
     configure_logging(cfg.log_level, cfg.log_format)
+    tune_gc_for_controllers()  # large informer caches: see informers.gc_policy
     try:
         gm = GlobalManager(cfg)
     except ConfigError as exc:

@@ -7,6 +7,7 @@ Every problem raises ``ConfigError`` whose ``key`` names the offending field (``
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -102,6 +103,7 @@ class GMConfig:
 
     def validate(self, known_controllers: list[str] | None = None) -> None:
         """Check cross-field rules; raises ``ConfigError`` naming the key."""
+        _check_finite(self, "")
         if self.kube_config and not os.path.exists(self.kube_config):
             raise ConfigError("kubeConfig", f"file {self.kube_config!r} does not exist")
         if not 0 < self.websocket.port < 65536:
@@ -151,6 +153,17 @@ class GMConfig:
                     raise ConfigError(f"workers.{name}", f"unknown controller {name!r}")
 
 
+def _check_finite(instance: Any, prefix: str) -> None:
+    """Every float field (also of nested sections) must be finite: NaN or ±inf would defeat every comparison."""
+    for f in fields(instance):
+        value = getattr(instance, f.name)
+        key = f"{prefix}.{f.metadata['key']}" if prefix else f.metadata["key"]
+        if hasattr(value, "__dataclass_fields__"):
+            _check_finite(value, key)
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(key, f"must be a finite number, got {value!r}")
+
+
 def parse_address(address: str) -> tuple[str, int]:
     """``host:port`` (``:8080`` = all interfaces, ``[::1]:80`` for IPv6) → ``(host, port)``."""
     if not isinstance(address, str) or ":" not in address:
@@ -179,6 +192,8 @@ def _convert_scalar(value: Any, typ: type, key: str) -> Any:
             return value
     elif typ is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                raise ConfigError(key, f"must be a finite number, got {value!r}")
             return float(value)
     elif typ is str:
         if isinstance(value, str):

@@ -2,10 +2,14 @@
 
 * A candidate acquires the lease when it is absent, released (empty holder) or expired: the record it last saw has
   not changed for ``lease_duration`` seconds by the *local* clock (clocks of different hosts are never compared).
-* The leader renews every ``retry_period``; if it cannot renew for ``renew_deadline`` it stops leading.
+* The leader renews every ``retry_period``; if it cannot renew for ``renew_deadline`` it stops leading. A renewal
+  that only answers after the deadline counts as lost too.
+* No lease request outlives its round: on the real clientset the elector uses its own connection pool whose
+  timeouts are set before each request to what is left of ``min(retry_period, remaining renew deadline)``.
+* An unreachable or failing API server is a failed round, never an exception: the elector keeps retrying.
 * Writes carry the observed ``resourceVersion``: a concurrent writer makes ours fail with 409 and we retry next period.
-* On shutdown the leader releases the lease (holder cleared, ``leaseDurationSeconds: 1``, like ReleaseOnCancel) so a
-  standby takes over at once.
+* On shutdown the leader keeps renewing while its work drains (bounded by ``leader_stop_timeout``), then releases
+  the lease (holder cleared, ``leaseDurationSeconds: 1``, like ReleaseOnCancel) so a standby takes over at once.
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ import structlog
 
 from apis import errors
 from apis.client import ClientsetBase
+from apis.http_transport import ApiConnectionError, ApiConnectionTimeoutError, ResponseDecodeError
 
 __all__ = [
+    "LEASE_ERRORS",
     "LeaderElectionClock",
     "LeaderElector",
     "LeaderCallbacks",
@@ -36,6 +42,11 @@ __all__ = [
 ]
 
 log = structlog.get_logger(__name__)
+
+LEASE_ERRORS = (errors.ApiError, ApiConnectionError, ResponseDecodeError)
+"""What a lease request may raise when the API server refuses, fails or cannot be reached: a failed round."""
+
+MIN_REQUEST_TIMEOUT = 0.01
 
 
 def default_identity() -> str:
@@ -109,6 +120,23 @@ class LeaderCallbacks:
     on_new_leader: Callable[[str], None] | None = None
 
 
+def _dedicated_lease_clientset(clientset: ClientsetBase, timeout: float) -> tuple[ClientsetBase, Any]:
+    """For the real clientset: a private one on the same configuration (its own pool, so that the elector can set
+    its timeouts per request without touching other callers). The fake clientset is used as it is."""
+    from apis.clientset import Clientset
+
+    if not isinstance(clientset, Clientset):
+        return clientset, None
+    dedicated = Clientset(
+        clientset.configuration,
+        connect_timeout=timeout,
+        request_timeout=timeout,
+        user_agent=f"{clientset.transport.user_agent} leader-election",
+        pool_maxsize=1,
+    )
+    return dedicated, dedicated.transport
+
+
 class LeaderElector:
     """One candidate for the lease ``namespace/name``. ``run(stop)`` blocks until stop or lost leadership."""
 
@@ -130,7 +158,8 @@ class LeaderElector:
             raise ValueError("lease_duration must be greater than renew_deadline")
         if renew_deadline <= 1.2 * retry_period:
             raise ValueError("renew_deadline must be greater than 1.2 × retry_period")
-        self._leases = clientset.coordination_v1().leases(namespace)
+        self._lease_clientset, self._transport = _dedicated_lease_clientset(clientset, retry_period)
+        self._leases = self._lease_clientset.coordination_v1().leases(namespace)
         self.lease_name = lease_name
         self.namespace = namespace
         self.identity = identity or default_identity()
@@ -143,8 +172,9 @@ class LeaderElector:
         self.clock: LeaderElectionClock = clock or RealLeaderElectionClock()
         self._lock = threading.Lock()
         self._observed: LeaseRecord | None = None
-        self._observed_rv = ""
         self._observed_time = 0.0
+        self._last_good_round: float | None = None
+        self._attempt_end = 0.0  # clock.monotonic() by which the current attempt's requests must be answered
         self._reported_leader = ""
         self._leading = False
 
@@ -162,9 +192,47 @@ class LeaderElector:
         """True while ``on_started_leading`` has been called and leadership not yet given up."""
         return self._leading
 
+    def lease_rounds_healthy(self) -> bool:
+        """True when a lease round got an answer (the lease read, or found absent) within the last
+        ``lease_duration``; a standby that cannot see the lease is not ready."""
+        with self._lock:
+            last = self._last_good_round
+        return last is not None and self.clock.monotonic() - last <= self.lease_duration
+
+    def request_timeout(self, deadline: float | None = None) -> float:
+        """Seconds one attempt may take: ``retry_period``, cut to what is left before ``deadline``
+        (a ``clock.monotonic()`` value) when given."""
+        budget = self.retry_period
+        if deadline is not None:
+            budget = min(budget, deadline - self.clock.monotonic())
+        return max(MIN_REQUEST_TIMEOUT, budget)
+
+    def close(self) -> None:
+        """Close the elector's private connection pool (if it has one)."""
+        if self._transport is not None:
+            self._lease_clientset.close()  # type: ignore[attr-defined]
+
     # -- one round ------------------------------------------------------------------------------------------------
-    def try_acquire_or_renew(self) -> bool:
-        """One attempt to acquire or renew the lease; True when we hold it afterwards."""
+    def try_acquire_or_renew(self, deadline: float | None = None) -> bool:
+        """One attempt to acquire or renew the lease; True when we hold it afterwards. Never raises for API or
+        connection failures (they are a failed attempt). ``deadline`` bounds the attempt (see ``request_timeout``)."""
+        self._attempt_end = self.clock.monotonic() + self.request_timeout(deadline)
+        try:
+            return self._try_acquire_or_renew()
+        except LEASE_ERRORS as exc:
+            log.warning("lease request failed", lease=self._key(), error=str(exc))
+            return False
+
+    def _request(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Call ``fn`` with the transport's timeouts set to what is left of the attempt (connect and read share it)."""
+        if self._transport is not None:
+            left = self._attempt_end - self.clock.monotonic()
+            if left <= 0:
+                raise ApiConnectionTimeoutError("lease", self._key(), "no time left in this round")
+            self._transport.connect_timeout = self._transport.read_timeout = max(MIN_REQUEST_TIMEOUT, left / 2)
+        return fn(*args)
+
+    def _try_acquire_or_renew(self) -> bool:
         now_wall = format_micro_time(self.clock.utcnow())
         desired = LeaseRecord(
             holder_identity=self.identity,
@@ -174,8 +242,9 @@ class LeaderElector:
             lease_transitions=0,
         )
         try:
-            lease = self._leases.get(self.lease_name)
+            lease = self._request(self._leases.get, self.lease_name)
         except errors.NotFoundError:
+            self._mark_good_round()
             body = {
                 "apiVersion": "coordination.k8s.io/v1",
                 "kind": "Lease",
@@ -183,22 +252,21 @@ class LeaderElector:
                 "spec": desired.to_spec(),
             }
             try:
-                created = self._leases.create(body)
-            except errors.ApiError as exc:
-                log.info("lease create failed", lease=self._key(), error=str(exc))
+                created = self._request(self._leases.create, body)
+            except (errors.AlreadyExistsError, errors.ConflictError) as exc:  # another candidate created it first
+                log.info("lease create lost a race", lease=self._key(), error=str(exc))
                 return False
-            self._set_observed(LeaseRecord.from_lease(created), created)
+            self._set_observed(LeaseRecord.from_lease(created))
             return True
-        except errors.ApiError as exc:
-            log.warning("lease get failed", lease=self._key(), error=str(exc))
-            return False
+        self._mark_good_round()
 
         old = LeaseRecord.from_lease(lease)
         if old != self._observed:
-            self._set_observed(old, lease)
+            self._set_observed(old)
         held_by_other = old.holder_identity and old.holder_identity != self.identity
+        # expiry by the duration written in the lease (its holder's), measured on our own clock
         if held_by_other and self._observed_time + old.lease_duration_seconds > self.clock.monotonic():
-            return False  # lease not expired yet
+            return False
         if old.holder_identity == self.identity:
             desired = LeaseRecord(
                 holder_identity=self.identity,
@@ -218,27 +286,34 @@ class LeaderElector:
         updated_obj = dict(lease)
         updated_obj["spec"] = {**(lease.get("spec") or {}), **desired.to_spec()}
         try:
-            updated = self._leases.update(updated_obj)
-        except errors.ApiError as exc:
-            # 409: someone else wrote the lease since we read it; we try again next period
-            log.info("lease update failed", lease=self._key(), error=str(exc))
+            updated = self._request(self._leases.update, updated_obj)
+        except errors.ConflictError as exc:  # someone else wrote the lease since we read it: next period
+            log.info("lease update conflict", lease=self._key(), error=str(exc))
             return False
-        self._set_observed(LeaseRecord.from_lease(updated), updated)
+        self._set_observed(LeaseRecord.from_lease(updated))
         return True
 
     def release(self) -> bool:
-        """Give the lease up if we hold it (holder cleared, duration 1 s); True on success."""
+        """Give the lease up if we hold it (holder cleared, duration 1 s); True on success. Never raises for API or
+        connection failures."""
         if not self.is_leader():
             return True
-        now_wall = format_micro_time(self.clock.utcnow())
+        self._attempt_end = self.clock.monotonic() + self.request_timeout()
         try:
-            lease = self._leases.get(self.lease_name)
-        except errors.ApiError as exc:
+            released = self._release()
+        except LEASE_ERRORS as exc:
             log.warning("lease release failed", lease=self._key(), error=str(exc))
             return False
+        if released:
+            log.info("lease released", lease=self._key(), identity=self.identity)
+        return True
+
+    def _release(self) -> bool:
+        now_wall = format_micro_time(self.clock.utcnow())
+        lease = self._request(self._leases.get, self.lease_name)
         current = LeaseRecord.from_lease(lease)
         if current.holder_identity != self.identity:
-            return True
+            return False
         record = LeaseRecord(
             holder_identity="",
             lease_duration_seconds=1,
@@ -248,73 +323,118 @@ class LeaderElector:
         )
         body = dict(lease)
         body["spec"] = {**(lease.get("spec") or {}), **record.to_spec()}
-        try:
-            updated = self._leases.update(body)
-        except errors.ApiError as exc:
-            log.warning("lease release failed", lease=self._key(), error=str(exc))
-            return False
-        self._set_observed(LeaseRecord.from_lease(updated), updated)
-        log.info("lease released", lease=self._key(), identity=self.identity)
+        updated = self._request(self._leases.update, body)
+        self._set_observed(LeaseRecord.from_lease(updated))
         return True
 
     # -- loop -----------------------------------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
-        """Acquire, lead (callback in its own thread) and renew until ``stop`` is set or leadership is lost."""
+        """Acquire, lead (callback in its own thread) and renew until ``stop`` is set or leadership is lost.
+
+        On stop the lease is kept (renewed) while the leader's work drains, at most ``leader_stop_timeout``, and then
+        released. A stop that arrives while the lease is being acquired releases it before returning."""
         log.info("attempting to acquire leader lease", lease=self._key(), identity=self.identity)
+        try:
+            acquired_at = self._acquire(stop)
+            if acquired_at is None:
+                return
+            if stop.is_set():
+                if self.release_on_cancel:
+                    self.release()
+                return
+            self._lead(stop, acquired_at)
+        finally:
+            self.close()
+
+    def _acquire(self, stop: threading.Event) -> float | None:
+        """Try every ``retry_period`` (with jitter) until acquired (returns the start time of the winning attempt)
+        or stopped (None)."""
         while not stop.is_set():
+            started = self.clock.monotonic()
             if self.try_acquire_or_renew():
-                break
+                return started
             self._maybe_report_new_leader()
             if self.clock.sleep(stop, self.retry_period * (1 + 0.2 * random.random())):
-                return
-        if stop.is_set():
-            return
+                return None
+        return None
+
+    def _lead(self, stop: threading.Event, acquired_at: float) -> None:
         log.info("successfully acquired lease", lease=self._key(), identity=self.identity)
         self._maybe_report_new_leader()
-        leading_stop = threading.Event()
+        leading_stop, leader_done = threading.Event(), threading.Event()
+
+        def lead() -> None:
+            try:
+                self.callbacks.on_started_leading(leading_stop)
+            except Exception:
+                log.exception("on_started_leading failed", lease=self._key())
+            finally:
+                leader_done.set()
+
         self._leading = True
-        leader_thread = threading.Thread(
-            target=self.callbacks.on_started_leading, args=(leading_stop,), name="leader-run", daemon=True
-        )
+        leader_thread = threading.Thread(target=lead, name="leader-run", daemon=True)
         leader_thread.start()
+        kept = False
         try:
-            self._renew_loop(stop)
+            last_renew = acquired_at
+            kept, last_renew = self._renew_loop(stop, stop.is_set, last_renew)
+            leading_stop.set()
+            if kept and stop.is_set():
+                # keep the lease while the leader's work stops, so no standby starts working next to it
+                drain_end = self.clock.monotonic() + self.leader_stop_timeout
+
+                def drained() -> bool:
+                    return leader_done.is_set() or self.clock.monotonic() >= drain_end
+
+                kept, last_renew = self._renew_loop(leader_done, drained, last_renew)
+                if kept and not leader_done.is_set():
+                    log.warning("leader work still running after the stop timeout; releasing anyway", lease=self._key())
         finally:
             leading_stop.set()
             self._leading = False
-            if stop.is_set() and self.release_on_cancel:
-                # the leader's work must stop (bounded) before the lease is handed over
-                leader_thread.join(self.leader_stop_timeout)
-                if leader_thread.is_alive():
-                    log.warning("leader work still running after the stop timeout; releasing anyway", lease=self._key())
+            if kept and stop.is_set() and self.release_on_cancel:
                 self.release()
             try:
                 self.callbacks.on_stopped_leading()
             except Exception:
                 log.exception("on_stopped_leading failed", lease=self._key())
 
-    def _renew_loop(self, stop: threading.Event) -> None:
-        last_renew = self.clock.monotonic()
-        while not stop.is_set():
-            if self.clock.sleep(stop, self.retry_period):
-                return
-            if self.try_acquire_or_renew():
-                last_renew = self.clock.monotonic()
+    def _renew_loop(self, wake: threading.Event, finished: Callable[[], bool], last_renew: float) -> tuple[bool, float]:
+        """Renew every ``retry_period`` (a set ``wake`` cuts the wait short) until ``finished()``.
+
+        Returns ``(still_leader, last_renew)``; leadership is lost when another candidate holds the lease, or when no
+        renewal succeeded within ``renew_deadline`` of the last one (an attempt that ends after that counts as failed).
+        """
+        while True:
+            self.clock.sleep(wake, self.retry_period)
+            if finished():
+                return True, last_renew
+            deadline = last_renew + self.renew_deadline
+            started = self.clock.monotonic()
+            renewed = self.try_acquire_or_renew(deadline=deadline)
+            if renewed and self.clock.monotonic() <= deadline:
+                last_renew = started
                 continue
+            if renewed:
+                log.error("lease renewal answered after the renew deadline; giving up leadership", lease=self._key())
+                return False, last_renew
             if not self.is_leader() and self.get_leader():
                 log.info("lease taken over by another candidate", lease=self._key(), leader=self.get_leader())
                 self._maybe_report_new_leader()
-                return
-            if self.clock.monotonic() - last_renew >= self.renew_deadline:
+                return False, last_renew
+            if self.clock.monotonic() >= deadline:
                 log.error("failed to renew lease within the renew deadline", lease=self._key())
-                return
+                return False, last_renew
 
     # -- helpers --------------------------------------------------------------------------------------------------
-    def _set_observed(self, record: LeaseRecord, lease: dict[str, Any]) -> None:
+    def _set_observed(self, record: LeaseRecord) -> None:
         with self._lock:
             self._observed = record
-            self._observed_rv = (lease.get("metadata") or {}).get("resourceVersion") or ""
             self._observed_time = self.clock.monotonic()
+
+    def _mark_good_round(self) -> None:
+        with self._lock:
+            self._last_good_round = self.clock.monotonic()
 
     def _maybe_report_new_leader(self) -> None:
         leader = self.get_leader()
@@ -331,4 +451,3 @@ class LeaderElector:
 
     def _key(self) -> str:
         return f"{self.namespace}/{self.lease_name}"
-

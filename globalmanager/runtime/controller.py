@@ -31,7 +31,7 @@ from informers import (
     ResourceEventHandlerFuncs,
     deletion_handling_meta_namespace_key_func,
     split_meta_namespace_key,
-    wait_for_named_cache_sync,
+    wait_for_cache_sync,
 )
 from workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_limiter
 
@@ -133,7 +133,7 @@ class BaseController:
         try:
             key = deletion_handling_meta_namespace_key_func(obj)
         except Exception as exc:
-            self._log.warning("cannot get key for object", error=str(exc))
+            self._log.warning("cannot get key for object", object=repr(obj)[:300], error=str(exc))
             return
         delay = 0.0 if immediate else self.get_backoff(key)
         if delay <= 0:
@@ -172,6 +172,8 @@ class BaseController:
         self.enqueue_controller(job, immediate=True)
 
     def update_job(self, old: Any, cur: Any) -> None:
+        # Same resourceVersion = a periodic resync, not a change. Like Sedna's controllers we skip it: a job's sync
+        # depends only on the job and its pods, whose own events wake it, so a resync would redo the same sync.
         if meta.resource_version(old) == meta.resource_version(cur):
             return
         self.enqueue_controller(cur, immediate=True)
@@ -295,9 +297,15 @@ class BaseController:
         """Wait for the caches, run the workers until ``stop``, then drain (bounded) and return."""
         self._log.info("starting controller", workers=self.workers)
         try:
-            if not wait_for_named_cache_sync(self.name, stop, *self.cache_syncs):
-                self._log.error("caches did not sync")
+            # wait_for_cache_sync, not the named variant: a stop during the wait is a normal shutdown, not an error
+            self._log.info("waiting for caches to sync")
+            if not wait_for_cache_sync(stop, *self.cache_syncs):
+                if stop.is_set():
+                    self._log.info("stopped before the caches synced")
+                else:
+                    self._log.error("caches did not sync")
                 return
+            self._log.info("caches are synced")
             self.synced.set()
             for i in range(self.workers):
                 t = threading.Thread(target=self._run_worker, name=f"{self.name}-worker-{i}", daemon=True)

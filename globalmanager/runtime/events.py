@@ -2,7 +2,10 @@
 
 The first occurrence creates an Event ``<object>.<hex nanoseconds>``; each repeat patches that Event's ``count`` and
 ``lastTimestamp`` instead of creating a new one (client-go's events cache). The cache of recent events is bounded
-(LRU); an evicted or externally deleted Event simply starts a new one. Recording never raises: API errors are logged.
+(LRU); an evicted or externally deleted Event simply starts a new one. Recording never raises (API, connection and
+unexpected errors are logged; only a bad ``event_type``, a programming error, raises ``ValueError``). The lock guards
+only the cache: no HTTP call is made while holding it, so one slow write never delays events about other objects
+(two concurrent repeats of one event may then patch their counts out of order, as in client-go).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from cachetools import LRUCache
 
 from apis import errors, meta
 from apis.client import ClientsetBase
+from apis.http_transport import ApiConnectionError, ResponseDecodeError
 
 __all__ = ["EventRecorder", "NORMAL", "WARNING"]
 
@@ -29,6 +33,8 @@ NORMAL = "Normal"
 WARNING = "Warning"
 
 DEFAULT_CACHE_SIZE = 4096
+
+RECORD_ERRORS = (errors.ApiError, ApiConnectionError, ResponseDecodeError)
 
 
 @dataclass
@@ -58,7 +64,7 @@ class EventRecorder:
         self._seen: LRUCache[tuple[str, ...], _Seen] = LRUCache(maxsize=cache_size)
 
     def event(self, obj: Mapping[str, Any], event_type: str, reason: str, message: str) -> dict[str, Any] | None:
-        """Record an event; returns the Event as written, or ``None`` when the API refused it."""
+        """Record an event; returns the Event as written, or ``None`` when it could not be written."""
         if event_type not in (NORMAL, WARNING):
             raise ValueError(f"event type must be {NORMAL} or {WARNING}, got {event_type!r}")
         namespace = meta.namespace(obj) or "default"
@@ -71,22 +77,23 @@ class EventRecorder:
             "resourceVersion": meta.resource_version(obj),
         }
         key = (involved["kind"], involved["namespace"], involved["name"], involved["uid"], event_type, reason, message)
+        where = f"{namespace}/{involved['name']}"
         now = meta.format_time(self._now())
-        events = self._clientset.core_v1().events(namespace)
-        with self._lock:  # one writer at a time keeps counts exact
-            seen = self._seen.get(key)
+        try:
+            events = self._clientset.core_v1().events(namespace)
+            with self._lock:  # decide under the lock, write without it
+                seen = self._seen.get(key)
+                count = 0
+                if seen is not None:
+                    seen.count += 1
+                    count = seen.count
             if seen is not None:
                 try:
-                    patched = events.patch(
-                        seen.name, {"count": seen.count + 1, "lastTimestamp": now}, patch_type="merge"
-                    )
-                    seen.count += 1
-                    return patched
-                except errors.NotFoundError:
-                    self._seen.pop(key, None)
-                except errors.ApiError as exc:
-                    log.warning("event patch failed", object=f"{namespace}/{involved['name']}", reason=reason, error=str(exc))
-                    return None
+                    return events.patch(seen.name, {"count": count, "lastTimestamp": now}, patch_type="merge")
+                except errors.NotFoundError:  # deleted by someone (or expired): start a new Event
+                    with self._lock:
+                        if self._seen.get(key) is seen:
+                            self._seen.pop(key, None)
             body = {
                 "apiVersion": "v1",
                 "kind": "Event",
@@ -102,13 +109,15 @@ class EventRecorder:
                 "firstTimestamp": now,
                 "lastTimestamp": now,
             }
-            try:
-                created = events.create(body)
-            except errors.ApiError as exc:
-                log.warning("event create failed", object=f"{namespace}/{involved['name']}", reason=reason, error=str(exc))
-                return None
-            self._seen[key] = _Seen(meta.name(created) or body["metadata"]["name"], namespace, 1, now)
+            created = events.create(body)
+            with self._lock:
+                self._seen.setdefault(key, _Seen(meta.name(created) or body["metadata"]["name"], namespace, 1, now))
             return created
+        except RECORD_ERRORS as exc:
+            log.warning("event not recorded", object=where, reason=reason, error=str(exc))
+        except Exception as exc:  # recording is best effort: a bug here must never break a sync
+            log.exception("event not recorded: unexpected error", object=where, reason=reason, error=str(exc))
+        return None
 
     def eventf(self, obj: Mapping[str, Any], event_type: str, reason: str, fmt: str, *args: Any) -> dict[str, Any] | None:
         return self.event(obj, event_type, reason, fmt % args if args else fmt)

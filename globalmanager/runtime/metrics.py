@@ -17,7 +17,7 @@ class ControllerMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
         self.sync_total = Counter(
             "sedna_gm_controller_sync",
-            "Syncs per controller by result (success, requeue, error, dropped).",
+            "Syncs per controller by result: success, error (retried with rate limiting), dropped (after max retries).",
             ["controller", "result"],
             registry=registry,
         )

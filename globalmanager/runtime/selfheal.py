@@ -24,7 +24,9 @@ class RecreatedPods:
     """Thread-safe TTL set of pod keys (``namespace/name``); ``timer`` is injectable for tests."""
 
     def __init__(self, ttl: float = RECREATION_TTL, maxsize: int = 10_000, timer: Callable[[], float] = time.monotonic):
-        self._cache: TTLCache[str, bool] = TTLCache(maxsize=maxsize, ttl=ttl, timer=timer)
+        self.ttl = ttl
+        self._timer = timer
+        self._cache: TTLCache[str, float] = TTLCache(maxsize=maxsize, ttl=ttl, timer=timer)  # key → expiry time
         self._lock = threading.Lock()
 
     def try_mark(self, key: str) -> bool:
@@ -32,8 +34,14 @@ class RecreatedPods:
         with self._lock:
             if key in self._cache:
                 return False
-            self._cache[key] = True
+            self._cache[key] = self._timer() + self.ttl
             return True
+
+    def remaining(self, key: str) -> float:
+        """Seconds until ``key`` may be recreated again (0 when it may be now)."""
+        with self._lock:
+            expiry = self._cache.get(key)
+        return 0.0 if expiry is None else max(0.0, expiry - self._timer())
 
     def unmark(self, key: str) -> None:
         with self._lock:

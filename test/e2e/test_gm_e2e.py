@@ -7,6 +7,7 @@ Every wait is bounded; every process is killed at teardown.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -63,9 +64,10 @@ class Processes:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.env = dict(os.environ, PYTHONPATH=str(REPO))
 
-    def start(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
+    def start(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         log = open(self.tmp / f"{name}.log", "wb")  # noqa: SIM115 - owned by the process
-        proc = subprocess.Popen([sys.executable, *argv], cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([sys.executable, *argv], cwd=REPO, env={**self.env, **(env or {})}, stdout=log,
+                                stderr=subprocess.STDOUT)
         log.close()
         self.procs.append(proc)
         return proc
@@ -98,11 +100,28 @@ def cluster(procs: Processes, tmp_path: Path) -> Iterator[tuple[str, Clientset]]
     cs.close()
 
 
-def start_gm(procs: Processes, name: str, kubeconfig: str, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
+def start_gm(procs: Processes, name: str, kubeconfig: str | None, *extra: str,
+             env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    proc = procs.start(name, ["-m", "globalmanager.app", "--kubeconfig", kubeconfig,
-                              "--metrics-address", f"127.0.0.1:{port}", "--log-format", "json", *extra])
+    source = ["--kubeconfig", kubeconfig] if kubeconfig else []
+    proc = procs.start(name, ["-m", "globalmanager.app", *source,
+                              "--metrics-address", f"127.0.0.1:{port}", "--log-format", "json", *extra], env=env)
     return proc, f"http://127.0.0.1:{port}"
+
+
+def json_log_lines(text: str) -> list[dict[str, Any]]:
+    """Every line of a sedna-gm log, parsed; fails on the first line that is not a JSON object."""
+    lines = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            raise AssertionError(f"log line {number} is not JSON: {line!r}") from None
+        assert isinstance(entry, dict), f"log line {number} is not a JSON object: {line!r}"
+        lines.append(entry)
+    return lines
 
 
 def create_job(cs: Clientset, name: str, run_seconds: str = "1") -> None:
@@ -140,6 +159,31 @@ def test_gm_runs_a_job_serves_probes_and_metrics_and_exits_0_on_sigterm(procs, c
     gm.send_signal(signal.SIGTERM)
     assert gm.wait(20) == 0, procs.log("gm")
     assert '"signal received: shutting down"' in procs.log("gm")
+    entries = json_log_lines(procs.log("gm"))
+    sync_lines = [e for e in entries if e.get("event") in ("created master pod", "job phase changed")]
+    assert sync_lines, "no sync-path log line found"
+    for entry in sync_lines:
+        assert entry.get("controller") == "ElasticAIJob" and entry.get("key") == "default/mnist", entry
+
+
+def test_gm_keeps_retrying_while_the_api_server_is_unreachable(procs, tmp_path):
+    config = tmp_path / "gm.yaml"
+    config.write_text("leaderElection: {leaseDuration: 3, renewDeadline: 2, retryPeriod: 0.2}\n")
+    gm, url = start_gm(procs, "gm-dead", None, "--master", "http://127.0.0.1:1", "--config", str(config),
+                       env={"KUBECONFIG": str(tmp_path / "no-kubeconfig")})
+    wait_for("/healthz", lambda: http_get(url + "/healthz")[0] == 200, timeout=30)
+    wait_for("repeated lease attempts",
+             lambda: procs.log("gm-dead").count('"lease request failed"') >= 3, timeout=30)
+    assert gm.poll() is None, procs.log("gm-dead")  # still running, still retrying
+    assert http_get(url + "/healthz")[0] == 200
+    code, body = http_get(url + "/readyz/controllers")
+    assert code == 503 and "lease" in body
+    gm.send_signal(signal.SIGTERM)
+    assert gm.wait(20) == 0, procs.log("gm-dead")
+    entries = json_log_lines(procs.log("gm-dead"))
+    failures = [e for e in entries if e.get("event") == "lease request failed"]
+    assert failures and all(e["level"] == "warning" and "connection refused" in e["error"] for e in failures)
+    assert not any("Traceback" in json.dumps(e) for e in entries)
 
 
 def test_standby_takes_over_when_the_leader_is_killed(procs, cluster, tmp_path):

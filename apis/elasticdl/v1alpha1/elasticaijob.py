@@ -111,6 +111,9 @@ class ElasticAIJobStatus(ApiType):
     start_time: str | None = api_field(format="date-time")
     completion_time: str | None = api_field(format="date-time")
     replica_statuses: ReplicaStatuses | None = api_field()
+    observed_generation: int | None = api_field(
+        minimum=0, doc="The metadata.generation the controller has acted on (the generation whose master runs)."
+    )
 
 
 @dataclass(kw_only=True)

@@ -5,17 +5,29 @@
   controller counts them into ``status.replicaStatuses`` and deletes the remaining ones once the job has finished.
 * Self-healing: a master pod deleted by hand while the job runs is recreated by ``delete_pod`` at most once per 5 s
   (``recreated_pods``), never while the job's spec is being rolled out (``prevent_recreation``, per job), never for a
-  finished job or a job that is gone; ``sync`` also creates a missing master of an unfinished job.
+  finished job or a job that is gone, never when the deleted master itself had finished (Succeeded/Failed). ``sync``
+  also creates a missing master of an unfinished job, under the same rules: a master recreated less than 5 s ago is
+  not created again but the job is requeued for when the 5 s are over (so the limit holds end to end), and a finished
+  master seen by ``delete_pod`` is remembered so that the job completes from it instead of running again.
+* A pod with the master's name that is not controlled by the job: a Warning event ``FailedCreate``, condition
+  ``Created=False``/``FailedCreate``, no retry; the job is woken up when that pod goes.
 * A spec change (``metadata.generation`` differs from the master pod's ``elasticdl.org/job-generation`` annotation)
   restarts the master: the old one is deleted and, once it is gone, a new one is created.
 * An invalid spec → condition ``Failed``/``InvalidSpec`` naming the field, a Warning event ``InvalidSpec``, no pod.
-* Status is written only through the status subresource, re-reading on conflict and changing only our fields.
+* Status is written only through the status subresource, re-reading on conflict and changing only our fields;
+  ``status.observedGeneration`` names the generation the controller has acted on.
+* ``update_job`` ignores updates with an unchanged resourceVersion, as Sedna's controllers do: a periodic resync
+  delivers such updates for every job, and a job's sync only depends on the job and its pods, whose own events
+  already wake it (a resync would only redo the same sync). Pod resyncs still reach the job through the pod handlers.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from cachetools import LRUCache
 
 from apis import errors, meta
 from apis.client import ClientsetBase
@@ -50,6 +62,10 @@ __all__ = ["ElasticAIJobController", "NAME"]
 
 NAME = "ElasticAIJob"
 
+_MASTER_NAME_RE = re.compile(r"^elasticdl-(.+)-master$")
+_TERMINAL_PHASES = ("Succeeded", "Failed")
+_FINISHED_MASTERS_MAX = 10_000
+
 
 def _typed(job: Mapping[str, Any]) -> dict[str, Any]:
     """A shallow copy with apiVersion/kind set (list items from some servers lack them)."""
@@ -74,6 +90,8 @@ class ElasticAIJobController(BaseController):
     ) -> None:
         super().__init__(NAME, clientset, informer_factory, ELASTIC_AI_JOBS, workers, recorder=recorder, **kwargs)
         self.now = now
+        # job key → the finished master pod that delete_pod saw go (the job's status may not say so yet)
+        self._finished_masters: LRUCache[str, Mapping[str, Any]] = LRUCache(maxsize=_FINISHED_MASTERS_MAX)
 
     # -- handlers -------------------------------------------------------------------------------------------------
     def update_job(self, old: Any, cur: Any) -> None:
@@ -86,18 +104,34 @@ class ElasticAIJobController(BaseController):
 
     def delete_job(self, obj: Any) -> None:
         job = getattr(obj, "obj", obj)
-        self.prevent_recreation.discard(f"{meta.namespace(job)}/{meta.name(job)}")
+        key = f"{meta.namespace(job)}/{meta.name(job)}"
+        self.prevent_recreation.discard(key)
+        self._finished_masters.pop(key, None)
         self.enqueue_controller(obj, immediate=True)
+
+    def delete_pod(self, obj: Any) -> None:
+        pod = getattr(obj, "obj", obj)
+        if isinstance(pod, Mapping) and self._is_finished_master(pod):
+            job = self.resolve_controller_ref(meta.namespace(pod), meta.get_controller_of(pod))
+            if job is not None:
+                self._finished_masters[f"{meta.namespace(job)}/{meta.name(job)}"] = pod
+        super().delete_pod(obj)
 
     def enqueue_by_pod(self, pod: Mapping[str, Any], immediate: bool) -> None:
         job = self.resolve_controller_ref(meta.namespace(pod), meta.get_controller_of(pod))
         if job is None:
-            # worker/ps pods are owned by the master pod; they name their job in a label
             lbls = meta.labels(pod)
-            if lbls.get(APP_LABEL) != APP_NAME or lbls.get(REPLICA_TYPE_LABEL) not in ("worker", "ps"):
-                return
+            if lbls.get(APP_LABEL) == APP_NAME and lbls.get(REPLICA_TYPE_LABEL) in ("worker", "ps"):
+                # worker/ps pods are owned by the master pod; they name their job in a label
+                job_name = lbls.get(JOB_NAME_LABEL, "")
+            else:
+                # a pod that is not ours but has a master's name blocks that job's master: wake the job on its events
+                m = _MASTER_NAME_RE.match(meta.name(pod))
+                if m is None:
+                    return
+                job_name = m.group(1)
             try:
-                job = self.job_lister.namespaced(meta.namespace(pod)).get(lbls.get(JOB_NAME_LABEL, ""))
+                job = self.job_lister.namespaced(meta.namespace(pod)).get(job_name)
             except errors.NotFoundError:
                 return
         self.enqueue_controller(job, immediate)
@@ -105,9 +139,18 @@ class ElasticAIJobController(BaseController):
     def should_recreate_pod(self, job: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
         if meta.labels(pod).get(REPLICA_TYPE_LABEL) != "master":
             return False
+        if (pod.get("status") or {}).get("phase") in _TERMINAL_PHASES:
+            return False  # the master had finished: the job is over whatever its status says yet
         if is_finished(job.get("status"), meta.generation(job)):
             return False
         return master_is_current(pod, meta.generation(job), GENERATION_ANNOTATION)
+
+    @staticmethod
+    def _is_finished_master(pod: Mapping[str, Any]) -> bool:
+        return (
+            meta.labels(pod).get(REPLICA_TYPE_LABEL) == "master"
+            and (pod.get("status") or {}).get("phase") in _TERMINAL_PHASES
+        )
 
     # -- sync -----------------------------------------------------------------------------------------------------
     def sync(self, key: str) -> bool:
@@ -116,12 +159,14 @@ class ElasticAIJobController(BaseController):
             job = _typed(self.job_lister.namespaced(ns).get(name))
         except errors.NotFoundError:
             self.prevent_recreation.discard(key)
+            self._finished_masters.pop(key, None)
             return True  # gone: owner references let the garbage collector remove its pods
         generation = meta.generation(job)
         replicas = self._replica_pods(ns, name)
         if is_finished(job.get("status"), generation):
             self._cleanup_replicas(key, replicas)
             self.prevent_recreation.discard(key)
+            self._finished_masters.pop(key, None)
             return True
 
         try:
@@ -133,7 +178,7 @@ class ElasticAIJobController(BaseController):
         obs = Observation(generation=generation, master_name=master_pod_name(name))
         master = self._get_pod(ns, obs.master_name)
         if master is not None and not meta.is_controlled_by(master, job):
-            raise RuntimeError(f"pod {ns}/{obs.master_name} exists and is not controlled by this job")
+            return self._record_conflict(key, job, obs, replicas)
         if master is not None and not master_is_current(master, generation, GENERATION_ANNOTATION):
             obs.restarting = True
             self.prevent_recreation.add(key)
@@ -145,12 +190,25 @@ class ElasticAIJobController(BaseController):
                     self._delete_pod(ns, meta.name(pod))
             master = None
         elif master is None:
-            obs.master_created = self._create_master(key, job, spec, obs.master_name)
-            if obs.master_created:
-                self.prevent_recreation.discard(key)
+            master = self._finished_master(key, job)
+            if master is None:
+                wait = self._recreation_wait(key, job, obs.master_name)
+                if wait > 0:
+                    # recreated moments ago (usually by delete_pod, and our cache has not seen it yet): look again
+                    # once the TTL is over; the status is left as it is meanwhile
+                    self.queue.add_after(key, wait)
+                    return True
+                obs.master_created = self._create_master(key, job, spec, obs.master_name)
+                if obs.master_created:
+                    if key not in self.prevent_recreation and (job.get("status") or {}).get("startTime"):
+                        # a creation after the first start is a recreation: it counts against the TTL too
+                        self.recreated_pods.try_mark(f"{ns}/{obs.master_name}")
+                    self.prevent_recreation.discard(key)
         else:
             self.prevent_recreation.discard(key)
         obs.master = master
+        if master is not None or obs.master_created:
+            obs.observed_generation = generation
         obs.replicas = {
             "master": count_pods([master] if master is not None else []),
             "worker": count_pods(replicas["worker"]),
@@ -159,7 +217,7 @@ class ElasticAIJobController(BaseController):
         if obs.master_created:
             obs.replicas["master"]["active"] = 1
         old_phase = (job.get("status") or {}).get("phase")
-        written = update_status(self.job_client(ns), job, lambda obj: apply_observation(obj.setdefault("status", {}), obs, self.now()))
+        written = self._write_status(job, obs)
         new_phase = ((written or {}).get("status") or {}).get("phase", old_phase)
         if written is not None and new_phase != old_phase:
             self._log.info("job phase changed", key=key, phase=new_phase, previous=old_phase)
@@ -168,31 +226,82 @@ class ElasticAIJobController(BaseController):
             elif new_phase == PHASE_FAILED and master is not None:
                 self.recorder.event(job, WARNING, "Failed", f"master pod {obs.master_name} failed")
         if new_phase in (PHASE_SUCCEEDED, PHASE_FAILED):
+            # a finished master is forgotten only once the cache shows the job finished (the branch above)
             self._cleanup_replicas(key, replicas)
         return True
 
     # -- helpers --------------------------------------------------------------------------------------------------
-    def _record_invalid_spec(self, key: str, job: dict[str, Any], message: str) -> bool:
-        obs = Observation(generation=meta.generation(job), master_name=master_pod_name(meta.name(job)), invalid_spec=message)
-        written = update_status(
-            self.job_client(meta.namespace(job)), job, lambda obj: apply_observation(obj.setdefault("status", {}), obs, self.now())
+    def _write_status(self, job: dict[str, Any], obs: Observation) -> dict[str, Any] | None:
+        return update_status(
+            self.job_client(meta.namespace(job)), job,
+            lambda obj: apply_observation(obj.setdefault("status", {}), obs, self.now()),
         )
-        if written is not None:
+
+    def _record_invalid_spec(self, key: str, job: dict[str, Any], message: str) -> bool:
+        zero = {"active": 0, "succeeded": 0, "failed": 0}
+        obs = Observation(
+            generation=meta.generation(job),
+            master_name=master_pod_name(meta.name(job)),
+            invalid_spec=message,
+            observed_generation=meta.generation(job),
+            replicas={"master": dict(zero), "worker": dict(zero), "ps": dict(zero)},  # every pod of ours is going
+        )
+        if self._write_status(job, obs) is not None:
             self._log.warning("invalid spec", key=key, error=message)
             self.recorder.event(job, WARNING, INVALID_SPEC, message)
         return True
+
+    def _record_conflict(
+        self, key: str, job: dict[str, Any], obs: Observation, replicas: dict[str, list[Mapping[str, Any]]]
+    ) -> bool:
+        """A same-name pod that is not ours holds the master's name: report it once (no hot retry); the pod's
+        deletion wakes the job (``enqueue_by_pod``)."""
+        ns = meta.namespace(job)
+        message = (
+            f"pod {ns}/{obs.master_name} exists and is not controlled by {JOB_GVK.kind} {key}: "
+            "delete it or rename the job"
+        )
+        obs.conflict = message
+        obs.replicas = {"master": count_pods([]), "worker": count_pods(replicas["worker"]), "ps": count_pods(replicas["ps"])}
+        if self._write_status(job, obs) is not None:
+            self._log.warning("master pod name taken by a pod that is not ours", key=key, pod=f"{ns}/{obs.master_name}")
+            self.recorder.event(job, WARNING, "FailedCreate", message)
+        return True
+
+    def _finished_master(self, key: str, job: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The finished master of this job and generation that ``delete_pod`` saw go, if any."""
+        pod = self._finished_masters.get(key)
+        if pod is None:
+            return None
+        ref = meta.get_controller_of(pod) or {}
+        if ref.get("uid") != meta.uid(job) or not master_is_current(pod, meta.generation(job), GENERATION_ANNOTATION):
+            self._finished_masters.pop(key, None)
+            return None
+        return pod
+
+    def _recreation_wait(self, key: str, job: Mapping[str, Any], pod_name: str) -> float:
+        """Seconds before the missing master may be created again (0 = now): a master recreated less than the
+        recreation TTL ago is not created again, except during a spec roll (the old master was deleted on purpose)."""
+        if key in self.prevent_recreation:
+            return 0.0
+        wait = self.recreated_pods.remaining(f"{meta.namespace(job)}/{pod_name}")
+        if wait > 0:
+            self._log.info("master recreated moments ago; not creating it again yet", key=key,
+                           pod=f"{meta.namespace(job)}/{pod_name}", retry_in=round(wait, 3))
+        return wait
 
     def _stop_outdated_pods(self, key: str, job: dict[str, Any], replicas: dict[str, list[Mapping[str, Any]]]) -> None:
         """A spec edited into an invalid one: the master built from the previous spec and its replicas go."""
         ns = meta.namespace(job)
         master = self._get_pod(ns, master_pod_name(meta.name(job)))
-        if master is None or not meta.is_controlled_by(master, job):
-            return
-        if master_is_current(master, meta.generation(job), GENERATION_ANNOTATION):
-            return
-        self.prevent_recreation.add(key)
-        if meta.deletion_timestamp(master) is None:
-            self._delete_pod(ns, meta.name(master))
+        if (
+            master is not None
+            and meta.is_controlled_by(master, job)
+            and not master_is_current(master, meta.generation(job), GENERATION_ANNOTATION)
+        ):
+            self.prevent_recreation.add(key)
+            if meta.deletion_timestamp(master) is None:
+                self._delete_pod(ns, meta.name(master))
         self._cleanup_replicas(key, replicas)
 
     def _create_master(self, key: str, job: dict[str, Any], spec: Any, pod_name: str) -> bool:
@@ -232,10 +341,10 @@ class ElasticAIJobController(BaseController):
             pass
 
     def _cleanup_replicas(self, key: str, replicas: dict[str, list[Mapping[str, Any]]]) -> None:
-        """Delete the worker and ps pods still around once the job has finished."""
+        """Delete the worker and ps pods still around (the job has finished, or its spec became invalid)."""
         for pod in replicas["worker"] + replicas["ps"]:
             if meta.deletion_timestamp(pod) is None:
-                self._log.info("deleting replica pod of finished job", key=key, pod=meta.name(pod))
+                self._log.info("deleting replica pod", key=key, pod=meta.name(pod))
                 self._delete_pod(meta.namespace(pod), meta.name(pod))
 
 

@@ -3,10 +3,12 @@
 * name ``elasticdl-<job>-master``; labels ``app=elasticdl``, ``elasticdl-job-name``, ``elasticdl-replica-type=master``,
   ``elasticdl-replica-index=0``; ``restartPolicy: Never``; priorityClassName from ``spec.master.priority``;
 * one container running ``/bin/bash -c "set -o pipefail; python -m elasticdl.python.master.main --flag 'value' ..."``
-  with ``jobArgs`` followed by the flags derived from the structured fields (``--num_workers``, ``--worker_image``,
+  split as the client splits it: ``command: ["/bin/bash"]``, ``args: ["-c", "<command line>"]``; the command line has
+  ``jobArgs`` followed by the flags derived from the structured fields (``--num_workers``, ``--worker_image``,
   ``--worker_resource_request``, ``--num_ps_pods``...); every value is single-quoted for the shell;
 * resources from ``spec.master.resource_request``/``resource_limit`` (limits default to the requests, as the client
-  does); volumes and mounts from ``spec.master.volume``; env ``MY_POD_IP`` from the downward API;
+  does); volumes and mounts from ``spec.master.volume`` (volumes named ``<pod>-volume-<i>`` in order of first
+  appearance, listed claims first, then host paths, as the client's ``parse_volume_and_mount``); env ``MY_POD_IP`` from the downward API;
 * annotation ``elasticdl.org/job-generation`` records the job generation the pod was built for, and the job's
   annotations prefixed ``sandbox.sedna.io/`` are copied onto the pod (they steer the sandbox's pod simulator, e.g.
   ``sandbox.sedna.io/run-seconds``; a real kubelet ignores them).
@@ -104,7 +106,8 @@ def derived_flags(job: Mapping[str, Any], spec: ElasticAIJobSpec) -> list[tuple[
 
 
 def master_command(job: Mapping[str, Any], spec: ElasticAIJobSpec) -> list[str]:
-    """``["/bin/bash", "-c", "set -o pipefail; python -m elasticdl.python.master.main --flag 'value' ..."]``."""
+    """The master's full argv ``["/bin/bash", "-c", "set -o pipefail; python -m elasticdl.python.master.main
+    --flag 'value' ..."]``; the pod carries ``argv[:1]`` as ``command`` and ``argv[1:]`` as ``args``."""
     parts = [MASTER_ENTRYPOINT]
     for arg in spec.job_args:
         parts.append(f"--{arg.flag} {shell_quote(arg.value)}")
@@ -115,27 +118,28 @@ def master_command(job: Mapping[str, Any], spec: ElasticAIJobSpec) -> list[str]:
 
 def _volumes(pod_name: str, specs: list[VolumeSpec]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Volumes (one per distinct host path / claim, named ``<pod>-volume-<i>``) and the container's mounts."""
-    volumes: list[dict[str, Any]] = []
+    claims: list[dict[str, Any]] = []
+    host_paths: list[dict[str, Any]] = []
     by_source: dict[tuple[str, str], str] = {}
     mounts: list[dict[str, Any]] = []
     for v in specs:
         source = ("pvc", v.claim_name) if v.claim_name else ("host", v.host_path)
         name = by_source.get(source)
         if name is None:
-            name = f"{pod_name}-volume-{len(volumes)}"
+            name = f"{pod_name}-volume-{len(by_source)}"
             by_source[source] = name
             if v.claim_name:
-                volumes.append({"name": name, "persistentVolumeClaim": {"claimName": v.claim_name, "readOnly": False}})
+                claims.append({"name": name, "persistentVolumeClaim": {"claimName": v.claim_name, "readOnly": False}})
             else:
                 host_path: dict[str, Any] = {"path": v.host_path}
                 if v.type:
                     host_path["type"] = v.type
-                volumes.append({"name": name, "hostPath": host_path})
+                host_paths.append({"name": name, "hostPath": host_path})
         mount: dict[str, Any] = {"name": name, "mountPath": v.mount_path}
         if v.sub_path:
             mount["subPath"] = v.sub_path
         mounts.append(mount)
-    return volumes, mounts
+    return claims + host_paths, mounts
 
 
 def build_master_pod(job: Mapping[str, Any], spec: ElasticAIJobSpec) -> dict[str, Any]:
@@ -143,10 +147,12 @@ def build_master_pod(job: Mapping[str, Any], spec: ElasticAIJobSpec) -> dict[str
     job_name = meta.name(job)
     name = master_pod_name(job_name)
     m = spec.master
+    argv = master_command(job, spec)
     container: dict[str, Any] = {
         "name": name,
         "image": m.image,
-        "command": master_command(job, spec),
+        "command": argv[:1],
+        "args": argv[1:],
         "env": [{"name": "MY_POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
     }
     limits = m.limits or m.requests

@@ -2,10 +2,11 @@
 
 ``apply_observation(status, obs, now)`` changes a status dict in place and only the fields this controller owns:
 ``phase``, ``conditions`` (Created, Running, Succeeded, Failed; lastTransitionTime moves only when a status flips),
-``startTime``, ``completionTime`` and ``replicaStatuses``. A finished job is never changed again; a job that failed
-with ``InvalidSpec`` is not finished: its spec is checked again on every sync, so fixing the spec starts it.
-(The CRD's status schema has no ``observedGeneration``; the generation a master was built for is an annotation of
-the master pod.)
+``startTime``, ``completionTime``, ``replicaStatuses`` and ``observedGeneration`` (the generation the controller has
+acted on: its master exists or was just created, or its invalid spec was reported; during a spec roll it still names
+the generation whose master runs). A finished job is never changed again; a job that failed with ``InvalidSpec`` is
+not finished: its spec is checked again on every sync, so fixing the spec starts it. The generation a master pod was
+built for is also an annotation of the pod.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ class Observation:
     master_created: bool = False  # created by this sync (not yet in the cache)
     restarting: bool = False  # an old-generation master is being replaced
     invalid_spec: str = ""  # the SpecError message when the spec is invalid
+    conflict: str = ""  # why the master could not be created (a same-name pod that is not ours)
+    observed_generation: int | None = None  # set when the controller has acted on ``generation``
     replicas: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
@@ -108,10 +111,15 @@ def apply_observation(status: dict[str, Any], obs: Observation, now: str) -> boo
         return False
     conditions: list[dict[str, Any]] = status.setdefault("conditions", [])
     changed = False
+    if obs.observed_generation is not None:
+        changed |= _set(status, "observedGeneration", obs.observed_generation)
     if obs.invalid_spec:
+        # no pod runs for an invalid spec (an older master and its replicas are being deleted)
         changed |= _set(status, "phase", PHASE_FAILED)
         changed |= set_condition(conditions, COND_FAILED, "True", INVALID_SPEC, obs.invalid_spec, now)
-        return changed
+        if get_condition(conditions, COND_RUNNING) is not None:
+            changed |= set_condition(conditions, COND_RUNNING, "False", INVALID_SPEC, "the spec is invalid", now)
+        return _set_replicas(status, obs) or changed
     failed = get_condition(conditions, COND_FAILED)
     if failed is not None and failed.get("status") == "True":  # an InvalidSpec failure, the spec is fixed now
         changed |= set_condition(conditions, COND_FAILED, "False", "SpecValid", "the spec is valid", now)
@@ -149,11 +157,17 @@ def apply_observation(status: dict[str, Any], obs: Observation, now: str) -> boo
             if running is not None and running.get("status") == "True":
                 reason = "MasterRestarting" if obs.restarting else "MasterMissing"
                 changed |= set_condition(conditions, COND_RUNNING, "False", reason, "the master pod is being replaced", now)
+    if obs.conflict:
+        changed |= set_condition(conditions, COND_CREATED, "False", "FailedCreate", obs.conflict, now)
+    return _set_replicas(status, obs) or changed
+
+
+def _set_replicas(status: dict[str, Any], obs: Observation) -> bool:
     replicas = {role: dict(counts) for role, counts in obs.replicas.items()}
     if replicas and status.get("replicaStatuses") != replicas:
         status["replicaStatuses"] = replicas
-        changed = True
-    return changed
+        return True
+    return False
 
 
 def master_is_current(pod: Mapping[str, Any], generation: int, annotation: str) -> bool:

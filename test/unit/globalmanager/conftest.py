@@ -120,7 +120,17 @@ def replica_pod(job: dict[str, Any], role: str, index: int, phase: str = "Runnin
 
 @pytest.fixture
 def make_harness() -> Any:
-    return Harness
+    """Build harnesses; their controllers' queues (and any delaying thread) are shut down after the test."""
+    made: list[Harness] = []
+
+    def make(*objects: dict[str, Any]) -> Harness:
+        harness = Harness(*objects)
+        made.append(harness)
+        return harness
+
+    yield make
+    for harness in made:
+        harness.controller.queue.shut_down()
 
 
 @pytest.fixture

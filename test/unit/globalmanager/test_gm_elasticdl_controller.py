@@ -37,7 +37,8 @@ def test_sync_creates_the_master_pod_with_owner_labels_and_command(make_harness,
     ref = meta.get_controller_of(pod)
     assert ref["kind"] == "ElasticAIJob" and ref["uid"] == meta.uid(job)
     assert pod["spec"]["restartPolicy"] == "Never"
-    command = pod["spec"]["containers"][0]["command"]
+    container = pod["spec"]["containers"][0]
+    command = container["command"] + container["args"]
     assert command[:2] == ["/bin/bash", "-c"]
     assert command[2].startswith("set -o pipefail; python -m elasticdl.python.master.main --model_zoo '/model_zoo'")
     assert "--num_workers '2'" in command[2] and "--num_ps_pods '1'" in command[2]
@@ -156,7 +157,7 @@ def test_spec_change_rolls_the_master(make_harness, new_job):
     h.refresh()
     h.controller.sync(KEY)
     pod = h.pods.get(MASTER)
-    assert "--minibatch_size '16'" in pod["spec"]["containers"][0]["command"][2]
+    assert "--minibatch_size '16'" in pod["spec"]["containers"][0]["args"][1]
     assert meta.annotations(pod)["elasticdl.org/job-generation"] == "2"
     assert KEY not in h.controller.prevent_recreation
     assert h.job()["spec"]["jobArgs"][1] == "--minibatch_size 16"
