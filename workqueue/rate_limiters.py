@@ -53,19 +53,39 @@ class RateLimiter(Protocol):
         ...
 
 
-class ItemExponentialFailureRateLimiter:
-    """Per-item exponential backoff: ``base_delay * 2**failures``, capped at ``max_delay``."""
+class _PerItemFailures:
+    """Thread-safe per-item failure counts shared by the per-item limiters."""
 
-    def __init__(self, base_delay: float, max_delay: float) -> None:
-        self.base_delay = base_delay
-        self.max_delay = max_delay
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._failures: dict[Hashable, int] = {}
 
-    def when(self, item: Hashable) -> float:
+    def _count_failure(self, item: Hashable) -> int:
+        """Record one more failure of ``item``; return how many it had before."""
         with self._lock:
-            exp = self._failures.get(item, 0)
-            self._failures[item] = exp + 1
+            before = self._failures.get(item, 0)
+            self._failures[item] = before + 1
+        return before
+
+    def num_requeues(self, item: Hashable) -> int:
+        with self._lock:
+            return self._failures.get(item, 0)
+
+    def forget(self, item: Hashable) -> None:
+        with self._lock:
+            self._failures.pop(item, None)
+
+
+class ItemExponentialFailureRateLimiter(_PerItemFailures):
+    """Per-item exponential backoff: ``base_delay * 2**failures``, capped at ``max_delay``."""
+
+    def __init__(self, base_delay: float, max_delay: float) -> None:
+        super().__init__()
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+
+    def when(self, item: Hashable) -> float:
+        exp = self._count_failure(item)
         try:
             backoff = self.base_delay * math.ldexp(1.0, exp)
         except OverflowError:
@@ -75,38 +95,19 @@ class ItemExponentialFailureRateLimiter:
             return self.max_delay
         return min(backoff, self.max_delay)
 
-    def num_requeues(self, item: Hashable) -> int:
-        with self._lock:
-            return self._failures.get(item, 0)
 
-    def forget(self, item: Hashable) -> None:
-        with self._lock:
-            self._failures.pop(item, None)
-
-
-class ItemFastSlowRateLimiter:
+class ItemFastSlowRateLimiter(_PerItemFailures):
     """``fast_delay`` for the first ``max_fast_attempts`` failures of an item, then ``slow_delay``."""
 
     def __init__(self, fast_delay: float, slow_delay: float, max_fast_attempts: int) -> None:
+        super().__init__()
         self.fast_delay = fast_delay
         self.slow_delay = slow_delay
         self.max_fast_attempts = max_fast_attempts
-        self._lock = threading.Lock()
-        self._failures: dict[Hashable, int] = {}
 
     def when(self, item: Hashable) -> float:
-        with self._lock:
-            failures = self._failures.get(item, 0) + 1
-            self._failures[item] = failures
+        failures = self._count_failure(item) + 1
         return self.fast_delay if failures <= self.max_fast_attempts else self.slow_delay
-
-    def num_requeues(self, item: Hashable) -> int:
-        with self._lock:
-            return self._failures.get(item, 0)
-
-    def forget(self, item: Hashable) -> None:
-        with self._lock:
-            self._failures.pop(item, None)
 
 
 class BucketRateLimiter:
