@@ -70,6 +70,11 @@ class Backoff:
         self._capped = False
         self._last_backoff_start: float | None = None
 
+    def fresh_copy(self) -> Backoff:
+        """A new backoff with the same settings, clock and random source but its own state (one per reflector)."""
+        return Backoff(self.initial, self.cap, self.factor, self.jitter_factor, self.reset_after, self.clock,
+                       self._rng)
+
     def next_delay(self) -> float:
         with self._lock:
             now = self.clock.now()

@@ -12,6 +12,7 @@ from apis import resources as r
 from apis.client import ClientsetBase
 from apis.resources import GroupVersionResource
 
+from .backoff import Backoff
 from .delta_fifo import TransformFunc
 from .index import NAMESPACE_INDEX, meta_namespace_index_func
 from .listers import Lister, lister_for
@@ -125,6 +126,8 @@ class SharedInformerFactory:
 
     ``namespace`` ("" = all) scopes namespaced resources; ``tweak_list_options(options)`` edits every list and
     watch request; ``transform`` is set on every informer; ``custom_resync`` maps a resource to its own period.
+    ``informer_options`` are passed to every ``SharedIndexInformer`` (a ``reflector_options["backoff"]`` is copied
+    per informer so that informers never share backoff state; other option values are shared as given).
     """
 
     def __init__(
@@ -167,13 +170,24 @@ class SharedInformerFactory:
                 self.custom_resync.get(gvr, self.default_resync),
                 {NAMESPACE_INDEX: meta_namespace_index_func},
                 name=str(gvr),
-                **self._informer_options,
+                **self._options_for_one_informer(),
             )
             if self.transform is not None:
                 informer.set_transform(self.transform)
             generic = GenericInformer(gvr, informer)
             self._informers[gvr] = generic
             return generic
+
+    def _options_for_one_informer(self) -> dict[str, Any]:
+        """``informer_options`` with stateful reflector options copied: every informer backs off on its own."""
+        options = dict(self._informer_options)
+        reflector_options = options.get("reflector_options")
+        if reflector_options:
+            reflector_options = dict(reflector_options)
+            if isinstance(reflector_options.get("backoff"), Backoff):
+                reflector_options["backoff"] = reflector_options["backoff"].fresh_copy()
+            options["reflector_options"] = reflector_options
+        return options
 
     def lister(self, gvr: GroupVersionResource) -> Lister:
         return self.for_resource(gvr).lister()

@@ -88,6 +88,9 @@ class NamespaceLister:
         self._group = group
 
     def list(self, selector: Any = None) -> list[Any]:
+        """Objects in the namespace; the namespace "" (NamespaceAll) lists every object, as client-go does."""
+        if not self.namespace:
+            return _matching(self._indexer.list(), selector)
         try:
             objs = self._indexer.by_index(NAMESPACE_INDEX, self.namespace)
         except ValueError:  # no namespace index: scan
@@ -117,7 +120,7 @@ class Lister:
         """Get by key: ``name`` for cluster-scoped objects, or ``namespace/name``."""
         obj, exists = self._indexer.get_by_key(name)
         if not exists:
-            raise errors.new_not_found(self._singular, name.rpartition("/")[2], self._group)
+            raise errors.new_not_found(self._singular, name, self._group)  # the name as given, as client-go
         return obj
 
     def namespaced(self, namespace: str) -> NamespaceLister:

@@ -8,15 +8,20 @@ resourceVersion, as the API server requires. When a continue token expires (410)
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from apis import errors
 from apis.watch import ListOptions
 
-__all__ = ["ListPager", "DEFAULT_PAGE_SIZE"]
+__all__ = ["ListPager", "ListStoppedError", "DEFAULT_PAGE_SIZE"]
 
 DEFAULT_PAGE_SIZE = 500
+
+
+class ListStoppedError(Exception):
+    """The stop event was set between two pages: the partial list was abandoned."""
 
 
 class ListPager:
@@ -30,8 +35,9 @@ class ListPager:
         self.page_size = page_size
         self.full_list_if_expired = full_list_if_expired
 
-    def list(self, options: ListOptions) -> tuple[dict[str, Any], bool]:
-        """The whole list and whether it came back in more than one page."""
+    def list(self, options: ListOptions, stop_event: threading.Event | None = None) -> tuple[dict[str, Any], bool]:
+        """The whole list and whether it came back in more than one page. Raises ``ListStoppedError`` when
+        ``stop_event`` is set before a further page is requested."""
         options = dataclasses.replace(options)
         if not options.limit:
             options.limit = self.page_size or None
@@ -68,6 +74,8 @@ class ListPager:
             if not cont:
                 result["items"] = items
                 return result, paginated
+            if stop_event is not None and stop_event.is_set():
+                raise ListStoppedError(f"stopped after {len(items)} items, before the page at continue={cont!r}")
             # a fresh options object per page (callers may keep the ones they saw)
             options = dataclasses.replace(options, continue_=cont, resource_version=None, resource_version_match=None)
             paginated = True

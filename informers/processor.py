@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from typing import Any
 
@@ -209,13 +210,15 @@ class SharedProcessor:
                 listener.start()
 
     def stop(self, join_timeout: float = 10.0) -> None:
+        """Stop every listener and wait for their threads, ``join_timeout`` seconds in all (one shared deadline)."""
         with self._lock:
             self._running = False
             listeners = list(self._listeners)
         for listener in listeners:
             listener.stop()
+        deadline = time.monotonic() + join_timeout
         for listener in listeners:
-            if not listener.join(join_timeout):
+            if not listener.join(max(0.0, deadline - time.monotonic())):
                 log.warning("event handler still running after stop", handler=repr(listener.handler)[:120])
 
     def should_resync(self) -> bool:

@@ -10,7 +10,10 @@
   connections back off and re-watch. A watch that closes within 1 s without events counts as a failure.
 - A watch that yields nothing for longer than its timeout plus a margin is considered dead, stopped and redone.
 - ``run`` never gives up: it backs off 0.8 s → 30 s (jittered) between attempts and stops promptly on its stop
-  event, also when blocked in a watch (a supervisor thread stops the watch object).
+  event, also when blocked in a watch (a supervisor thread stops the watch object) or in a LIST (the list runs in a
+  worker thread, as client-go runs the pager in a goroutine; on stop its result is discarded, nothing is replaced).
+- A failed list reaches the watch error handler as the ORIGINAL exception (so ``apis.errors`` predicates and
+  ``except`` clauses work, like Go's ``%w``), with a "failed to list" note (``__notes__``) naming the reflector.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ log = structlog.get_logger(__name__)
 MIN_WATCH_TIMEOUT = 300.0  # seconds; the watch timeout is drawn from [min, 2 * min)
 WATCH_INACTIVITY_MARGIN = 30.0  # seconds beyond the server-side timeout before a silent watch is declared dead
 _SUPERVISOR_POLL = 0.1  # how often the supervisor looks at the stop event (no Go-style select in Python)
+_LIST_STOP_POLL = 0.1  # how often a reflector waiting for its list worker looks at the stop event
 
 WatchErrorHandler = Callable[["Reflector", BaseException], None]
 
@@ -58,11 +62,36 @@ class _StopRequested(Exception):
 
 
 def default_watch_error_handler(reflector: Reflector, err: BaseException) -> None:
-    """Log a failed ``list_and_watch``: quietly for an expired RV, as a warning otherwise."""
+    """Log a failed ``list_and_watch``: quietly for an expired RV (list or watch), as a warning otherwise."""
+    context = "; ".join(getattr(err, "__notes__", None) or ())
     if errors.is_expired_or_gone(err):
-        log.debug("watch closed", reflector=reflector.name, error=str(err))
+        log.debug("watch closed", reflector=reflector.name, error=str(err), context=context)
     else:
-        log.warning("failed to watch", reflector=reflector.name, error=str(err), error_type=type(err).__name__)
+        log.warning("failed to watch", reflector=reflector.name, error=str(err), error_type=type(err).__name__,
+                    context=context)
+
+
+def _add_note_once(err: BaseException, note: str) -> None:
+    """``err.add_note(note)`` unless already there (a fake may raise the same instance on every list)."""
+    notes = getattr(err, "__notes__", None)
+    if notes is not None and note in notes:
+        return
+    add_note = getattr(err, "add_note", None)
+    if add_note is not None:
+        add_note(note)
+    else:  # Python 3.10: same attribute, only not shown in tracebacks
+        err.__notes__ = [*(notes or ()), note]  # type: ignore[attr-defined]
+
+
+class _ListOutcome:
+    """What the list worker hands back: set ``done`` last."""
+
+    __slots__ = ("done", "result", "error")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.result: tuple[Any, bool] | None = None
+        self.error: BaseException | None = None
 
 
 def is_connection_refused(err: BaseException | None) -> bool:
@@ -112,7 +141,7 @@ class _WatchSupervisor(threading.Thread):
             self._last_count = self.events
             self._last_progress = self._r._clock.now()
             self.inactivity_stopped = False
-            stop_now = self._stop_event.is_set()
+            stop_now = self._stop_event.is_set() or self.resync_error is not None
         if stop_now:
             w.stop()
 
@@ -149,9 +178,11 @@ class _WatchSupervisor(threading.Thread):
                     if r.should_resync is None or r.should_resync():
                         r.store.resync()
                 except Exception as e:
+                    # As client-go's resync goroutine: no more resyncs, the current (or next) watch ends with this
+                    # error. The supervisor itself stays: it is what ends a watch when the stop event is set.
                     self.resync_error = e
+                    next_resync = None
                     self._stop_watch()
-                    return
             silent = False
             with self._lock:
                 if self._watch is not None:
@@ -172,7 +203,12 @@ class _WatchSupervisor(threading.Thread):
 
 
 class Reflector:
-    """Mirror one resource into ``store`` (a ``DeltaFIFO`` or any store with add/update/delete/replace/resync)."""
+    """Mirror one resource into ``store`` (a ``DeltaFIFO`` or any store with add/update/delete/replace/resync).
+
+    ``min_watch_timeout`` (default 300 s, as client-go) sets the watch timeout range [min, 2 * min). client-go
+    ignores values below 5 minutes; here smaller values are honoured as a TEST HOOK only (short watches, quick
+    inactivity detection together with ``watch_inactivity_margin``): production code should keep the default.
+    """
 
     def __init__(
         self,
@@ -217,12 +253,6 @@ class Reflector:
         """The RV of the last list or watch event processed ("" before the first list)."""
         return self._last_sync_rv
 
-    def _set_last_sync_rv(self, rv: str) -> None:
-        self._last_sync_rv = rv
-        updater = getattr(self.store, "update_resource_version", None)
-        if updater is not None:
-            updater(rv)
-
     def _relist_resource_version(self) -> str:
         if self._last_sync_rv_unavailable:
             return ""  # the last RV is gone: read the latest state from etcd
@@ -252,9 +282,9 @@ class Reflector:
             log.debug("stopped reflector", reflector=self.name)
 
     def list_and_watch(self, stop_event: threading.Event) -> None:
-        """List once, then watch until the watch fails. Raises when the list (or the watch start) fails."""
-        self._list(stop_event)
-        if stop_event.is_set():
+        """List once, then watch until the watch fails. Raises when the list (or the watch start) fails; returns
+        without touching the store when ``stop_event`` is set meanwhile."""
+        if not self._list(stop_event) or stop_event.is_set():
             return
         supervisor = _WatchSupervisor(self, stop_event)
         self._threads = [t for t in self._threads if t.is_alive()]
@@ -267,12 +297,13 @@ class Reflector:
             supervisor.join(timeout=5.0)
 
     # -- list ------------------------------------------------------------------------------------------------------
-    def _list(self, stop_event: threading.Event) -> None:
+    def _list(self, stop_event: threading.Event) -> bool:
+        """LIST and replace the store's contents; False when stopped before the list finished (store untouched)."""
         # Decoding a large LIST allocates a million containers: with the cyclic GC on that is several times slower.
         with paused_gc(self.pause_gc_during_list):
-            self._list_and_replace()
+            return self._list_and_replace(stop_event)
 
-    def _list_and_replace(self) -> None:
+    def _list_and_replace(self, stop_event: threading.Event) -> bool:
         options = ListOptions(resource_version=self._relist_resource_version())
         pager = ListPager(self.lister_watcher.list)
         if self.page_size:
@@ -281,17 +312,24 @@ class Reflector:
             pass  # the server paginated an RV="0" list: its watch cache is off, keep paginating
         elif options.resource_version not in ("", "0"):
             pager.page_size = 0  # an exact RV with no limit can be served from the watch cache
-        try:
-            try:
-                list_obj, paginated = pager.list(options)
-            except errors.ApiError as e:
-                if not (errors.is_expired_or_gone(e) or errors.is_too_large_resource_version(e)):
-                    raise
-                self._last_sync_rv_unavailable = True
-                list_obj, paginated = pager.list(ListOptions(resource_version=self._relist_resource_version()))
-        except Exception as e:
-            log.warning("failed to list", reflector=self.name, error=str(e))
-            raise RuntimeError(f"{self.name}: failed to list: {e}") from e
+        outcome = _ListOutcome()
+        # A LIST can hang for a long time (60 s per page on a real transport): it runs in a worker so that a stop is
+        # honoured at once. A worker left behind by a stop finishes in the background; its result is dropped.
+        worker = threading.Thread(target=self._list_pages, args=(pager, options, stop_event, outcome),
+                                  name=f"reflector-list-{self.name}", daemon=True)
+        worker.start()
+        while not outcome.done.is_set() and not stop_event.is_set():
+            outcome.done.wait(_LIST_STOP_POLL)
+        if stop_event.is_set():  # also when the worker gave up between pages because of the stop
+            log.debug("stopped while listing; the list result is discarded", reflector=self.name)
+            return False
+        if outcome.error is not None:
+            err = outcome.error
+            log.warning("failed to list", reflector=self.name, error=str(err), error_type=type(err).__name__)
+            _add_note_once(err, f"{self.name}: failed to list")
+            raise err
+        assert outcome.result is not None
+        list_obj, paginated = outcome.result
         if options.resource_version == "0" and paginated:
             self._paginated_result = True
         self._last_sync_rv_unavailable = False
@@ -303,16 +341,40 @@ class Reflector:
             self.store.replace(items, rv)
         except Exception as e:
             raise RuntimeError(f"{self.name}: unable to sync list result: {e}") from e
-        self._set_last_sync_rv(rv)
+        # client-go calls the store's ResourceVersionUpdater only for watch events, never after a LIST
+        self._last_sync_rv = rv
+        return True
+
+    def _list_pages(self, pager: ListPager, options: ListOptions, stop_event: threading.Event,
+                    outcome: _ListOutcome) -> None:
+        """The list worker: every page, with one retry at RV "" when the RV asked for is expired or too large."""
+        try:
+            try:
+                outcome.result = pager.list(options, stop_event)
+            except errors.ApiError as e:
+                if not (errors.is_expired_or_gone(e) or errors.is_too_large_resource_version(e)):
+                    raise
+                self._last_sync_rv_unavailable = True
+                outcome.result = pager.list(ListOptions(resource_version=self._relist_resource_version()), stop_event)
+        except BaseException as e:  # handed to the waiting reflector (Go re-panics there too)
+            outcome.error = e
+        finally:
+            outcome.done.set()
 
     # -- watch -----------------------------------------------------------------------------------------------------
     def _watch_timeout(self) -> int:
         return int(self.min_watch_timeout * (self._rng.random() + 1.0))
 
-    def _watch_loop(self, stop_event: threading.Event, supervisor: _WatchSupervisor) -> None:
+    def _watch_loop(self, stop_event: threading.Event, supervisor: _WatchSupervisor) -> BaseException | None:
+        """Watch (and re-watch) until stopped or the watch must be given up; returns the resync error if one
+        ended it (client-go hands that to nobody: ``list_and_watch`` returns normally)."""
         while True:
             if stop_event.is_set():
-                return
+                return None
+            if supervisor.resync_error is not None:  # e.g. raised while backing off after a 429
+                log.warning("resync failed; ending the watch", reflector=self.name,
+                            error=str(supervisor.resync_error))
+                return supervisor.resync_error
             start = self._clock.now()
             timeout = self._watch_timeout()
             options = ListOptions(
@@ -324,7 +386,7 @@ class Reflector:
                 if _is_watch_error_retriable(e):
                     log.info("watch start failed; backing off", reflector=self.name, error=str(e))
                     if self.backoff.wait(stop_event):
-                        return
+                        return None
                     continue
                 raise
             try:
@@ -338,17 +400,17 @@ class Reflector:
             if err is None:
                 continue  # clean close: re-watch from the last RV, no relist
             if isinstance(err, _StopRequested):
-                return
+                return None
             if errors.is_expired_or_gone(err):
                 log.debug("watch closed", reflector=self.name, error=str(err))
             elif errors.is_too_many_requests(err):
                 log.info("watch returned 429; backing off", reflector=self.name)
                 if self.backoff.wait(stop_event):
-                    return
+                    return None
                 continue
             else:
                 log.warning("watch ended with error", reflector=self.name, error=str(err))
-            return
+            return supervisor.resync_error
 
     def _handle_watch(
         self,
@@ -379,7 +441,8 @@ class Reflector:
             obj = event.object
             if etype == ERROR:
                 return errors.from_status(obj)
-            md = obj.get("metadata") if obj.__class__ is dict else None
+            # plain dicts first (the common case), then dict subclasses (e.g. typed views)
+            md = obj.get("metadata") if obj.__class__ is dict or isinstance(obj, dict) else None
             if md is None or not isinstance(md, dict):
                 log.error("unable to understand watch event", reflector=name, event_type=etype, object=repr(obj)[:200])
                 continue

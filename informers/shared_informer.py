@@ -39,12 +39,25 @@ class InformerStartedError(RuntimeError):
     """The informer has started: its transform and watch error handler can no longer change."""
 
 
+_NO_METADATA: Any = object()
+
+
 def _rv(obj: Any) -> Any:
-    if obj.__class__ is dict:
+    """The object's resourceVersion (None when unset), or ``_NO_METADATA`` when it has no object metadata."""
+    if obj.__class__ is dict or isinstance(obj, dict):  # plain dicts first, then dict subclasses (typed views)
         md = obj.get("metadata")
-        if md.__class__ is dict:
+        if md.__class__ is dict or isinstance(md, dict):
             return md.get("resourceVersion")
-    return None
+    return _NO_METADATA
+
+
+def _is_sync(old: Any, new: Any) -> bool:
+    """client-go: a resync only when both objects have metadata and the same resourceVersion."""
+    old_rv = _rv(old)
+    if old_rv is _NO_METADATA:
+        return False
+    new_rv = _rv(new)
+    return new_rv is not _NO_METADATA and old_rv == new_rv
 
 
 class SharedIndexInformer:
@@ -165,7 +178,7 @@ class SharedIndexInformer:
 
     def on_update(self, old: Any, new: Any) -> None:
         # an unchanged resourceVersion means a resync (or a relist of an unchanged object)
-        self._processor.distribute(_UPDATE, old, new, _rv(old) == _rv(new))
+        self._processor.distribute(_UPDATE, old, new, _is_sync(old, new))
 
     def on_delete(self, obj: Any) -> None:
         self._processor.distribute(_DELETE, obj, None, False)

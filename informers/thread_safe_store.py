@@ -30,16 +30,29 @@ class IndexFuncError(RuntimeError):
         self.err = err
 
 
-def _index_values(name: str, fn: IndexFunc, key: str, obj: Any) -> list[str]:
+def _normalise(values: Any, name: str, key: str) -> Any:
+    """An index function's answer as a list or tuple of values: None means no values, a set or other iterable is
+    listed, a lone str (almost always a forgotten ``[...]``) is an error naming the key and the index."""
+    if values is None:
+        return ()
+    if isinstance(values, str):
+        raise IndexFuncError(key, name, TypeError(f"index function returned the str {values!r}, expected a list "
+                                                  "of str"))
+    try:
+        return list(values)
+    except TypeError as e:
+        raise IndexFuncError(key, name, TypeError(f"index function returned {type(values).__name__}, expected a "
+                                                  "list of str")) from e
+
+
+def _index_values(name: str, fn: IndexFunc, key: str, obj: Any) -> Any:
     try:
         values = fn(obj)
     except Exception as e:
         raise IndexFuncError(key, name, e) from e
-    if values is None:
-        return []
-    if isinstance(values, str):
-        raise IndexFuncError(key, name, TypeError("index function returned a str, expected a list of str"))
-    return values
+    if values.__class__ is list or values.__class__ is tuple:  # fast path
+        return values
+    return _normalise(values, name, key)
 
 
 class ThreadSafeStore:
@@ -82,10 +95,12 @@ class ThreadSafeStore:
                     olds = fn(old) if old is not _MISSING else ()
                 except Exception as e:
                     raise IndexFuncError(key, name, e) from e
+                if news.__class__ is not list:
+                    news = _normalise(news, name, key)
+                if olds.__class__ is not list:
+                    olds = _normalise(olds, name, key)
                 if len(news) == 1 and len(olds) == 1 and news[0] == olds[0]:
                     continue  # fast path: the common case of an unchanged single value
-                if isinstance(news, str) or isinstance(olds, str):
-                    raise IndexFuncError(key, name, TypeError("index function returned a str, expected a list of str"))
                 if changes is None:
                     changes = []
                 changes.append((name, olds, news))
@@ -170,7 +185,7 @@ class ThreadSafeStore:
         """Objects sharing any of ``obj``'s values on index ``name``."""
         with self._lock:
             fn = self._index_func(name)
-            values = fn(obj) or []
+            values = _normalise(fn(obj), name, "<queried object>")
             index = self._indices[name]
             if len(values) == 1:
                 keys: Iterable[str] = index.get(values[0], ())

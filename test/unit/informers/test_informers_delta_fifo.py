@@ -443,3 +443,63 @@ def test_requeue_keeps_initial_population_decremented():
     f.pop(requeue)
     assert f.has_synced()  # client-go decrements before processing; the requeued item does not count again
     assert f.list_keys() == ["a"]
+
+
+def _only_in_queue_cases():
+    obj, obj_v2 = mk("foo", 2), mk("foo", 3)
+    tomb = DeletedFinalStateUnknown("foo", obj)
+
+    def added(f):
+        f.add(obj)
+        f.replace([], "0")
+
+    def replaced(f):
+        f._emit_replaced = True
+        f.add(obj)
+        f.replace([obj], "0")
+        f.replace([], "0")
+
+    def deleted(f):
+        f.add(obj)
+        f.delete(obj)
+        f.replace([], "0")
+
+    def synced(f):
+        f.add(obj)
+        f.replace([obj], "0")
+        f.replace([obj], "0")
+        f.replace([], "0")
+
+    def two_replaces(f):  # the queued tombstone is unwrapped: no tombstone inside a tombstone
+        f.add(obj)
+        f.replace([], "0")
+        f.replace([], "1")
+
+    def added_deleted_added(f):
+        f.add(obj)
+        f.delete(obj)
+        f.add(obj_v2)
+        f.replace([], "0")
+
+    return [
+        (added, [Delta(ADDED, obj), Delta(DELETED, tomb)]),
+        (replaced, [Delta(ADDED, obj), Delta(REPLACED, obj), Delta(DELETED, tomb)]),
+        (deleted, [Delta(ADDED, obj), Delta(DELETED, obj)]),
+        (synced, [Delta(ADDED, obj), Delta(SYNC, obj), Delta(SYNC, obj), Delta(DELETED, tomb)]),
+        (two_replaces, [Delta(ADDED, obj), Delta(DELETED, tomb)]),
+        (added_deleted_added, [Delta(ADDED, obj), Delta(DELETED, obj), Delta(ADDED, obj_v2),
+                               Delta(DELETED, DeletedFinalStateUnknown("foo", obj_v2))]),
+    ]
+
+
+@pytest.mark.parametrize("with_known_objects", [True, False])
+@pytest.mark.parametrize("operations,expected", _only_in_queue_cases(), ids=lambda v: getattr(v, "__name__", ""))
+def test_replace_makes_deletions_for_objects_only_in_queue_table(operations, expected, with_known_objects):
+    """Port of TestDeltaFIFOW_ReplaceMakesDeletionsForObjectsOnlyInQueue (both FIFO flavours)."""
+    f = DeltaFIFO(known_objects=known()) if with_known_objects else DeltaFIFO()
+    operations(f)
+    got = pop(f)
+    assert list(got) == expected
+    assert not isinstance(got[-1].object.obj if isinstance(got[-1].object, DeletedFinalStateUnknown) else None,
+                          DeletedFinalStateUnknown)
+    assert f.list_keys() == []  # no extra deltas left

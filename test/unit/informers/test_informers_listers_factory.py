@@ -94,6 +94,17 @@ def test_listers_get_list_and_not_found_message():
         pods.list(42)
 
 
+def test_namespace_all_lists_every_namespace_and_get_by_key_names_the_key():
+    idx = _indexer(pod("a", "1", "ns1", {"app": "x"}), pod("c", "1", "ns2", {"app": "x"}), {"metadata": {"name": "n"}})
+    pods = lister_for(idx, r.PODS)
+    # client-go ListAllByNamespace(NamespaceAll) falls back to ListAll
+    assert sorted(o["metadata"]["name"] for o in pods.pods("").list()) == ["a", "c", "n"]
+    assert sorted(o["metadata"]["name"] for o in pods.namespaced("").list("app=x")) == ["a", "c"]
+    with pytest.raises(errors.NotFoundError) as exc:
+        pods.get("ns1/x")
+    assert str(exc.value) == 'pod "ns1/x" not found'  # the name as given, as the generic lister does
+
+
 def test_typed_sedna_and_cluster_scoped_listers():
     job = {"apiVersion": "sedna.io/v1alpha1", "kind": "IncrementalLearningJob",
            "metadata": {"name": "j", "namespace": "default"}}
@@ -186,6 +197,43 @@ def test_factory_namespace_tweak_and_transform():
     assert nodes.lister().list() == []
     stop.set()
     f.shutdown(timeout=10)
+
+
+def test_factory_scoping_applies_to_the_watch_too():
+    cs = FakeClientset(_new_pod("a", app="x"))
+
+    def tweak(options):
+        options.label_selector = "app=x"
+
+    f = SharedInformerFactory(cs, namespace="default", tweak_list_options=tweak, informer_options=_fast_options())
+    pods = f.core_v1().pods()
+    stop = threading.Event()
+    f.start(stop)
+    assert all(f.wait_for_cache_sync(stop).values())
+    cs.core_v1().pods("other").create(_new_pod("elsewhere", ns="other", app="x"))
+    cs.core_v1().pods("default").create(_new_pod("unlabelled", app="y"))
+    cs.core_v1().pods("default").create(_new_pod("control", app="x"))  # created last: once seen, the others would be
+    try:
+        assert wait_until(lambda: "control" in {o["metadata"]["name"] for o in pods.lister().list()})
+        assert sorted(o["metadata"]["name"] for o in pods.lister().list()) == ["a", "control"]
+        assert sorted(pods.informer().get_indexer().list_keys()) == ["default/a", "default/control"]
+    finally:
+        stop.set()
+        f.shutdown(timeout=10)
+
+
+def test_factory_gives_every_informer_its_own_backoff():
+    clock = FakeClock()
+    shared = Backoff(clock=clock, rng=random.Random(0))
+    f = SharedInformerFactory(FakeClientset(), informer_options={"reflector_options": {"clock": clock,
+                                                                                       "backoff": shared}})
+    backoffs = [f.core_v1().pods().informer()._reflector_options["backoff"],
+                f.core_v1().nodes().informer()._reflector_options["backoff"]]
+    assert backoffs[0] is not backoffs[1] and shared not in backoffs
+    assert all(b.clock is clock and (b.initial, b.cap) == (shared.initial, shared.cap) for b in backoffs)
+    backoffs[0].next_delay()
+    backoffs[0].next_delay()
+    assert 0.8 <= backoffs[1].next_delay() < 1.6  # the other informer's failures do not lengthen its delays
 
 
 class _MiniClientset(ClientsetBase):

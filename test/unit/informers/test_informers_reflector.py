@@ -7,12 +7,13 @@ import threading
 import time
 
 import pytest
+import structlog
 from informer_test_helpers import FakeClock, FakeWatch, pod, status
 
 from apis import errors
 from informers import DeltaFIFO, ListWatch, Reflector, Store
 from informers.backoff import Backoff
-from informers.reflector import MIN_WATCH_TIMEOUT, VeryShortWatchError
+from informers.reflector import MIN_WATCH_TIMEOUT
 
 
 def pod_list(rv: str, *items, cont: str = "") -> dict:
@@ -159,8 +160,9 @@ def test_list_error_raises_and_run_backs_off_then_relists():
     lw = FakeLW(list_fn)
     clock = FakeClock()
     r = reflector(lw, Store(), clock=clock)
-    with pytest.raises(RuntimeError, match="failed to list"):
+    with pytest.raises(errors.InternalError, match="boom") as exc:  # the API error itself, as Go's %w
         r.list_and_watch(threading.Event())
+    assert errors.is_internal_error(exc.value) and any("failed to list" in n for n in exc.value.__notes__)
     stop = threading.Event()
     handled = []
     r.watch_error_handler = lambda refl, err: handled.append((refl, err))
@@ -169,7 +171,8 @@ def test_list_error_raises_and_run_backs_off_then_relists():
     stop.set()
     t.join(5)
     assert not t.is_alive()
-    assert len(handled) == 1 and handled[0][0] is r and "failed to list" in str(handled[0][1])
+    assert len(handled) == 1 and handled[0][0] is r and errors.is_internal_error(handled[0][1])
+    assert any("failed to list" in n for n in handled[0][1].__notes__)
     assert calls == ["0", "0", "0"]
     assert len(clock.sleeps) >= 1
 
@@ -336,11 +339,13 @@ def test_very_short_watch_counts_as_failure():
     lw = FakeLW()
     r = reflector(lw)
     stop = threading.Event()
-    t = run_in_thread(r.list_and_watch, stop)
-    lw.wait_watches(1).close()  # closed at once with nothing delivered (fake clock: zero duration)
-    t.join(5)
+    with structlog.testing.capture_logs() as logs:
+        t = run_in_thread(r.list_and_watch, stop)
+        lw.wait_watches(1).close()  # closed at once with nothing delivered (fake clock: zero duration)
+        t.join(5)
     assert not t.is_alive() and len(lw.watches) == 1  # no re-watch: run() backs off and relists
-    assert issubclass(VeryShortWatchError, Exception)
+    ended = [e for e in logs if e["event"] == "watch ended with error"]
+    assert len(ended) == 1 and ended[0]["error"].startswith("very short watch: ")
 
 
 def test_watch_timeout_is_randomized_in_range():

@@ -7,7 +7,7 @@ import time
 
 import pytest
 import structlog
-from informer_test_helpers import FakeClock, FakeWatch, pod, status
+from informer_test_helpers import FakeClock, FakeWatch, pod
 
 from informers import (
     REPLACED,
@@ -222,28 +222,6 @@ def test_transform_applied_before_cache_and_handlers():
     src.watches[0].add(pod("b", "2"))
     assert wait_until(lambda: seen == [True, True])
     assert all(o.get("transformed") for o in inf.get_indexer().list())
-    stop_and_join(stop, t)
-
-
-def test_watch_disruption_relist_delivers_unchanged_only_to_resyncing_handlers():
-    src = Source(pod("unchanged", "1"), pod("changed", "1"))
-    clock = FakeClock()
-    inf = SharedIndexInformer(src.lw, 0, reflector_options={"clock": clock, "backoff": Backoff(clock=clock)})
-    plain = Recorder()
-    inf.add_event_handler(plain)
-    errors_seen = []
-    inf.set_watch_error_handler(lambda r, e: errors_seen.append(e))
-    stop = threading.Event()
-    t = start(inf, stop)
-    assert wait_for_cache_sync(stop, inf.has_synced)
-    assert wait_until(lambda: len(src.watches) == 1)
-    assert wait_until(lambda: len(plain.events) == 2)
-    src.objs = [pod("unchanged", "1"), pod("changed", "2")]
-    src.watches[0].error(status(410, "Expired", "too old resource version"))
-    assert wait_until(lambda: src.lists == 2)
-    assert wait_until(lambda: len(plain.events) == 3)
-    time.sleep(0.05)
-    assert plain.events[2:] == [("update", "changed", "2")]  # the unchanged object is not re-delivered
     stop_and_join(stop, t)
 
 

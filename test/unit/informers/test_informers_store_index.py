@@ -208,3 +208,72 @@ def test_namespace_index():
     assert index.index_keys(NAMESPACE_INDEX, "") == ["node"]
     with pytest.raises(IndexFuncError):
         index.add("raw-string-key-without-meta")
+
+
+def _values(o):
+    """Index function answering whatever the test object carries in ``val`` (None, a set, a tuple, ...)."""
+    return o["val"]
+
+
+@pytest.mark.parametrize("answer", [None, set(), (), []])
+def test_index_func_answering_none_or_empty_means_no_values_everywhere(answer):
+    index = Indexer(name_key, {"v": _values})
+    index.add(mk("a", answer))
+    index.update(mk("a", answer))
+    index.update(mk("a", ["x"]))  # None -> values and back
+    assert index.index_keys("v", "x") == ["a"]
+    index.update(mk("a", answer))
+    assert index.list_index_func_values("v") == []
+    index.add(mk("b", ["y"]))
+    index.delete(mk("b", answer))  # the stored object is what counts
+    index.delete(mk("a", answer))
+    assert index.list_index_func_values("v") == [] and index.list_keys() == []
+    index.replace([mk("c", answer), mk("d", ["z"])], "1")
+    assert index.list_index_func_values("v") == ["z"]
+    index.add_indexers({"w": _values})
+    assert index.list_index_func_values("w") == ["z"]
+    assert index.index("v", mk("q", answer)) == []
+
+
+def test_index_func_answering_a_set_or_generator_is_listed():
+    index = Indexer(name_key, {"v": _values})
+    index.add(mk("a", {"x", "y"}))
+    index.update(mk("a", {"y"}))
+    assert index.index_keys("v", "x") == [] and index.index_keys("v", "y") == ["a"]
+    index.add(mk("b", (v for v in ["y", "z"])))
+    assert index.index_keys("v", "y") == ["a", "b"] and index.index_keys("v", "z") == ["b"]
+    index.replace([mk("c", {"w"})], "1")
+    assert index.list_index_func_values("v") == ["w"]
+    assert [o["metadata"]["name"] for o in index.index("v", mk("q", {"w"}))] == ["c"]
+
+
+@pytest.mark.parametrize("answer", ["x", 42])
+def test_index_func_answering_a_str_or_non_iterable_is_an_error_naming_key_and_index(answer):
+    index = Indexer(name_key, {"v": _values})
+    index.add(mk("a", ["ok"]))
+    for op in (index.add, index.update):
+        with pytest.raises(IndexFuncError, match=r"key 'b' on index 'v'"):
+            op(mk("b", answer))
+    with pytest.raises(IndexFuncError, match=r"key 'a' on index 'v'"):
+        index.update(mk("a", answer))
+    with pytest.raises(IndexFuncError, match=r"key 'c' on index 'v'"):
+        index.replace([mk("c", answer)], "1")
+    assert index.list_keys() == ["a"] and index.index_keys("v", "ok") == ["a"]  # nothing changed
+    index2 = Indexer(name_key)
+    index2.add(mk("d", answer))
+    with pytest.raises(IndexFuncError, match=r"key 'd' on index 'w'"):
+        index2.add_indexers({"w": _values})
+    assert index2.get_indexers() == {}
+
+
+def test_indexer_replace_removes_stale_index_entries():
+    index = Indexer(meta_namespace_key_func, {NAMESPACE_INDEX: meta_namespace_index_func, "v": lambda o: [o["val"]]})
+    index.add(mk("a", "old", namespace="ns1"))
+    index.add(mk("b", "old", namespace="ns2"))
+    index.replace([mk("b", "new", namespace="ns2"), mk("c", "new", namespace="ns3")], "5")
+    assert index.index_keys("v", "old") == [] and index.index_keys("v", "new") == ["ns2/b", "ns3/c"]
+    assert sorted(index.list_index_func_values("v")) == ["new"]
+    assert sorted(index.list_index_func_values(NAMESPACE_INDEX)) == ["ns2", "ns3"]
+    assert index.by_index(NAMESPACE_INDEX, "ns1") == []
+    index.replace([], "6")
+    assert index.list_index_func_values("v") == [] and index.list_index_func_values(NAMESPACE_INDEX) == []
