@@ -32,6 +32,7 @@ from .common import (
     StageConditionType,
     TrackingWorker,
     column,
+    required_metadata,
 )
 from .dataset import (
     DATASET_FORMATS,
@@ -124,6 +125,7 @@ from .objectsearch import (
     ObjectTrackingServiceConditionType,
     ObjectTrackingServiceSpec,
     ObjectTrackingServiceStatus,
+    ReidWorkers,
     UserWorker,
 )
 from .reid import (
@@ -181,6 +183,7 @@ __all__ = [
     "StageCondition",
     "DeploymentSpecFields",
     "JobSpecFields",
+    "required_metadata",
     "column",
     "AGE_COLUMN",
     "LAST_CONDITION_COLUMN",
@@ -256,6 +259,7 @@ __all__ = [
     "ObjectSearchServiceCondition",
     "ObjectSearchServiceConditionType",
     "UserWorker",
+    "ReidWorkers",
     "ObjectTrackingService",
     "ObjectTrackingServiceSpec",
     "ObjectTrackingServiceStatus",

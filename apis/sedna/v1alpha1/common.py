@@ -33,6 +33,7 @@ __all__ = [
     "StageCondition",
     "DeploymentSpecFields",
     "JobSpecFields",
+    "required_metadata",
     "column",
     "AGE_COLUMN",
     "LAST_CONDITION_COLUMN",
@@ -173,7 +174,7 @@ class DeploymentSpecFields(ApiType):
     """The fields of an inlined ``apps/v1`` DeploymentSpec (Go ``appsv1.DeploymentSpec `json:",inline"```)."""
 
     replicas: int | None = api_field(minimum=0)
-    selector: dict[str, Any] | None = api_field()
+    selector: dict[str, Any] | None = api_field(required=True, doc="A metav1.LabelSelector; required, as in apps/v1.")
     template: PodTemplateSpec | None = api_field(required=True)
     strategy: dict[str, Any] | None = api_field()
     min_ready_seconds: int | None = api_field(minimum=0)
@@ -202,6 +203,12 @@ class JobSpecFields(ApiType):
     suspend: bool | None = api_field()
     pod_replacement_policy: str | None = api_field()
     managed_by: str | None = api_field()
+
+
+def required_metadata() -> Any:
+    """The root ``metadata`` field of a kind whose Go ``ObjectMeta`` has no ``omitempty``: its CRD lists
+    ``metadata`` as required, as Sedna's generated CRD does."""
+    return api_field(required=True, replace_schema={"type": "object"})
 
 
 # ------------------------------------------------------------------------------------ printer columns

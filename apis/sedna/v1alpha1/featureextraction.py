@@ -4,11 +4,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ...resources import FEATURE_EXTRACTION_SERVICES
 from ...typed import ApiType, Resource, api_field
-from .common import DATE_TIME, DeploymentSpecFields, Metric, ModelRef, ServiceCondition, ServiceConditionType
+from .common import (
+    DATE_TIME,
+    DeploymentSpecFields,
+    Metric,
+    ModelRef,
+    ServiceCondition,
+    ServiceConditionType,
+    required_metadata,
+)
 from .jointinference import SERVICE_COLUMNS
 
 __all__ = [
@@ -44,5 +52,6 @@ class FeatureExtractionService(Resource):
     PRINTER_COLUMNS: ClassVar = SERVICE_COLUMNS
     SCHEMA_DESCRIPTION: ClassVar[str] = "FeatureExtractionService runs a feature extraction model as a Deployment."
 
+    metadata: dict[str, Any] | None = required_metadata()
     spec: FeatureExtractionServiceSpec | None = api_field(required=True)
     status: FeatureExtractionServiceStatus | None = api_field()

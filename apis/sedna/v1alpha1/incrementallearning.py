@@ -7,7 +7,7 @@ state. ``Trigger``/``Timer``/``TriggerCondition`` are shared with LifelongLearni
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ...resources import INCREMENTAL_LEARNING_JOBS
 from ...typed import ApiType, Resource, api_field
@@ -22,6 +22,7 @@ from .common import (
     StageCondition,
     StageConditionType,
     column,
+    required_metadata,
 )
 
 __all__ = [
@@ -142,5 +143,6 @@ class IncrementalLearningJob(Resource):
         "and deploys it when it is better."
     )
 
+    metadata: dict[str, Any] | None = required_metadata()
     spec: ILJobSpec | None = api_field(required=True)
     status: ILJobStatus | None = api_field()

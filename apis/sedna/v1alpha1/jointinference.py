@@ -18,6 +18,7 @@ from .common import (
     ServiceCondition,
     ServiceConditionType,
     column,
+    required_metadata,
 )
 
 __all__ = [
@@ -93,5 +94,6 @@ class JointInferenceService(Resource):
         "found at the edge are sent to the cloud."
     )
 
+    metadata: dict[str, Any] | None = required_metadata()
     spec: JointInferenceServiceSpec | None = api_field(required=True)
     status: JointInferenceServiceStatus | None = api_field()

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ...resources import LIFELONG_LEARNING_JOBS
 from ...typed import ApiType, Resource, api_field
-from .common import DATE_TIME, PodTemplateSpec, Stage, StageCondition, StageConditionType
+from .common import DATE_TIME, PodTemplateSpec, Stage, StageCondition, StageConditionType, required_metadata
 from .incrementallearning import STAGE_COLUMNS, ILDataset, Timer, Trigger, TriggerCondition
 
 __all__ = [
@@ -127,5 +127,6 @@ class LifelongLearningJob(Resource):
         "LifelongLearningJob keeps learning unseen tasks at the edge, with a knowledge base of models in the cloud."
     )
 
+    metadata: dict[str, Any] | None = required_metadata()
     spec: LLJobSpec | None = api_field(required=True)
     status: LLJobStatus | None = api_field()

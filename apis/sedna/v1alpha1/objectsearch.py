@@ -4,17 +4,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ...resources import OBJECT_SEARCH_SERVICES, OBJECT_TRACKING_SERVICES
 from ...typed import ApiType, Resource, api_field
 from .common import (
     DATE_TIME,
-    DeploymentSpec,
+    DeploymentSpecFields,
     PodTemplateSpec,
     ServiceCondition,
     ServiceConditionType,
     TrackingWorker,
+    required_metadata,
 )
 from .jointinference import SERVICE_COLUMNS
 
@@ -25,6 +26,7 @@ __all__ = [
     "ObjectSearchServiceCondition",
     "ObjectSearchServiceConditionType",
     "UserWorker",
+    "ReidWorkers",
     "ObjectTrackingService",
     "ObjectTrackingServiceSpec",
     "ObjectTrackingServiceStatus",
@@ -42,16 +44,21 @@ class UserWorker(ApiType):
 
 
 @dataclass(kw_only=True)
+class ReidWorkers(DeploymentSpecFields):
+    """The cloud ReID workers: an ``apps/v1`` DeploymentSpec inlined (Go ``ReidWorkers``)."""
+
+
+@dataclass(kw_only=True)
 class ObjectTrackingServiceSpec(ApiType):
     tracking_workers: list[TrackingWorker] | None = api_field(required=True)
-    reid_workers: DeploymentSpec | None = api_field(required=True, doc="An apps/v1 DeploymentSpec for the ReID workers.")
+    reid_workers: ReidWorkers | None = api_field(required=True, doc="An apps/v1 DeploymentSpec for the ReID workers.")
 
 
 @dataclass(kw_only=True)
 class ObjectSearchServiceSpec(ApiType):
     user_worker: UserWorker | None = api_field(required=True)
     tracking_workers: list[TrackingWorker] | None = api_field(required=True)
-    reid_workers: DeploymentSpec | None = api_field(required=True, doc="An apps/v1 DeploymentSpec for the ReID workers.")
+    reid_workers: ReidWorkers | None = api_field(required=True, doc="An apps/v1 DeploymentSpec for the ReID workers.")
 
 
 @dataclass(kw_only=True)
@@ -74,6 +81,7 @@ class ObjectSearchService(Resource):
         "and ReID workers in the cloud."
     )
 
+    metadata: dict[str, Any] | None = required_metadata()
     spec: ObjectSearchServiceSpec | None = api_field(required=True)
     status: ObjectSearchServiceStatus | None = api_field()
 
@@ -86,5 +94,6 @@ class ObjectTrackingService(Resource):
         "ObjectTrackingService tracks objects in video streams at the edge with ReID workers in the cloud."
     )
 
+    metadata: dict[str, Any] | None = required_metadata()
     spec: ObjectTrackingServiceSpec | None = api_field(required=True)
     status: ObjectSearchServiceStatus | None = api_field()

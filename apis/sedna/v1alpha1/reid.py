@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ...resources import REID_JOBS
 from ...typed import ApiType, Resource, api_field
-from .common import AGE_COLUMN, DATE_TIME, JobCondition, JobPhase, JobSpecFields, StageConditionType, column
+from .common import (
+    AGE_COLUMN,
+    DATE_TIME,
+    JobCondition,
+    JobPhase,
+    JobSpecFields,
+    StageConditionType,
+    column,
+    required_metadata,
+)
 
 __all__ = ["ReidJob", "ReidJobSpec", "ReidJobStatus", "ReidJobCondition", "ReidJobConditionType", "ReidJobPhase", "JOB_COLUMNS"]
 
@@ -43,5 +52,6 @@ class ReidJob(Resource):
     PRINTER_COLUMNS: ClassVar = JOB_COLUMNS
     SCHEMA_DESCRIPTION: ClassVar[str] = "ReidJob re-identifies target persons in the frames the tracking workers send."
 
+    metadata: dict[str, Any] | None = required_metadata()
     spec: ReidJobSpec | None = api_field(required=True)
     status: ReidJobStatus | None = api_field()

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ...resources import VIDEO_ANALYTICS_JOBS
 from ...typed import Resource, api_field
-from .common import JobCondition, JobPhase, JobSpecFields, ModelRef, StageConditionType
+from .common import JobCondition, JobPhase, JobSpecFields, ModelRef, StageConditionType, required_metadata
 from .reid import JOB_COLUMNS, ReidJobStatus
 
 __all__ = [
@@ -37,5 +37,6 @@ class VideoAnalyticsJob(Resource):
     PRINTER_COLUMNS: ClassVar = JOB_COLUMNS
     SCHEMA_DESCRIPTION: ClassVar[str] = "VideoAnalyticsJob detects and tracks objects in a video stream at the edge."
 
+    metadata: dict[str, Any] | None = required_metadata()
     spec: VideoAnalyticsJobSpec | None = api_field(required=True)
     status: ReidJobStatus | None = api_field()

@@ -163,10 +163,13 @@ def test_schema_details_come_from_the_definitions():
     assert _node(il, "spec.trainSpec.template") == {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     assert _node(il, "status.conditions.[].stage")["enum"] == ["Train", "Eval", "Deploy"]
     assert il["properties"]["metadata"] == {"type": "object"}
-    assert il["required"] == ["spec"]
+    assert il["required"] == ["metadata", "spec"]  # Go ObjectMeta `json:"metadata"` (no omitempty), as Sedna's CRD
+    assert crds.schema_for("Dataset")["required"] == ["spec"]
     ji = crds.schema_for("JointInferenceService")
     assert _node(ji, "spec.edgeWorker.hpa.metrics.[]") == {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-    assert _node(crds.schema_for("ObjectSearchService"), "spec.reidWorkers")["x-kubernetes-preserve-unknown-fields"]
+    reid_workers = _node(crds.schema_for("ObjectSearchService"), "spec.reidWorkers")
+    assert reid_workers["required"] == ["selector", "template"]  # an inlined apps/v1 DeploymentSpec
+    assert reid_workers["properties"]["template"] == {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     eai = crds.schema_for("ElasticAIJob")
     for replica in ("master", "ps", "worker"):
         assert _node(eai, f"spec.{replica}.count")["minimum"] == 0
