@@ -65,9 +65,12 @@ class ResourceClient(ABC):
         return options if options is not None else ListOptions.from_kwargs(**kwargs)
 
     @staticmethod
-    def _check_patch_type(patch_type: str) -> None:
+    def _check_patch_options(patch_type: str, force: bool) -> None:
+        """Refuses an unknown ``patch_type``, and ``force`` with anything but an apply patch."""
         if patch_type not in PATCH_CONTENT_TYPES:
             raise ValueError(f"unknown patch_type {patch_type!r}: expected one of {', '.join(PATCH_TYPES)}")
+        if force and patch_type != "apply":
+            raise ValueError("force is only valid with patch_type='apply'")
 
     @staticmethod
     def _check_propagation_policy(propagation_policy: str | None) -> None:

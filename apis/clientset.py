@@ -160,13 +160,11 @@ class HTTPResourceClient(ResourceClient):
     ) -> dict[str, Any]:
         """Patch with the Content-Type of ``patch_type``; "apply" (server-side apply) always sends a fieldManager
         (default ``sedna-controlplane``) and ``force=true`` when asked. ``body`` may be pre-encoded (bytes/str)."""
-        self._check_patch_type(patch_type)
+        self._check_patch_options(patch_type, force)
         query: dict[str, str] = {}
         if patch_type == "apply" or field_manager:
             query["fieldManager"] = field_manager or self.field_manager
         if force:
-            if patch_type != "apply":
-                raise ValueError("force is only valid with patch_type='apply'")
             query["force"] = "true"
         payload = _patch_payload(body, patch_type)
         path = self.path(self._namespace_for(None), _require_name(name), subresource or "")

@@ -31,16 +31,12 @@ class ResourceEventHandler(Protocol):
 
 
 @dataclass
-class ResourceEventHandlerFuncs:
-    """Handler from optional functions; ``add_func(obj)`` does not get the initial-list flag."""
+class _HandlerFuncs:
+    """Update and delete from optional functions; subclasses define how ``add_func`` is called."""
 
-    add_func: Callable[[Any], None] | None = None
+    add_func: Callable[..., None] | None = None
     update_func: Callable[[Any, Any], None] | None = None
     delete_func: Callable[[Any], None] | None = None
-
-    def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
-        if self.add_func is not None:
-            self.add_func(obj)
 
     def on_update(self, old_obj: Any, new_obj: Any) -> None:
         if self.update_func is not None:
@@ -52,24 +48,25 @@ class ResourceEventHandlerFuncs:
 
 
 @dataclass
-class ResourceEventHandlerDetailedFuncs:
+class ResourceEventHandlerFuncs(_HandlerFuncs):
+    """Handler from optional functions; ``add_func(obj)`` does not get the initial-list flag."""
+
+    add_func: Callable[[Any], None] | None = None
+
+    def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
+        if self.add_func is not None:
+            self.add_func(obj)
+
+
+@dataclass
+class ResourceEventHandlerDetailedFuncs(_HandlerFuncs):
     """Like ``ResourceEventHandlerFuncs`` but ``add_func(obj, is_in_initial_list)``."""
 
     add_func: Callable[[Any, bool], None] | None = None
-    update_func: Callable[[Any, Any], None] | None = None
-    delete_func: Callable[[Any], None] | None = None
 
     def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
         if self.add_func is not None:
             self.add_func(obj, is_in_initial_list)
-
-    def on_update(self, old_obj: Any, new_obj: Any) -> None:
-        if self.update_func is not None:
-            self.update_func(old_obj, new_obj)
-
-    def on_delete(self, obj: Any) -> None:
-        if self.delete_func is not None:
-            self.delete_func(obj)
 
 
 @dataclass

@@ -204,9 +204,7 @@ class FakeResourceClient(ResourceClient):
         field_manager: str | None = None,
         force: bool = False,
     ) -> dict[str, Any]:
-        self._check_patch_type(patch_type)
-        if force and patch_type != "apply":
-            raise ValueError("force is only valid with patch_type='apply'")
+        self._check_patch_options(patch_type, force)
         action = self._new_action(
             "patch", self._namespace_for(), name=name, patch=body, patch_type=patch_type, subresource=subresource,
             field_manager=field_manager, force=force,

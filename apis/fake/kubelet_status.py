@@ -45,6 +45,7 @@ def pending_status(pod: Mapping[str, Any]) -> dict[str, Any]:
     )
     return status
 
+
 def running_status(pod: Mapping[str, Any], pod_ip: str, host_ip: str) -> dict[str, Any]:
     """Running and ready, one running containerStatus per container."""
     now = meta.now_rfc3339()
@@ -57,28 +58,14 @@ def running_status(pod: Mapping[str, Any], pod_ip: str, host_ip: str) -> dict[st
         podIPs=[{"ip": pod_ip}],
         startTime=status.get("startTime") or now,
         qosClass=status.get("qosClass") or "BestEffort",
-        conditions=[
-            _cond("Initialized", True, now),
-            _cond("Ready", True, now),
-            _cond("ContainersReady", True, now),
-            _cond("PodScheduled", True, now),
-        ],
+        conditions=_started_conditions(now, ready=True),
         containerStatuses=[
-            {
-                "name": c.get("name", ""),
-                "image": c.get("image", ""),
-                "imageID": "",
-                "containerID": f"sandbox://{meta.uid(pod)}/{c.get('name', '')}",
-                "ready": True,
-                "started": True,
-                "restartCount": 0,
-                "state": {"running": {"startedAt": now}},
-                "lastState": {},
-            }
+            _started_container_status(pod, c, running=True, state={"running": {"startedAt": now}})
             for c in _containers(pod)
         ],
     )
     return status
+
 
 def terminated_status(pod: Mapping[str, Any], exit_code: int) -> dict[str, Any]:
     """Succeeded (exit code 0) or Failed, containers terminated with Completed/Error."""
@@ -91,22 +78,13 @@ def terminated_status(pod: Mapping[str, Any], exit_code: int) -> dict[str, Any]:
     }
     status.update(
         phase="Succeeded" if exit_code == 0 else "Failed",
-        conditions=[
-            _cond("Initialized", True, now),
-            _cond("Ready", False, now, "PodCompleted" if exit_code == 0 else "PodFailed"),
-            _cond("ContainersReady", False, now, "PodCompleted" if exit_code == 0 else "PodFailed"),
-            _cond("PodScheduled", True, now),
-        ],
+        conditions=_started_conditions(now, ready=False, reason="PodCompleted" if exit_code == 0 else "PodFailed"),
         containerStatuses=[
-            {
-                "name": c.get("name", ""),
-                "image": c.get("image", ""),
-                "imageID": "",
-                "containerID": f"sandbox://{meta.uid(pod)}/{c.get('name', '')}",
-                "ready": False,
-                "started": False,
-                "restartCount": 0,
-                "state": {
+            _started_container_status(
+                pod,
+                c,
+                running=False,
+                state={
                     "terminated": {
                         "exitCode": exit_code,
                         "reason": reason,
@@ -114,8 +92,7 @@ def terminated_status(pod: Mapping[str, Any], exit_code: int) -> dict[str, Any]:
                         "finishedAt": now,
                     }
                 },
-                "lastState": {},
-            }
+            )
             for c in _containers(pod)
         ],
     )
@@ -124,6 +101,35 @@ def terminated_status(pod: Mapping[str, Any], exit_code: int) -> dict[str, Any]:
 
 def _containers(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list((pod.get("spec") or {}).get("containers") or [])
+
+
+def _started_conditions(now: str, ready: bool, reason: str | None = None) -> list[dict[str, Any]]:
+    """The conditions of a pod whose containers were started: ``ready`` (with ``reason``) for Ready and
+    ContainersReady."""
+    return [
+        _cond("Initialized", True, now),
+        _cond("Ready", ready, now, reason),
+        _cond("ContainersReady", ready, now, reason),
+        _cond("PodScheduled", True, now),
+    ]
+
+
+def _started_container_status(
+    pod: Mapping[str, Any], container: Mapping[str, Any], running: bool, state: dict[str, Any]
+) -> dict[str, Any]:
+    """The status of a container that was started: ready and started while ``running``."""
+    name = container.get("name", "")
+    return {
+        "name": name,
+        "image": container.get("image", ""),
+        "imageID": "",
+        "containerID": f"sandbox://{meta.uid(pod)}/{name}",
+        "ready": running,
+        "started": running,
+        "restartCount": 0,
+        "state": state,
+        "lastState": {},
+    }
 
 
 def _cond(ctype: str, ok: bool, now: str, reason: str | None = None) -> dict[str, Any]:

@@ -2,32 +2,8 @@
 
 from __future__ import annotations
 
-from .elasticaijob import (
-    INVALID_SPEC_REASON,
-    JOB_ARG_PATTERN,
-    ElasticAIJob,
-    ElasticAIJobCondition,
-    ElasticAIJobConditionType,
-    ElasticAIJobPhase,
-    ElasticAIJobSpec,
-    ElasticAIJobStatus,
-    ReplicaSpec,
-    ReplicaStatus,
-    ReplicaStatuses,
-    ReplicaType,
-)
+from . import elasticaijob
+from .elasticaijob import *  # noqa: F403
 
-__all__ = [
-    "ElasticAIJob",
-    "ElasticAIJobSpec",
-    "ElasticAIJobStatus",
-    "ElasticAIJobCondition",
-    "ElasticAIJobConditionType",
-    "ElasticAIJobPhase",
-    "ReplicaSpec",
-    "ReplicaStatus",
-    "ReplicaStatuses",
-    "ReplicaType",
-    "JOB_ARG_PATTERN",
-    "INVALID_SPEC_REASON",
-]
+__all__: list[str] = []
+__all__ += elasticaijob.__all__  # the module lists its exports; the package re-exports them

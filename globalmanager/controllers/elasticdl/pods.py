@@ -22,7 +22,7 @@ from typing import Any
 from apis import meta
 from apis.resources import ELASTIC_AI_JOBS, lookup
 
-from .spec import ElasticAIJobSpec, VolumeSpec
+from .spec import ElasticAIJobSpec, ReplicaSpec, VolumeSpec
 
 __all__ = [
     "APP_LABEL",
@@ -69,40 +69,33 @@ def derived_flags(job: Mapping[str, Any], spec: ElasticAIJobSpec) -> list[tuple[
         ("image_name", spec.master.image),
     ]
     m = spec.master
-    for flag, value in (
-        ("master_resource_request", m.resource_request),
-        ("master_resource_limit", m.resource_limit or m.resource_request),
-        ("master_pod_priority", m.priority),
-    ):
-        if value:
-            flags.append((flag, value))
+    flags += _replica_resource_flags("master", m)
     if spec.worker is not None:
         w = spec.worker
         if w.count is not None:
             flags.append(("num_workers", str(w.count)))
         flags.append(("worker_image", w.image or m.image))
-        for flag, value in (
-            ("worker_resource_request", w.resource_request),
-            ("worker_resource_limit", w.resource_limit or w.resource_request),
-            ("worker_pod_priority", w.priority),
-        ):
-            if value:
-                flags.append((flag, value))
+        flags += _replica_resource_flags("worker", w)
     if spec.ps is not None:
         p = spec.ps
         if p.count is not None:
             flags.append(("num_ps_pods", str(p.count)))
-        for flag, value in (
-            ("ps_resource_request", p.resource_request),
-            ("ps_resource_limit", p.resource_limit or p.resource_request),
-            ("ps_pod_priority", p.priority),
-        ):
-            if value:
-                flags.append((flag, value))
+        flags += _replica_resource_flags("ps", p)
     volume = (spec.worker.volume if spec.worker is not None else "") or m.volume
     if volume:
         flags.append(("volume", volume))
     return flags
+
+
+def _replica_resource_flags(role: str, replica: ReplicaSpec) -> list[tuple[str, str]]:
+    """``<role>_resource_request``, ``<role>_resource_limit`` (the request when unset) and ``<role>_pod_priority``,
+    each only when it has a value."""
+    candidates = (
+        ("resource_request", replica.resource_request),
+        ("resource_limit", replica.resource_limit or replica.resource_request),
+        ("pod_priority", replica.priority),
+    )
+    return [(f"{role}_{flag}", value) for flag, value in candidates if value]
 
 
 def master_command(job: Mapping[str, Any], spec: ElasticAIJobSpec) -> list[str]:

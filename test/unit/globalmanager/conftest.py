@@ -3,16 +3,21 @@ are filled by hand (as Go unit tests do with ``informer.GetIndexer().Add``), so 
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
 
-from apis import meta
-from apis.fake import FakeClientset
-from globalmanager.controllers.elasticdl.controller import ElasticAIJobController
-from globalmanager.runtime.events import EventRecorder
-from informers import SharedInformerFactory
+# the tests import their shared steps and fakes from the *_test_helpers.py modules next to this file
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from apis import meta  # noqa: E402
+from apis.fake import FakeClientset  # noqa: E402
+from globalmanager.controllers.elasticdl.controller import ElasticAIJobController  # noqa: E402
+from globalmanager.runtime.events import EventRecorder  # noqa: E402
+from informers import SharedInformerFactory  # noqa: E402
 
 NS = "default"
 

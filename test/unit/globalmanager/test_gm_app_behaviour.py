@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import math
-import threading
-from datetime import datetime, timezone
 
 import pytest
+from lease_test_helpers import FakeClock
 
 from apis.fake import FakeClientset
 from apis.http_transport import ApiConnectionRefusedError
@@ -64,20 +63,6 @@ def test_resync_period_is_drawn_in_min_to_twice_min(draw):
 
 def test_resync_period_never_reaches_twice_min_even_at_the_top_of_the_draw():
     assert resync_period(1e-3, FixedRng(1.0 - 2**-53)) < 2e-3
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.mono = 100.0
-
-    def monotonic(self) -> float:
-        return self.mono
-
-    def utcnow(self) -> datetime:
-        return datetime(2026, 1, 2, tzinfo=timezone.utc)
-
-    def sleep(self, stop: threading.Event, seconds: float) -> bool:
-        return stop.wait(0)
 
 
 def test_a_standby_that_cannot_reach_the_lease_is_not_ready():

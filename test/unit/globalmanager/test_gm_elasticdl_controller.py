@@ -3,25 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from elasticdl_test_helpers import KEY, MASTER, conditions, started
 
 from apis import errors, meta
 from informers import DeletedFinalStateUnknown
-
-KEY = "default/mnist"
-MASTER = "elasticdl-mnist-master"
-
-
-def started(make_harness, new_job, **spec):
-    """A harness whose job has had its first sync (master pod created, caches refreshed)."""
-    h = make_harness(new_job(**spec))
-    h.refresh()
-    assert h.controller.sync(KEY) is True
-    h.refresh()
-    return h
-
-
-def conditions(job):
-    return {c["type"]: c for c in job["status"].get("conditions", [])}
 
 
 def test_sync_creates_the_master_pod_with_owner_labels_and_command(make_harness, new_job):

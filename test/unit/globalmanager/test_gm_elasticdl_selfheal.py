@@ -3,22 +3,9 @@ limit holds end to end, invalid specs of running jobs, foreign pods, observedGen
 
 from __future__ import annotations
 
+from elasticdl_test_helpers import KEY, MASTER, conditions, started
+
 from apis import meta
-
-KEY = "default/mnist"
-MASTER = "elasticdl-mnist-master"
-
-
-def started(make_harness, new_job, *extra, **spec):
-    h = make_harness(new_job(**spec), *extra)
-    h.refresh()
-    assert h.controller.sync(KEY) is True
-    h.refresh()
-    return h
-
-
-def conditions(job):
-    return {c["type"]: c for c in job["status"].get("conditions", [])}
 
 
 def run_master(h, phase="Running", **status):

@@ -4,42 +4,20 @@ from __future__ import annotations
 
 import re
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
+
+from lease_test_helpers import NAME, NS, FakeClock, lease
 
 from apis import errors
 from apis.fake import FakeClientset
 from globalmanager.leaderelection import LeaderCallbacks, LeaderElector, format_micro_time
 
-NS, NAME = "sedna", "sedna-gm"
 MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.mono = 100.0
-        self.wall = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
-
-    def monotonic(self) -> float:
-        return self.mono
-
-    def utcnow(self) -> datetime:
-        return self.wall
-
-    def sleep(self, stop: threading.Event, seconds: float) -> bool:
-        return stop.wait(0)
-
-    def advance(self, seconds: float) -> None:
-        self.mono += seconds
-        self.wall += timedelta(seconds=seconds)
 
 
 def elector(cs, identity, clock, **kw):
     callbacks = LeaderCallbacks(on_started_leading=lambda stop: None, on_stopped_leading=lambda: None)
     return LeaderElector(cs, NAME, NS, callbacks, identity=identity, clock=clock, **kw)
-
-
-def lease(cs):
-    return cs.coordination_v1().leases(NS).get(NAME)["spec"]
 
 
 def test_micro_time_format():

@@ -8,41 +8,13 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from lease_test_helpers import NAME, NS, FakeClock, lease
 
 from apis import errors
 from apis.clientset import Clientset
 from apis.fake import FakeClientset
 from apis.http_transport import ApiConnectionRefusedError, ApiConnectionTimeoutError
 from globalmanager.leaderelection import LeaderCallbacks, LeaderElector
-
-NS, NAME = "sedna", "sedna-gm"
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        from datetime import datetime, timezone
-
-        self.mono = 100.0
-        self.wall = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
-
-    def monotonic(self) -> float:
-        return self.mono
-
-    def utcnow(self):
-        return self.wall
-
-    def sleep(self, stop: threading.Event, seconds: float) -> bool:
-        return stop.wait(0.001)
-
-    def advance(self, seconds: float) -> None:
-        from datetime import timedelta
-
-        self.mono += seconds
-        self.wall += timedelta(seconds=seconds)
-
-
-def lease(cs):
-    return cs.coordination_v1().leases(NS).get(NAME)["spec"]
 
 
 def refused(action):

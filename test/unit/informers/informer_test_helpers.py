@@ -1,12 +1,17 @@
-"""Shared fakes for the informers tests: fifo objects, a literal lister, fake watches, a fake clock."""
+"""Shared fakes for the informers tests: fifo objects, a literal lister, fake watches, a fake clock, a test-driven
+ListWatch, a recording event handler and bounded waits for informer threads."""
 
 from __future__ import annotations
 
 import queue
 import threading
+import time
 from typing import Any
 
 from apis.watch import WatchEvent
+from informers import ListWatch
+
+BOUND = 10.0  # seconds any wait in these tests may take at most
 
 
 def mk(name: str, val: Any = None, namespace: str = "", rv: str | None = None) -> dict[str, Any]:
@@ -115,3 +120,75 @@ def status(code: int, reason: str, message: str = "", causes: list | None = None
     if causes:
         st["details"] = {"causes": causes}
     return st
+
+
+def wait_until(pred, timeout: float = BOUND) -> bool:
+    """Polls ``pred`` until it holds or ``timeout`` passes; returns its last answer."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.005)
+    return pred()
+
+
+class Source:
+    """A ListWatch whose list answers the current objects and whose watches the test drives."""
+
+    def __init__(self, *objs, rv="10"):
+        self.objs = list(objs)
+        self.rv = rv
+        self.watches: list[FakeWatch] = []
+        self.lists = 0
+        self.lw = ListWatch(self._list, self._watch)
+
+    def _list(self, options):
+        self.lists += 1
+        return {"metadata": {"resourceVersion": self.rv}, "items": list(self.objs)}
+
+    def _watch(self, options):
+        w = FakeWatch()
+        self.watches.append(w)
+        return w
+
+
+class RecordingHandler:
+    """Records ("add", name, is_in_initial_list), ("update", name, rv) and ("delete", tombstone key or name);
+    ``gate`` (when given) blocks every callback until set."""
+
+    def __init__(self, gate: threading.Event | None = None):
+        self.events: list = []
+        self.gate = gate
+        self.lock = threading.Lock()
+
+    def _rec(self, e):
+        if self.gate is not None:
+            assert self.gate.wait(BOUND)
+        with self.lock:
+            self.events.append(e)
+
+    def snapshot(self) -> list:
+        with self.lock:
+            return list(self.events)
+
+    def on_add(self, obj, is_in_initial_list):
+        self._rec(("add", obj["metadata"]["name"], is_in_initial_list))
+
+    def on_update(self, old, new):
+        self._rec(("update", new["metadata"]["name"], new["metadata"].get("resourceVersion")))
+
+    def on_delete(self, obj):
+        self._rec(("delete", getattr(obj, "key", None) or obj["metadata"]["name"]))
+
+
+def start(informer, stop: threading.Event) -> threading.Thread:
+    """Runs ``informer`` on a daemon thread until ``stop`` is set."""
+    t = threading.Thread(target=informer.run, args=(stop,), daemon=True)
+    t.start()
+    return t
+
+
+def stop_and_join(stop: threading.Event, t: threading.Thread) -> None:
+    stop.set()
+    t.join(BOUND)
+    assert not t.is_alive()

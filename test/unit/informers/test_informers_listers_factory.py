@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 
 import pytest
-from informer_test_helpers import FakeClock, pod
+from informer_test_helpers import FakeClock, pod, wait_until
 
 from apis import errors
 from apis import resources as r
@@ -134,15 +133,6 @@ def _new_pod(name, ns="default", **labels):
 def _fast_options():
     clock = FakeClock()
     return {"reflector_options": {"clock": clock, "backoff": Backoff(clock=clock, rng=random.Random(0))}}
-
-
-def wait_until(pred, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.01)
-    return pred()
 
 
 def test_factory_over_fake_clientset():

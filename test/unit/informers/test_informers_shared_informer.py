@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 import structlog
-from informer_test_helpers import FakeClock, FakeWatch, pod
+from informer_test_helpers import (
+    FakeClock,
+    RecordingHandler,
+    Source,
+    pod,
+    start,
+    stop_and_join,
+    wait_until,
+)
 
 from informers import (
     REPLACED,
@@ -16,7 +23,6 @@ from informers import (
     Deltas,
     InformerStartedError,
     InformerStoppedError,
-    ListWatch,
     ResourceEventHandlerDetailedFuncs,
     ResourceEventHandlerFuncs,
     SharedIndexInformer,
@@ -26,78 +32,15 @@ from informers.backoff import Backoff
 from informers.processor import ProcessorListener, SharedProcessor
 
 
-def wait_until(pred, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.005)
-    return pred()
-
-
-class Source:
-    """A ListWatch whose list answers the current objects and whose watches the test drives."""
-
-    def __init__(self, *objs, rv="10"):
-        self.objs = list(objs)
-        self.rv = rv
-        self.watches: list[FakeWatch] = []
-        self.lists = 0
-        self.lw = ListWatch(self._list, self._watch)
-
-    def _list(self, options):
-        self.lists += 1
-        return {"metadata": {"resourceVersion": self.rv}, "items": list(self.objs)}
-
-    def _watch(self, options):
-        w = FakeWatch()
-        self.watches.append(w)
-        return w
-
-
-class Recorder:
-    def __init__(self, block: threading.Event | None = None):
-        self.events: list = []
-        self.block = block
-        self.lock = threading.Lock()
-
-    def _rec(self, e):
-        if self.block is not None:
-            assert self.block.wait(5)
-        with self.lock:
-            self.events.append(e)
-
-    def on_add(self, obj, is_in_initial_list):
-        self._rec(("add", obj["metadata"]["name"], is_in_initial_list))
-
-    def on_update(self, old, new):
-        self._rec(("update", new["metadata"]["name"], new["metadata"].get("resourceVersion")))
-
-    def on_delete(self, obj):
-        self._rec(("delete", getattr(obj, "key", None) or obj["metadata"]["name"]))
-
-
 def fast_reflector_options():
     clock = FakeClock()
     return {"clock": clock, "backoff": Backoff(clock=clock)}
 
 
-def start(informer, stop):
-    t = threading.Thread(target=informer.run, args=(stop,), daemon=True)
-    t.start()
-    return t
-
-
-def stop_and_join(stop, t):
-    stop.set()
-    t.join(10)
-    assert not t.is_alive()
-
-
 def test_informer_delivers_list_and_watch_events_and_syncs():
     src = Source(pod("a", "1"), pod("b", "1"))
     inf = SharedIndexInformer(src.lw, name="pods", reflector_options=fast_reflector_options())
-    rec = Recorder()
+    rec = RecordingHandler()
     reg = inf.add_event_handler(rec)
     assert not inf.has_synced() and inf.last_sync_resource_version() == ""
     stop = threading.Event()
@@ -115,7 +58,7 @@ def test_informer_delivers_list_and_watch_events_and_syncs():
     stop_and_join(stop, t)
     assert inf.is_stopped()
     with pytest.raises(InformerStoppedError, match="stopped already"):
-        inf.add_event_handler(Recorder())
+        inf.add_event_handler(RecordingHandler())
     with pytest.raises(InformerStoppedError):
         inf.add_indexers({"x": lambda o: []})
 
@@ -127,7 +70,7 @@ def test_handler_added_after_start_gets_synthetic_adds_and_own_has_synced():
     t = start(inf, stop)
     assert wait_for_cache_sync(stop, inf.has_synced)
     gate = threading.Event()
-    rec = Recorder(block=gate)
+    rec = RecordingHandler(gate=gate)
     reg = inf.add_event_handler(rec)
     assert not reg.has_synced()  # its initial adds are not handled yet
     gate.set()
@@ -143,7 +86,7 @@ def test_handler_added_after_start_gets_synthetic_adds_and_own_has_synced():
 def test_remove_event_handler():
     src = Source()
     inf = SharedIndexInformer(src.lw, reflector_options=fast_reflector_options())
-    keep, gone = Recorder(), Recorder()
+    keep, gone = RecordingHandler(), RecordingHandler()
     inf.add_event_handler(keep)
     reg = inf.add_event_handler(gone)
     stop = threading.Event()
@@ -164,7 +107,7 @@ def test_slow_handler_does_not_delay_another():
     src = Source()
     inf = SharedIndexInformer(src.lw, reflector_options=fast_reflector_options())
     gate = threading.Event()
-    slow, fast = Recorder(block=gate), Recorder()
+    slow, fast = RecordingHandler(gate=gate), RecordingHandler()
     inf.add_event_handler(slow)
     inf.add_event_handler(fast)
     stop = threading.Event()
@@ -229,7 +172,7 @@ def test_replaced_with_same_rv_goes_only_to_listeners_due_for_resync():
     src = Source()
     clock = FakeClock(start=0.0)
     inf = SharedIndexInformer(src.lw, 0, clock=clock)
-    every, never = Recorder(), Recorder()
+    every, never = RecordingHandler(), RecordingHandler()
     inf._resync_check_period = 1.0
     inf.add_event_handler(every, resync_period=1.0)
     inf.add_event_handler(never)
@@ -248,7 +191,7 @@ def test_replaced_with_same_rv_goes_only_to_listeners_due_for_resync():
 def test_listener_resync_periods():
     clock = FakeClock(start=0.0)
     p = SharedProcessor(clock)
-    listeners = [ProcessorListener(Recorder(), period, period, 0.0, lambda: True) for period in (1.0, 2.0, 3.0, 0.0)]
+    listeners = [ProcessorListener(RecordingHandler(), period, period, 0.0, lambda: True) for period in (1.0, 2.0, 3.0, 0.0)]
     for listener in listeners:
         p.add_listener(listener)
     due_at = {}
@@ -265,17 +208,17 @@ def test_listener_resync_periods():
 def test_resync_check_period_rules():
     src = Source()
     inf = SharedIndexInformer(src.lw, 60.0)
-    h1 = inf.add_event_handler(Recorder())  # default 60
+    h1 = inf.add_event_handler(RecordingHandler())  # default 60
     assert inf._resync_check_period == 60.0 and h1.resync_period == 60.0
-    h2 = inf.add_event_handler(Recorder(), 30.0)  # lowers the check period before start
+    h2 = inf.add_event_handler(RecordingHandler(), 30.0)  # lowers the check period before start
     assert inf._resync_check_period == 30.0 and h2.resync_period == 30.0 and h1.resync_period == 60.0
-    h3 = inf.add_event_handler(Recorder(), 0.2)  # below the 1 s minimum
+    h3 = inf.add_event_handler(RecordingHandler(), 0.2)  # below the 1 s minimum
     assert h3.resync_period == 1.0 and inf._resync_check_period == 1.0
-    h4 = inf.add_event_handler(Recorder(), 0)
+    h4 = inf.add_event_handler(RecordingHandler(), 0)
     assert h4.resync_period == 0
     inf._started = True  # after start a smaller period is raised to the check period
     inf._resync_check_period = 10.0
-    h5 = inf.add_event_handler(Recorder(), 5.0)
+    h5 = inf.add_event_handler(RecordingHandler(), 5.0)
     assert h5.resync_period == 10.0
     inf._started = False
 
@@ -294,7 +237,7 @@ def test_detailed_funcs_get_initial_list_flag():
 def test_add_indexers_while_running_and_multiple_registrations():
     src = Source(pod("a", "1", labels={"app": "x"}))
     inf = SharedIndexInformer(src.lw, reflector_options=fast_reflector_options())
-    rec = Recorder()
+    rec = RecordingHandler()
     r1 = inf.add_event_handler(rec)
     r2 = inf.add_event_handler(rec)  # same handler twice: two registrations
     assert r1 is not r2

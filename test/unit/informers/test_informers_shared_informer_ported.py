@@ -4,88 +4,32 @@ added while active; plus the resync/update decision for objects that are dict su
 from __future__ import annotations
 
 import threading
-import time
 
-from informer_test_helpers import FakeClock, FakeWatch, pod, status
+from informer_test_helpers import (
+    FakeClock,
+    RecordingHandler,
+    Source,
+    pod,
+    start,
+    status,
+    stop_and_join,
+    wait_until,
+)
 
-from informers import DeletedFinalStateUnknown, ListWatch, SharedIndexInformer, wait_for_cache_sync
+from informers import DeletedFinalStateUnknown, SharedIndexInformer, wait_for_cache_sync
 from informers.backoff import Backoff
 from informers.processor import ProcessorListener, SharedProcessor
 from informers.shared_informer import _is_sync
 
-BOUND = 10.0
 
-
-def wait_until(pred, timeout=BOUND):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.005)
-    return pred()
-
-
-class Source:
-    """A ListWatch whose list answers the current objects and whose watches the test drives."""
-
-    def __init__(self, *objs, rv="10"):
-        self.objs = list(objs)
-        self.rv = rv
-        self.watches: list[FakeWatch] = []
-        self.lists = 0
-        self.lw = ListWatch(self._list, self._watch)
-
-    def _list(self, options):
-        self.lists += 1
-        return {"metadata": {"resourceVersion": self.rv}, "items": list(self.objs)}
-
-    def _watch(self, options):
-        w = FakeWatch()
-        self.watches.append(w)
-        return w
-
-
-class Listener:
-    """Records notifications; ``gate`` (when given) blocks every callback until set."""
-
-    def __init__(self, gate: threading.Event | None = None):
-        self.events: list = []
-        self.gate = gate
-        self.lock = threading.Lock()
-
-    def _rec(self, e):
-        if self.gate is not None:
-            assert self.gate.wait(BOUND)
-        with self.lock:
-            self.events.append(e)
-
-    def snapshot(self) -> list:
-        with self.lock:
-            return list(self.events)
-
-    def on_add(self, obj, is_in_initial_list):
-        self._rec(("add", obj["metadata"]["name"], is_in_initial_list))
-
-    def on_update(self, old, new):
-        self._rec(("update", new["metadata"]["name"], new["metadata"].get("resourceVersion")))
+class Listener(RecordingHandler):
+    """Records a tombstone delete as ("delete-tombstone", key, last known rv)."""
 
     def on_delete(self, obj):
         if isinstance(obj, DeletedFinalStateUnknown):
             self._rec(("delete-tombstone", obj.key, obj.obj["metadata"]["resourceVersion"]))
         else:
             self._rec(("delete", obj["metadata"]["name"]))
-
-
-def start(informer, stop):
-    t = threading.Thread(target=informer.run, args=(stop,), daemon=True)
-    t.start()
-    return t
-
-
-def stop_and_join(stop, t):
-    stop.set()
-    t.join(BOUND)
-    assert not t.is_alive()
 
 
 class View(dict):
