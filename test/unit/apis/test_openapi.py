@@ -129,14 +129,13 @@ def test_prune_additional_properties_schema_and_bool():
         "properties": {
             "m": {"type": "object", "additionalProperties": {"type": "object", "properties": {"a": {"type": "integer"}}}},
             "t": {"type": "object", "additionalProperties": True},
-            "f": {"type": "object", "additionalProperties": False, "properties": {"a": {"type": "integer"}}},
         },
     }
-    obj = {"m": {"k": {"a": 1, "b": 2}}, "t": {"anything": [1]}, "f": {"a": 1, "b": 2}}
+    obj = {"m": {"k": {"a": 1, "b": 2}}, "t": {"anything": [1]}, "x": 1}
     pruned: list[str] = []
     openapi.prune(schema, obj, pruned=pruned)
-    assert obj == {"m": {"k": {"a": 1}}, "t": {"anything": [1]}, "f": {"a": 1}}
-    assert sorted(pruned) == ["f.b", "m[k].b"]
+    assert obj == {"m": {"k": {"a": 1}}, "t": {"anything": [1]}}
+    assert pruned == ["m.k.b", "x"]
 
 
 def test_prune_array_items():
@@ -280,7 +279,7 @@ def test_string_pattern_and_lengths():
     assert c == {"type": "FieldValueInvalid", "field": "spec.name",
                  "message": "Invalid value: \"ABC\": spec.name in body should match '^[a-z]+$'"}
     [c] = openapi.validate(SCHEMA, _obj(name="abcdefghij"))
-    assert c == {"type": "FieldValueTooLong", "field": "spec.name", "message": "Too long: may not be longer than 8"}
+    assert c == {"type": "FieldValueTooLong", "field": "spec.name", "message": "Too long: may not be more than 8 bytes"}
     [c] = openapi.validate(SCHEMA, _obj(name="a"))
     assert c["message"] == 'Invalid value: "a": spec.name in body should be at least 2 chars long'
 
@@ -296,13 +295,14 @@ def test_array_items_min_and_max():
 
 def test_additional_properties_schema_validates_values():
     [c] = openapi.validate(SCHEMA, _obj(labels={"k": 1}))
-    assert c["field"] == "spec.labels[k]" and c["type"] == "FieldValueTypeInvalid"
+    assert c["field"] == "spec.labels.k" and c["type"] == "FieldValueTypeInvalid"
 
 
 def test_additional_properties_false_rejects_unknown_keys():
     schema = {"type": "object", "additionalProperties": False, "properties": {"a": {"type": "integer"}}}
     [c] = openapi.validate(schema, {"a": 1, "b": 2}, "spec")
-    assert c["field"] == "spec.b"
+    assert c == {"type": "FieldValueInvalid", "field": "spec",
+                 "message": 'Invalid value: "b": spec.b in body is a forbidden property'}
 
 
 def test_nullable_and_preserved_nulls():
@@ -310,8 +310,8 @@ def test_nullable_and_preserved_nulls():
     assert openapi.validate({"x-kubernetes-preserve-unknown-fields": True}, None) == []
 
 
-def test_date_time_format_is_lenient_but_checked():
-    for ok in ("2026-01-02T03:04:05Z", "2026-01-02T03:04:05.123456+02:00", "2026-01-02 03:04:05Z", "2026-01-02"):
+def test_date_time_format_is_checked_like_strfmt():
+    for ok in ("2026-01-02T03:04:05Z", "2026-01-02T03:04:05.123456+02:00", "2026-01-02t03:04:05z"):
         assert openapi.validate(SCHEMA, _obj(started=ok)) == [], ok
     [c] = openapi.validate(SCHEMA, _obj(started="yesterday"))
     assert c["type"] == "FieldValueTypeInvalid"
@@ -335,11 +335,13 @@ def test_many_causes_are_all_reported():
 def test_combinators():
     schema = {"anyOf": [{"type": "integer"}, {"type": "string"}]}
     assert openapi.validate(schema, 1) == [] and openapi.validate(schema, "a") == []
-    [c] = openapi.validate(schema, [1], "f")
-    assert c["message"] == "Invalid value: [1]: f in body must validate at least one schema (anyOf)"
+    c, detail = openapi.validate(schema, [1], "f")
+    assert c == {"type": "FieldValueInvalid", "field": "<nil>",
+                 "message": 'Invalid value: "": "f" must validate at least one schema (anyOf)'}
+    assert detail["field"] == "f" and detail["type"] == "FieldValueTypeInvalid"
     one = {"oneOf": [{"type": "integer"}, {"minimum": 0}]}
     assert openapi.validate(one, -1) == []
-    assert openapi.validate(one, 1)[0]["message"].endswith("must validate one and only one schema (oneOf)")
+    assert openapi.validate(one, 1)[0]["message"].endswith("must validate one and only one schema (oneOf). Found 2 valid alternatives")
     assert openapi.validate({"not": {"type": "string"}}, "a")
 
 
