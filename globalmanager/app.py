@@ -1,8 +1,10 @@
 """``sedna-gm``: wiring of the GlobalManager.
 
 config → logging → clientset → metrics/health server → (leader election →) informer factory + controllers.
-SIGTERM/SIGINT: stop taking work, drain in-flight syncs (bounded), release the lease, exit 0. Exit codes: 0 clean
-stop, 1 runtime failure (lost leadership, cannot bind), 2 configuration error.
+SIGTERM/SIGINT (handled from before the clientset is built, so a signal during start-up is a clean stop too): stop
+taking work, drain in-flight syncs (bounded by ``shutdownTimeoutSeconds``), release the lease, exit 0. A second
+SIGTERM/SIGINT while draining exits at once with 1. Exit codes: 0 clean stop, 1 runtime failure (lost leadership,
+cannot bind) or forced exit, 2 configuration error.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="sedna-gm",
         description="Sedna GlobalManager: runs the Sedna and ElasticDL controllers. Flags override the config file.",
+        epilog="SIGTERM/SIGINT drain in-flight work and exit 0; a second signal exits at once with 1. "
+        "Exit 2 means a configuration error.",
     )
     p.add_argument("--config", help="YAML config file (Sedna's fields plus metricsAddress, leaderElection, ...)")
     p.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, then $KUBECONFIG)")
@@ -257,13 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sedna-gm {__version__}")
         return EXIT_OK
     configure_logging(cfg.log_level, cfg.log_format)
-    tune_gc_for_controllers()  # large informer caches: see informers.gc_policy
-    try:
-        gm = GlobalManager(cfg)
-    except ConfigError as exc:
-        print(f"sedna-gm: invalid configuration: {exc}", file=sys.stderr)
-        return EXIT_CONFIG
-
+    stop_requested = threading.Event()
+    running: list[GlobalManager] = []
     signals_seen = {"n": 0}
 
     def on_signal(signum: int, _frame: Any) -> None:
@@ -272,11 +271,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             log.warning("second signal: exiting at once", signal=signal.Signals(signum).name)
             os._exit(EXIT_FAILURE)
         log.info("signal received: shutting down", signal=signal.Signals(signum).name)
-        gm.stop()
+        stop_requested.set()
+        for gm in running:
+            gm.stop()
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    return gm.run()
+    # installed before the (possibly slow) clientset set-up: a SIGTERM then must still be a clean stop, not a kill
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        tune_gc_for_controllers()  # large informer caches: see informers.gc_policy
+        try:
+            gm = GlobalManager(cfg)
+        except ConfigError as exc:
+            print(f"sedna-gm: invalid configuration: {exc}", file=sys.stderr)
+            return EXIT_CONFIG
+        running.append(gm)
+        if stop_requested.is_set():
+            gm.stop()
+        return gm.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -32,6 +33,23 @@ __all__ = [
 DEFAULT_WORKERS = 2
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("json", "console", "")  # "" = console on a TTY, else JSON
+
+
+# Kubernetes name rules (apimachinery validation): namespaces are DNS-1123 labels, Lease names DNS-1123 subdomains.
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def _check_dns_label(key: str, value: str) -> None:
+    if len(value) > 63 or not _DNS1123_LABEL.fullmatch(value):
+        raise ConfigError(key, f"{value!r} is not a valid namespace (a DNS-1123 label: at most 63 lower-case "
+                               "alphanumerics or '-', starting and ending with an alphanumeric)")
+
+
+def _check_dns_subdomain(key: str, value: str) -> None:
+    if len(value) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(value):
+        raise ConfigError(key, f"{value!r} is not a valid object name (a DNS-1123 subdomain: lower-case "
+                               "alphanumerics, '-' and '.', starting and ending with an alphanumeric)")
 
 
 class ConfigError(ValueError):
@@ -108,6 +126,8 @@ class GMConfig:
             raise ConfigError("kubeConfig", f"file {self.kube_config!r} does not exist")
         if not 0 < self.websocket.port < 65536:
             raise ConfigError("websocket.port", f"must be in 1..65535, got {self.websocket.port}")
+        if self.namespace:  # "" = all namespaces
+            _check_dns_label("namespace", self.namespace)
         if self.min_resync_period_seconds <= 0:
             raise ConfigError("minResyncPeriodSeconds", f"must be > 0, got {self.min_resync_period_seconds}")
         try:
@@ -130,6 +150,10 @@ class GMConfig:
             raise ConfigError("leaderElection.leaseName", "must not be empty")
         if le.enabled and not le.namespace:
             raise ConfigError("leaderElection.namespace", "must not be empty")
+        if le.lease_name:
+            _check_dns_subdomain("leaderElection.leaseName", le.lease_name)
+        if le.namespace:
+            _check_dns_label("leaderElection.namespace", le.namespace)
         if self.log_level.lower() not in LOG_LEVELS:
             raise ConfigError("logLevel", f"must be one of {', '.join(LOG_LEVELS)}, got {self.log_level!r}")
         if self.log_format not in LOG_FORMATS:
@@ -165,18 +189,23 @@ def _check_finite(instance: Any, prefix: str) -> None:
 
 
 def parse_address(address: str) -> tuple[str, int]:
-    """``host:port`` (``:8080`` = all interfaces, ``[::1]:80`` for IPv6) → ``(host, port)``."""
+    """``host:port`` → ``(host, port)``, as Go's ``net.SplitHostPort``: ``:8080`` = all interfaces, an IPv6 host must
+    be bracketed (``[::1]:8080``), the port is 0..65535 in plain digits."""
     if not isinstance(address, str) or ":" not in address:
         raise ValueError(f"invalid address {address!r}: expected host:port")
-    host, _, port_text = address.rpartition(":")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    try:
-        port = int(port_text)
-    except ValueError:
-        raise ValueError(f"invalid address {address!r}: port {port_text!r} is not a number") from None
-    if not 0 <= port < 65536:
-        raise ValueError(f"invalid address {address!r}: port out of range")
+    if address.startswith("["):
+        host, sep, port_text = address[1:].partition("]:")
+        if not sep or not host or "]" in host or "[" in host:
+            raise ValueError(f"invalid address {address!r}: expected [ipv6-host]:port")
+    else:
+        host, _, port_text = address.rpartition(":")
+        if ":" in host or "[" in host or "]" in host:
+            raise ValueError(f"invalid address {address!r}: an IPv6 host must be in brackets, e.g. [::1]:8080")
+    if not (port_text.isascii() and port_text.isdigit()):
+        raise ValueError(f"invalid address {address!r}: port {port_text!r} is not a number")
+    port = int(port_text)
+    if port > 65535:
+        raise ValueError(f"invalid address {address!r}: port out of range 0..65535")
     return host or "0.0.0.0", port
 
 

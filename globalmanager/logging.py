@@ -1,13 +1,15 @@
 """structlog setup for sedna-gm: JSON lines in production, key=value console output on a TTY or on request.
 
-Standard-library loggers (urllib3, kubernetes, our own modules using ``logging``) go through the same processors, so
-every line has the same shape.
+Standard-library loggers (urllib3, kubernetes, our own modules using ``logging``) and Python ``warnings`` go through the
+same processors, so every line has the same shape; the level applies to all of them (chatty libraries are held at
+``warning`` at least, unless the level is ``debug``).
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+import threading
 from typing import Any, TextIO
 
 import structlog
@@ -30,6 +32,7 @@ def configure_logging(level: str = "info", fmt: str = "", stream: TextIO | None 
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
+        structlog.stdlib.PositionalArgumentsFormatter(),
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.processors.StackInfoRenderer(),
     ]
@@ -60,6 +63,18 @@ def configure_logging(level: str = "info", fmt: str = "", stream: TextIO | None 
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(numeric)
-    # chatty libraries stay at warning unless we debug
+    # chatty libraries stay at warning unless we debug; never below the configured level (records of a child logger
+    # reach the root handler whatever the root's own level, so the library logger's level is the only filter)
     for noisy in ("urllib3", "kubernetes"):
-        logging.getLogger(noisy).setLevel(numeric if numeric <= logging.DEBUG else logging.WARNING)
+        logging.getLogger(noisy).setLevel(numeric if numeric <= logging.DEBUG else max(numeric, logging.WARNING))
+    threading.excepthook = _log_thread_exception  # not a raw traceback on stderr amid the JSON lines
+    logging.captureWarnings(True)  # warnings.warn (e.g. urllib3's InsecureRequestWarning) → logger "py.warnings"
+
+
+def _log_thread_exception(args: threading.ExceptHookArgs) -> None:
+    if args.exc_type is SystemExit:
+        return
+    thread = args.thread.name if args.thread is not None else "?"
+    structlog.get_logger("sedna-gm").error(
+        "uncaught exception in thread", thread=thread, exc_info=(args.exc_type, args.exc_value, args.exc_traceback)
+    )

@@ -2,10 +2,14 @@
 
 Checks are named callables returning ``(ok, detail)``; ``/healthz`` and ``/readyz`` answer 200 ``ok`` when every check
 passes and 503 with one line per check otherwise. ``/readyz/<name>`` and ``/healthz/<name>`` run a single check.
+GET and HEAD are served; an unknown path is 404. One thread per connection, and a connection idle for
+``request_timeout`` seconds is closed, so a slow or stuck client neither blocks other requests nor holds a thread forever.
 """
 
 from __future__ import annotations
 
+import socket
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,8 +29,11 @@ Check = Callable[[], "tuple[bool, str]"]
 class OperabilityServer:
     """A threaded HTTP server for metrics and probes; ``start()`` binds (port 0 picks a free one), ``stop()`` closes."""
 
-    def __init__(self, address: str, registry: CollectorRegistry | None = None) -> None:
+    def __init__(
+        self, address: str, registry: CollectorRegistry | None = None, request_timeout: float = 30.0
+    ) -> None:
         self.host, self._requested_port = parse_address(address)
+        self.request_timeout = request_timeout
         self.registry = REGISTRY if registry is None else registry
         self._healthz: dict[str, Check] = {}
         self._readyz: dict[str, Check] = {}
@@ -50,26 +57,43 @@ class OperabilityServer:
 
     @property
     def url(self) -> str:
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
-        return f"http://{host}:{self.port}"
+        host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
+        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
 
     def start(self) -> None:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            timeout = self.request_timeout  # socket timeout: an idle or trickling client is dropped
 
             def do_GET(self) -> None:  # noqa: N802 - http.server API
-                server._handle(self)
+                server._handle(self, send_body=True)
+
+            def do_HEAD(self) -> None:  # noqa: N802 - http.server API
+                server._handle(self, send_body=False)
 
             def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server API
                 return
 
-        self._httpd = ThreadingHTTPServer((self.host, self._requested_port), Handler)
-        self._httpd.daemon_threads = True
+        class Server(ThreadingHTTPServer):
+            # an IPv6 literal needs an AF_INET6 socket; the base class always makes AF_INET
+            address_family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+            daemon_threads = True
+
+            def handle_error(self, request: object, client_address: object) -> None:
+                # the base class prints a raw traceback to stderr, which would break the JSON log stream
+                exc = sys.exc_info()[1]
+                client = client_address
+                if isinstance(client, tuple):
+                    client = ":".join(str(part) for part in client[:2])
+                log.warning("http connection failed", client=client, error=repr(exc))
+
+        self._httpd = Server((self.host, self._requested_port), Handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="gm-http", daemon=True)
         self._thread.start()
-        log.info("operability server listening", address=f"{self.host}:{self.port}")
+        shown = f"[{self.host}]" if ":" in self.host else self.host
+        log.info("operability server listening", address=f"{shown}:{self.port}", url=self.url)
 
     def stop(self) -> None:
         if self._httpd is None:
@@ -100,24 +124,25 @@ class OperabilityServer:
             return 200, "ok\n" if only is None else lines[0] + "\n"
         return 503, "\n".join(lines) + "\n"
 
-    def _handle(self, req: BaseHTTPRequestHandler) -> None:
+    def _handle(self, req: BaseHTTPRequestHandler, send_body: bool) -> None:
         path = req.path.split("?", 1)[0].rstrip("/") or "/"
         if path == "/metrics":
             body = generate_latest(self.registry)
-            self._reply(req, 200, body, CONTENT_TYPE_LATEST)
+            self._reply(req, 200, body, CONTENT_TYPE_LATEST, send_body)
             return
         for prefix, checks in (("/healthz", self._healthz), ("/readyz", self._readyz)):
             if path == prefix or path.startswith(prefix + "/"):
                 only = path[len(prefix) + 1 :] or None if path != prefix else None
                 code, text = self._run_checks(checks, only)
-                self._reply(req, code, text.encode(), "text/plain; charset=utf-8")
+                self._reply(req, code, text.encode(), "text/plain; charset=utf-8", send_body)
                 return
-        self._reply(req, 404, b"not found\n", "text/plain; charset=utf-8")
+        self._reply(req, 404, b"not found\n", "text/plain; charset=utf-8", send_body)
 
     @staticmethod
-    def _reply(req: BaseHTTPRequestHandler, code: int, body: bytes, content_type: str) -> None:
+    def _reply(req: BaseHTTPRequestHandler, code: int, body: bytes, content_type: str, send_body: bool) -> None:
         req.send_response(code)
         req.send_header("Content-Type", content_type)
-        req.send_header("Content-Length", str(len(body)))
+        req.send_header("Content-Length", str(len(body)))  # HEAD: the length GET would send
         req.end_headers()
-        req.wfile.write(body)
+        if send_body:
+            req.wfile.write(body)

@@ -14,7 +14,7 @@ from prometheus_client import CollectorRegistry
 
 from apis.client import ClientsetBase
 
-__all__ = ["Controller", "ControllerContext", "ControllerFactory", "register", "registered", "factories", "select"]
+__all__ = ["Controller", "ControllerContext", "ControllerFactory", "register", "registered", "unregister", "factories", "select"]
 
 
 class Controller(Protocol):
@@ -49,6 +49,12 @@ def register(name: str, factory: ControllerFactory) -> None:
     """Register (or replace) the factory of controller ``name``."""
     with _lock:
         _factories[name] = factory
+
+
+def unregister(name: str) -> None:
+    """Forget controller ``name`` (a no-op when it is not registered); for tests and plug-ins."""
+    with _lock:
+        _factories.pop(name, None)
 
 
 def registered() -> list[str]:

@@ -96,6 +96,8 @@ def cluster(procs: Processes, tmp_path: Path) -> Iterator[tuple[str, Clientset]]
                               "--kubeconfig-out", str(kubeconfig)])
     wait_for("the sandbox API server", lambda: "listening on " in procs.log("apiserver"), timeout=30)
     cs = Clientset.from_kubeconfig(str(kubeconfig))
+    # the lease namespace must exist, as in a real cluster (the chart creates it)
+    cs.core_v1().namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "sedna"}})
     yield str(kubeconfig), cs
     cs.close()
 
@@ -151,8 +153,10 @@ def test_gm_runs_a_job_serves_probes_and_metrics_and_exits_0_on_sigterm(procs, c
     assert http_get(url + "/healthz") == (200, "ok\n")
     create_job(cs, "mnist")
     wait_for("the job to succeed", lambda: job_phase(cs, "mnist") == "Succeeded", timeout=30)
-    code, metrics = http_get(url + "/metrics")
-    assert code == 200
+    with urllib.request.urlopen(url + "/metrics", timeout=3) as resp:
+        code, content_type, metrics = resp.status, resp.headers["Content-Type"], resp.read().decode()
+    assert code == 200 and content_type.startswith("text/plain") and "version=" in content_type
+    assert "process_cpu_seconds_total" in metrics and "process_resident_memory_bytes" in metrics
     assert 'workqueue_adds_total{name="ElasticAIJob"}' in metrics
     assert 'sedna_gm_controller_sync_total{controller="ElasticAIJob",result="success"}' in metrics
     assert "sedna_gm_controller_sync_duration_seconds_bucket" in metrics
@@ -183,6 +187,20 @@ def test_gm_keeps_retrying_while_the_api_server_is_unreachable(procs, tmp_path):
     entries = json_log_lines(procs.log("gm-dead"))
     failures = [e for e in entries if e.get("event") == "lease request failed"]
     assert failures and all(e["level"] == "warning" and "connection refused" in e["error"] for e in failures)
+    assert not any("Traceback" in json.dumps(e) for e in entries)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_before_the_caches_synced_is_a_clean_prompt_stop(procs, tmp_path, sig):
+    gm, url = start_gm(procs, "gm-unsynced", None, "--master", "http://127.0.0.1:1", "--no-leader-elect",
+                       env={"KUBECONFIG": str(tmp_path / "no-kubeconfig")})
+    wait_for("/healthz", lambda: http_get(url + "/healthz")[0] == 200, timeout=30)
+    code, body = http_get(url + "/readyz")
+    assert code == 503 and "caches not synced" in body
+    gm.send_signal(sig)
+    assert gm.wait(20) == 0, procs.log("gm-unsynced")
+    entries = json_log_lines(procs.log("gm-unsynced"))
+    assert any(e.get("event") == "signal received: shutting down" and e.get("signal") == sig.name for e in entries)
     assert not any("Traceback" in json.dumps(e) for e in entries)
 
 
