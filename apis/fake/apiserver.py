@@ -48,6 +48,9 @@ class _HTTPServer(ThreadingHTTPServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver's default backlog of 5 drops the SYNs of a burst of clients (informers starting together),
+    # which then stall for seconds in TCP retransmission; kube-apiserver listens with the system's maximum.
+    request_queue_size = socket.SOMAXCONN
 
     def __init__(self, address: tuple[str, int], sandbox: SandboxAPIServer) -> None:
         self.sandbox = sandbox
@@ -99,6 +102,7 @@ class SandboxAPIServer:
         kubelet: bool = True,
         faults: Faults | None = None,
         watch_history: int = 1000,
+        namespace_lifecycle: bool = False,
     ) -> None:
         if tracker is None:
             from .tracker import ObjectTracker
@@ -109,6 +113,8 @@ class SandboxAPIServer:
         self.faults = faults if faults is not None else Faults()
         self.crd_dirs = [Path(d) for d in crd_dirs]
         self.stopping = threading.Event()
+        # Off by default: objects may be created in namespaces nobody created (tests and local runs need no setup).
+        self.namespace_lifecycle = namespace_lifecycle
         self.kubelet: Any = None
         if kubelet:
             from .kubelet import PodSimulator
@@ -260,6 +266,11 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--crds", action="append", default=[], metavar="DIR", help="load every CRD in DIR (repeatable)")
     p.add_argument("--kubeconfig-out", metavar="FILE", help="write a kubeconfig for this server to FILE")
     p.add_argument("--no-kubelet", action="store_true", help="do not run the pod-lifecycle simulator")
+    p.add_argument(
+        "--namespace-lifecycle",
+        action="store_true",
+        help="reject creation in a namespace that does not exist, as kube-apiserver's NamespaceLifecycle admission does",
+    )
     p.add_argument("--watch-history", type=int, default=1000, metavar="N", help="replayable watch events (1000)")
     p.add_argument("--fault-drop-watch-after", type=float, metavar="SECONDS", help="end every watch after SECONDS")
     p.add_argument("--fault-drop-watch-after-events", type=int, metavar="N", help="end every watch after N events")
@@ -295,6 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             port=args.port,
             crd_dirs=args.crds,
             kubelet=not args.no_kubelet,
+            namespace_lifecycle=args.namespace_lifecycle,
             faults=faults,
             watch_history=args.watch_history,
         )

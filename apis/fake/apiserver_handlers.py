@@ -7,21 +7,35 @@ answered with a Kubernetes ``Status`` body and the matching HTTP code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
 import structlog
-import yaml
 
-from .. import meta, yamlutil
-from ..errors import ApiError, BadRequestError, MethodNotAllowedError, NotFoundError, new_invalid
-from ..resources import CUSTOM_RESOURCE_DEFINITIONS, GroupVersionResource, ResourceInfo
+from .. import meta, openapi
+from ..errors import (
+    ApiError,
+    BadRequestError,
+    ForbiddenError,
+    MethodNotAllowedError,
+    NotFoundError,
+    new_invalid,
+)
+from ..resources import CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES
 from ..watch import ListOptions
 from . import discovery, tables
-from .apiserver_watch import WatchStreamMixin
+from .apiserver_request import (
+    DeleteRequestOptions,
+    ResourceRequest,
+    media_type,
+    not_found_path,
+    parse_json,
+    parse_resource_path,
+    parse_yaml,
+)
+from .apiserver_watch import WatchStreamMixin, list_options, query_bool, query_value, validate_list_options
 from .faults import Faults
 
 __all__ = ["SandboxRequestHandler", "SandboxContext", "ResourceRequest", "parse_resource_path"]
@@ -38,6 +52,7 @@ PATCH_TYPES = {
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
 PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
+FIELD_VALIDATIONS = ("Ignore", "Strict", "Warn")
 # Built-in kinds whose DELETE answers a Status; pods and custom resources answer the deleted object.
 _STATUS_ON_DELETE_GROUPS = ("", "apps", "autoscaling", "batch", "coordination.k8s.io", "apiextensions.k8s.io")
 
@@ -48,6 +63,7 @@ class SandboxContext(Protocol):
     tracker: Any
     faults: Faults
     stopping: Any  # threading.Event
+    namespace_lifecycle: bool
 
     @property
     def server_address_text(self) -> str: ...
@@ -56,127 +72,6 @@ class SandboxContext(Protocol):
 
     def untrack_watch(self, watch: Any) -> None: ...
 
-
-
-@dataclass(frozen=True)
-class ResourceRequest:
-    """A request for a resource (collection, object, or object subresource)."""
-
-    info: ResourceInfo
-    namespace: str
-    name: str
-    subresource: str | None
-    watch: bool
-
-    @property
-    def gvr(self) -> GroupVersionResource:
-        return self.info.gvr
-
-
-@dataclass(frozen=True)
-class DeleteRequestOptions:
-    """The DeleteOptions of a request: the effective propagation policy (None = the kind's default), the legacy
-    ``orphanDependents`` as sent (None when absent) and the preconditions."""
-
-    policy: str | None
-    orphan_dependents: bool | None
-    preconditions: dict[str, Any] | None
-
-
-def _not_found_path() -> NotFoundError:
-    return NotFoundError(404, "NotFound", "the server could not find the requested resource")
-
-
-def parse_resource_path(tracker: Any, group: str, version: str, parts: list[str]) -> ResourceRequest:
-    """Resolve ``[watch/][namespaces/<ns>/]<resource>[/<name>[/<subresource>]]`` (parts after the group version)."""
-    watch = False
-    if parts and parts[0] == "watch":
-        watch, parts = True, parts[1:]
-    namespace = ""
-    # /namespaces/<ns>/<resource>... is namespaced, except the namespace's own subresources.
-    if len(parts) >= 3 and parts[0] == "namespaces" and parts[2] not in ("status", "finalize"):
-        namespace, parts = parts[1], parts[2:]
-    if not parts or len(parts) > 3 or any(not p for p in parts):
-        raise _not_found_path()
-    try:
-        info = tracker.resource_info(GroupVersionResource(group, version, parts[0]))
-    except NotFoundError:
-        raise _not_found_path() from None
-    if namespace and not info.namespaced:
-        raise _not_found_path()
-    name = parts[1] if len(parts) > 1 else ""
-    sub = parts[2] if len(parts) > 2 else None
-    if sub is not None and sub not in info.subresources:
-        raise _not_found_path()
-    if info.namespaced and name and not namespace:
-        raise _not_found_path()
-    return ResourceRequest(info, namespace, name, sub, watch)
-
-
-def _last(query: dict[str, list[str]], key: str) -> str | None:
-    values = query.get(key)
-    return values[-1] if values else None
-
-
-def _bool(query: dict[str, list[str]], key: str) -> bool:
-    return (_last(query, key) or "").lower() in ("1", "true", "yes")
-
-
-def _int(query: dict[str, list[str]], key: str) -> int | None:
-    raw = _last(query, key)
-    if raw is None or raw == "":
-        return None
-    try:
-        value = int(raw)
-    except ValueError:
-        raise BadRequestError(f"invalid value for query parameter {key}: {raw!r} is not an integer") from None
-    if value < 0:
-        raise BadRequestError(f"invalid value for query parameter {key}: {raw!r} must not be negative")
-    return value
-
-
-def list_options(query: dict[str, list[str]]) -> ListOptions:
-    """ListOptions from the query string; malformed values are a 400 naming the parameter."""
-    label_selector = _last(query, "labelSelector")
-    field_selector = _last(query, "fieldSelector")
-    try:
-        meta.parse_selector(label_selector)
-    except ValueError as exc:
-        raise BadRequestError(f"unable to parse requirement: labelSelector: {exc}") from None
-    try:
-        meta.parse_field_selector(field_selector)
-    except ValueError as exc:
-        raise BadRequestError(f"invalid fieldSelector: {exc}") from None
-    send_initial = _last(query, "sendInitialEvents")
-    return ListOptions(
-        resource_version=_last(query, "resourceVersion"),
-        resource_version_match=_last(query, "resourceVersionMatch") or None,
-        limit=_int(query, "limit") or None,
-        continue_=_last(query, "continue") or None,
-        timeout_seconds=_int(query, "timeoutSeconds"),
-        allow_watch_bookmarks=_bool(query, "allowWatchBookmarks"),
-        label_selector=label_selector or None,
-        field_selector=field_selector or None,
-        send_initial_events=None if send_initial is None else send_initial.lower() == "true",
-    )
-
-
-def _parse_json(body: bytes, what: str = "request body") -> Any:
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise BadRequestError(f"malformed JSON in the {what}: {exc}") from None
-
-
-def _parse_yaml(body: bytes, what: str = "request body") -> Any:
-    try:
-        return yamlutil.load(body.decode("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise BadRequestError(f"malformed YAML in the {what}: {exc}") from None
-
-
-def _media_type(content_type: str | None) -> str:
-    return (content_type or "").split(";")[0].strip().lower()
 
 
 class SandboxRequestHandler(WatchStreamMixin, BaseHTTPRequestHandler):
@@ -315,7 +210,7 @@ class SandboxRequestHandler(WatchStreamMixin, BaseHTTPRequestHandler):
         else:  # /openapi/v3 is not served: clients fall back to /openapi/v2
             doc = None
         if doc is None:
-            raise _not_found_path()
+            raise not_found_path()
         self._send_json(200, doc)
         return True
 
@@ -337,35 +232,37 @@ class SandboxRequestHandler(WatchStreamMixin, BaseHTTPRequestHandler):
         elif parts[:1] == ["apis"] and len(parts) >= 3:
             group, version, rest = parts[1], parts[2], parts[3:]
         else:
-            raise _not_found_path()
+            raise not_found_path()
         req = parse_resource_path(self.sandbox.tracker, group, version, rest)
         if self._inject_error():
             return
-        if _last(query, "dryRun"):
+        if query_value(query, "dryRun"):
             raise BadRequestError("dryRun is not supported by the sandbox API server")
-        is_watch = req.watch or _bool(query, "watch")
+        is_watch = req.watch or bool(query_bool(query, "watch"))
         if not req.name:
             if method in ("GET", "HEAD"):
                 options = list_options(query)
+                validate_list_options(options, is_watch)
                 if is_watch:
                     self._serve_watch(req, options)
                 else:
                     self._serve_list(req, options)
             elif method == "POST" and (req.namespace or not req.info.namespaced):
                 self._create(req, query, body)
-            elif method == "DELETE":
+            elif method == "DELETE" and (req.namespace or not req.info.namespaced):
                 self._delete_collection(req, query, body)
             else:
                 raise MethodNotAllowedError("the server does not allow this method on the requested resource")
             return
         if is_watch:  # a watch on one object: the collection watch narrowed to its name
             options = list_options(query)
+            validate_list_options(options, True)
             options.field_selector = ",".join(filter(None, [options.field_selector, f"metadata.name={req.name}"]))
             self._serve_watch(req, options)
         elif method in ("GET", "HEAD"):
             self._get(req, query)
         elif method == "PUT":
-            self._update(req, body)
+            self._update(req, query, body)
         elif method == "PATCH":
             self._patch(req, query, body)
         elif method == "DELETE" and req.subresource is None:
@@ -374,11 +271,53 @@ class SandboxRequestHandler(WatchStreamMixin, BaseHTTPRequestHandler):
             raise MethodNotAllowedError("the server does not allow this method on the requested resource")
 
     # -- verbs ----------------------------------------------------------------------------------------------------
-    def _respond_object(self, code: int, req: ResourceRequest, obj: dict[str, Any]) -> None:
+    def _respond_object(
+        self, code: int, req: ResourceRequest, obj: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         table_version = tables.wanted_table_version(self.headers.get("Accept"))
         if table_version:
             obj = tables.to_table(obj, req.gvr.group, req.gvr.resource, table_version, self._printer_columns(req))
-        self._send_json(code, obj)
+        self._send_json(code, obj, headers)
+
+    def _crd_schema(self, req: ResourceRequest) -> dict[str, Any] | None:
+        if req.gvr.group in _STATUS_ON_DELETE_GROUPS:
+            return None
+        try:
+            crd = self.sandbox.tracker.get(CUSTOM_RESOURCE_DEFINITIONS, "", f"{req.gvr.resource}.{req.gvr.group}")
+        except ApiError:
+            return None
+        for version in (crd.get("spec") or {}).get("versions") or []:
+            if version.get("name") == req.gvr.version:
+                return ((version.get("schema") or {}).get("openAPIV3Schema")) or None
+        return None
+
+    def _field_validation(
+        self, req: ResourceRequest, query: dict[str, list[str]], obj: dict[str, Any] | None, options_kind: str
+    ) -> dict[str, str]:
+        """Server-side field validation of a custom resource body (``fieldValidation``, default Warn): unknown
+        fields are a 400 under Strict, ``Warning`` headers under Warn; the answer is the headers to send."""
+        directive = query_value(query, "fieldValidation") or "Warn"
+        if directive not in FIELD_VALIDATIONS:
+            supported = ", ".join(f'"{v}"' for v in FIELD_VALIDATIONS)
+            message = f'Unsupported value: "{directive}": supported values: {supported}'
+            cause = {"type": "FieldValueNotSupported", "field": "fieldValidation", "message": message}
+            raise new_invalid(options_kind, "", [cause], "meta.k8s.io")
+        schema = self._crd_schema(req) if obj is not None and directive != "Ignore" else None
+        if schema is None:
+            return {}
+        unknown: list[str] = []
+        openapi.prune(schema, meta.deep_copy(obj), pruned=unknown)
+        if not unknown:
+            return {}
+        problems = [f'unknown field "{path}"' for path in unknown]
+        if directive == "Strict":
+            kind, version = req.info.kind, req.gvr.version
+            raise BadRequestError(
+                f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding error: '
+                + ", ".join(problems)
+            )
+        quoted = [p.replace("\\", "\\\\").replace('"', '\\"') for p in problems]
+        return {"Warning": ", ".join(f'299 - "{q}"' for q in quoted)}
 
     def _printer_columns(self, req: ResourceRequest) -> list[Any] | None:
         if req.gvr.group in _STATUS_ON_DELETE_GROUPS:
@@ -399,30 +338,61 @@ class SandboxRequestHandler(WatchStreamMixin, BaseHTTPRequestHandler):
     def _decode_object(self, body: bytes) -> dict[str, Any]:
         if not body.strip():
             raise BadRequestError("the request body is empty: expected a JSON (or YAML) object")
-        media = _media_type(self.headers.get("Content-Type"))
-        obj = _parse_yaml(body) if media in YAML_TYPES else _parse_json(body)
+        media = media_type(self.headers.get("Content-Type"))
+        obj = parse_yaml(body) if media in YAML_TYPES else parse_json(body)
         if not isinstance(obj, dict):
             raise BadRequestError(f"the request body must be a JSON object, got {type(obj).__name__}")
         return obj
 
+    def _admit_create(self, req: ResourceRequest, name: str) -> None:
+        """The NamespaceLifecycle admission plugin: no creation in a terminating namespace, nor (only when the sandbox
+        runs with ``namespace_lifecycle``) in a missing one — by default namespaces need not exist."""
+        if not req.namespace:
+            return
+        try:
+            namespace = self.sandbox.tracker.get(NAMESPACES, "", req.namespace)
+        except NotFoundError:
+            if self.sandbox.namespace_lifecycle:
+                raise  # 404 namespaces "<ns>" not found
+            return
+        if meta.deletion_timestamp(namespace):
+            why = f"unable to create new content in namespace {req.namespace} because it is being terminated"
+            cause = {"type": "NamespaceTerminating", "message": why, "field": "metadata.namespace"}
+            group = f".{req.gvr.group}" if req.gvr.group else ""
+            raise ForbiddenError(
+                403,
+                "Forbidden",
+                f'{req.gvr.resource}{group} "{name}" is forbidden: {why}',
+                details={"name": name, "group": req.gvr.group, "kind": req.gvr.resource, "causes": [cause]},
+            )
+
+    def _exists(self, req: ResourceRequest) -> bool:
+        try:
+            self.sandbox.tracker.get(req.gvr, req.namespace, req.name)
+        except NotFoundError:
+            return False
+        return True
+
     def _create(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes) -> None:
         obj = self._decode_object(body)
+        warnings = self._field_validation(req, query, obj, "CreateOptions")
+        self._admit_create(req, meta.name(obj))
         created = self.sandbox.tracker.create(req.gvr, obj, req.namespace)
-        self._respond_object(201, req, created)
+        self._respond_object(201, req, created, warnings)
 
-    def _update(self, req: ResourceRequest, body: bytes) -> None:
+    def _update(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes) -> None:
         obj = self._decode_object(body)
+        warnings = self._field_validation(req, query, obj, "UpdateOptions")
         body_name = meta.name(obj)
-        if body_name and body_name != req.name:
+        if body_name != req.name:  # an update names its object in the body too, as kube-apiserver's checkName wants
             raise BadRequestError(
                 f"the name of the object ({body_name}) does not match the name on the URL ({req.name})"
             )
-        obj.setdefault("metadata", {})["name"] = req.name
         updated = self.sandbox.tracker.update(req.gvr, obj, req.namespace, subresource=req.subresource)
-        self._respond_object(200, req, updated)
+        self._respond_object(200, req, updated, warnings)
 
     def _patch(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes) -> None:
-        media = _media_type(self.headers.get("Content-Type"))
+        media = media_type(self.headers.get("Content-Type"))
         patch_type = PATCH_TYPES.get(media)
         if patch_type is None:
             raise ApiError(
@@ -433,29 +403,35 @@ class SandboxRequestHandler(WatchStreamMixin, BaseHTTPRequestHandler):
             )
         if not body.strip():
             raise BadRequestError("the patch body is empty")
-        patch = _parse_yaml(body, "apply patch") if patch_type == "apply" else _parse_json(body, "patch")
+        patch = parse_yaml(body, "apply patch") if patch_type == "apply" else parse_json(body, "patch")
+        # an apply configuration is a whole (partial) object; other patches are checked for the directive only
+        warnings = self._field_validation(
+            req, query, patch if patch_type == "apply" and isinstance(patch, dict) else None, "PatchOptions"
+        )
         if patch_type == "apply":
             if not isinstance(patch, dict):
                 raise BadRequestError("an apply patch must be a YAML or JSON object")
-            if not _last(query, "fieldManager"):
+            if not query_value(query, "fieldManager"):
                 raise BadRequestError("PATCH with application/apply-patch+yaml requires the fieldManager query parameter")
+            if req.subresource is None and not self._exists(req):
+                self._admit_create(req, req.name)  # an apply that creates is a create
         outcome = self.sandbox.tracker.patch_with_outcome(
             req.gvr, req.namespace, req.name, patch, patch_type, subresource=req.subresource
         )
-        self._respond_object(201 if outcome.created else 200, req, outcome.object)
+        self._respond_object(201 if outcome.created else 200, req, outcome.object, warnings)
 
     def _delete_options(self, query: dict[str, list[str]], body: bytes) -> DeleteRequestOptions:
         """DeleteOptions from the body or, when there is none, from the query (as kube-apiserver reads them)."""
         if body.strip():
-            parsed = _parse_json(body, "DeleteOptions body")
+            parsed = parse_json(body, "DeleteOptions body")
             if not isinstance(parsed, dict):
                 raise BadRequestError("the DeleteOptions body must be a JSON object")
             policy, orphan, preconditions = parsed.get("propagationPolicy"), parsed.get("orphanDependents"), parsed.get("preconditions")
             if orphan is not None and not isinstance(orphan, bool):
                 raise BadRequestError(f"DeleteOptions.orphanDependents must be a boolean, got {orphan!r}")
         else:
-            policy, preconditions = _last(query, "propagationPolicy"), None
-            raw_orphan = _last(query, "orphanDependents")
+            policy, preconditions = query_value(query, "propagationPolicy"), None
+            raw_orphan = query_value(query, "orphanDependents")
             orphan = None
             if raw_orphan is not None:
                 if raw_orphan.lower() not in ("true", "false"):
@@ -498,6 +474,18 @@ class SandboxRequestHandler(WatchStreamMixin, BaseHTTPRequestHandler):
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
     def _delete_collection(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes) -> None:
-        self._delete_options(query, body)  # validated; the tracker deletes with each kind's default policy
-        self.sandbox.tracker.delete_collection(req.gvr, req.namespace, list_options(query))
-        self._send_json(200, self._success_status(req, None))
+        """As kube-apiserver: list with the selectors, delete each item with the request's DeleteOptions (one gone
+        meanwhile is skipped), answer the list of what was deleted."""
+        delete_options = self._delete_options(query, body)
+        options = list_options(query)
+        validate_list_options(options, watch=False)
+        options.limit, options.continue_ = None, None
+        listed = self.sandbox.tracker.list(req.gvr, req.namespace, options)
+        for item in listed["items"]:
+            try:
+                self.sandbox.tracker.delete(
+                    req.gvr, meta.namespace(item), meta.name(item), delete_options.policy, delete_options.preconditions
+                )
+            except NotFoundError:
+                continue
+        self._send_json(200, listed)

@@ -1,4 +1,5 @@
-"""Watch streaming of the sandbox API server: chunked JSON lines, timeouts, watch faults, Table events.
+"""Watch streaming of the sandbox API server: chunked JSON lines, timeouts, watch faults, Table events; and the
+list/watch query options (``list_options``, validated as kube-apiserver does by ``validate_list_options``).
 
 Mixed into ``SandboxRequestHandler``; a stream ends cleanly (terminating chunk) on ``timeoutSeconds``, on an
 injected drop, on an ``ERROR`` event, when the tracker ends the watch, or when the server stops.
@@ -13,11 +14,101 @@ from typing import Any
 
 import orjson
 
-from ..errors import ApiError
+from .. import meta
+from ..errors import ApiError, BadRequestError, new_invalid
 from ..watch import ADDED, DELETED, ERROR, MODIFIED, ListOptions, WatchEvent
 from . import tables
 
-__all__ = ["WatchStreamMixin"]
+__all__ = ["WatchStreamMixin", "list_options", "query_bool", "query_int", "query_value", "validate_list_options"]
+
+
+def query_value(query: dict[str, list[str]], key: str) -> str | None:
+    """The parameter's first value (as kube-apiserver's query decoding takes it); None when absent."""
+    values = query.get(key)
+    return values[0] if values else None
+
+
+def query_bool(query: dict[str, list[str]], key: str) -> bool | None:
+    """kube-apiserver's reading of a boolean parameter: None when absent, False for "0" or "false" (any case),
+    True for anything else, the empty value included."""
+    raw = query_value(query, key)
+    if raw is None:
+        return None
+    return raw != "0" and raw.lower() != "false"
+
+
+def query_int(query: dict[str, list[str]], key: str) -> int | None:
+    raw = query_value(query, key)
+    if raw is None or raw == "":
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise BadRequestError(f"invalid value for query parameter {key}: {raw!r} is not an integer") from None
+    if value < 0:
+        raise BadRequestError(f"invalid value for query parameter {key}: {raw!r} must not be negative")
+    return value
+
+
+def list_options(query: dict[str, list[str]]) -> ListOptions:
+    """ListOptions from the query string; malformed values are a 400 naming the parameter."""
+    label_selector = query_value(query, "labelSelector")
+    field_selector = query_value(query, "fieldSelector")
+    try:
+        meta.parse_selector(label_selector)
+    except ValueError as exc:
+        raise BadRequestError(f"unable to parse requirement: labelSelector: {exc}") from None
+    try:
+        meta.parse_field_selector(field_selector)
+    except ValueError as exc:
+        raise BadRequestError(f"invalid fieldSelector: {exc}") from None
+    return ListOptions(
+        resource_version=query_value(query, "resourceVersion"),
+        resource_version_match=query_value(query, "resourceVersionMatch") or None,
+        limit=query_int(query, "limit") or None,
+        continue_=query_value(query, "continue") or None,
+        timeout_seconds=query_int(query, "timeoutSeconds"),
+        allow_watch_bookmarks=bool(query_bool(query, "allowWatchBookmarks")),
+        label_selector=label_selector or None,
+        field_selector=field_selector or None,
+        send_initial_events=query_bool(query, "sendInitialEvents"),
+    )
+
+
+def validate_list_options(options: ListOptions, watch: bool) -> None:
+    """kube-apiserver's ListOptions rules (WatchList enabled): a bad combination is a 422 on ListOptions."""
+    match, causes = options.resource_version_match, []
+
+    def forbidden(field: str, detail: str) -> None:
+        causes.append({"type": "FieldValueForbidden", "field": field, "message": f"Forbidden: {detail}"})
+
+    def unsupported(supported: tuple[str, ...]) -> None:
+        values = ", ".join(f'"{v}"' for v in supported)
+        message = f'Unsupported value: "{match}": supported values: {values}'
+        causes.append({"type": "FieldValueNotSupported", "field": "resourceVersionMatch", "message": message})
+
+    if watch:
+        if options.send_initial_events is not None and match != "NotOlderThan":
+            forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
+        if match:
+            if options.send_initial_events is None:
+                forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+            if match != "NotOlderThan":
+                unsupported(("NotOlderThan",))
+    else:
+        if match:
+            if not options.resource_version:
+                forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided")
+            if match not in ("Exact", "NotOlderThan"):
+                unsupported(("Exact", "NotOlderThan", ""))
+            if match == "Exact" and options.resource_version == "0":
+                forbidden("resourceVersionMatch", 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+        if options.send_initial_events is not None:
+            forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")
+    if match and options.continue_:
+        forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided")
+    if causes:
+        raise new_invalid("ListOptions", "", causes, "meta.k8s.io")
 
 
 class WatchStreamMixin:

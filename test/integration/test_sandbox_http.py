@@ -121,7 +121,8 @@ def test_delete_options_and_collection(http: RawClient, sandbox) -> None:
     assert pending.status == 200 and pending.json()["metadata"]["deletionTimestamp"]  # 202 needs orphanDependents=false
 
     reply = http.request("DELETE", CM_PATH + "?labelSelector=n%3D1")
-    assert reply.status == 200 and reply.json()["status"] == "Success"
+    assert reply.status == 200 and reply.json()["kind"] == "ConfigMapList"  # the deleted items, as kube answers
+    assert [cm["metadata"]["name"] for cm in reply.json()["items"]] == ["cm-1"]
     names = [cm["metadata"]["name"] for cm in http.get(CM_PATH).json()["items"]]
     assert names == ["cm-2"]
 
