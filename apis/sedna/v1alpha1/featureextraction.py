@@ -7,17 +7,15 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ...resources import FEATURE_EXTRACTION_SERVICES
-from ...typed import ApiType, Resource, api_field
+from ...typed import Resource, api_field
 from .common import (
-    DATE_TIME,
     DeploymentSpecFields,
-    Metric,
     ModelRef,
     ServiceCondition,
     ServiceConditionType,
     required_metadata,
 )
-from .jointinference import SERVICE_COLUMNS
+from .jointinference import SERVICE_COLUMNS, JointInferenceServiceStatus
 
 __all__ = [
     "FeatureExtractionService",
@@ -37,13 +35,7 @@ class FeatureExtractionServiceSpec(DeploymentSpecFields):
     model: ModelRef | None = api_field(required=True)
 
 
-@dataclass(kw_only=True)
-class FeatureExtractionServiceStatus(ApiType):
-    conditions: list[ServiceCondition] | None = api_field()
-    start_time: str | None = api_field(**DATE_TIME)
-    active: int | None = api_field(minimum=0)
-    failed: int | None = api_field(minimum=0)
-    metrics: list[Metric] | None = api_field()
+FeatureExtractionServiceStatus = JointInferenceServiceStatus  # the same status as every Deployment-run service
 
 
 @dataclass(kw_only=True)
