@@ -102,14 +102,13 @@ class JobPhase:
 
 @dataclass(kw_only=True)
 class Metric(ApiType):
+    """A ``key``/``value`` pair of strings (Go ``Metric`` and ``ParaSpec`` have this one shape)."""
+
     key: str | None = api_field(required=True)
     value: str | None = api_field(required=True)
 
 
-@dataclass(kw_only=True)
-class ParaSpec(ApiType):
-    key: str | None = api_field(required=True)
-    value: str | None = api_field(required=True)
+ParaSpec = Metric
 
 
 @dataclass(kw_only=True)

@@ -49,12 +49,12 @@ class LLTrainSpec(ApiType):
 
 @dataclass(kw_only=True)
 class LLEvalSpec(ApiType):
+    """A worker pod template (the eval and deploy specs of a lifelong learning job have this one shape)."""
+
     template: PodTemplateSpec | None = api_field(required=True)
 
 
-@dataclass(kw_only=True)
-class LLDeploySpec(ApiType):
-    template: PodTemplateSpec | None = api_field(required=True)
+LLDeploySpec = LLEvalSpec
 
 
 @dataclass(kw_only=True)
