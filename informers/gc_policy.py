@@ -13,6 +13,10 @@ The policy:
 - ``freeze_after_initial_sync()`` once per informer, when its first LIST has been fully processed: one full
   collection, then ``gc.freeze()`` moves every surviving object (the cache included) to the permanent generation,
   which collections never walk. Later cache replacements are freed by reference counting.
+- ``thaw_after_stop()`` when an informer stops: a stopped informer is a reference cycle (informer, controller,
+  handlers), and a frozen cycle is never collected, so its whole cache would leak. The heap goes back to the
+  oldest generation, and is frozen again right after the next full collection (which reclaims the informer once
+  nothing references it).
 - ``tune_gc_for_controllers()``: for daemons (``sedna-gm``) at start-up: larger generation thresholds, and the
   start-up heap (modules, config) frozen.
 """
@@ -32,6 +36,7 @@ __all__ = [
     "paused_gc",
     "pause_depth",
     "freeze_after_initial_sync",
+    "thaw_after_stop",
     "tune_gc_for_controllers",
     "CONTROLLER_GC_THRESHOLDS",
 ]
@@ -55,6 +60,7 @@ _policy = GCPolicy()
 _lock = threading.Lock()
 _depth = 0  # active pauses in this process
 _restore_enabled = False  # whether the GC was enabled when the outermost pause began
+_froze = False  # this policy has called gc.freeze() (a user's own freeze is never undone)
 
 
 def configure(pause_during_list: bool | None = None, freeze_after_sync: bool | None = None) -> GCPolicy:
@@ -118,11 +124,14 @@ def freeze_after_initial_sync(name: str = "") -> bool:
     the collection would be wasted): then the next informer to sync does it."""
     if not _policy.freeze_after_sync:
         return False
+    global _froze
     with _lock:
         if _depth:
             return False
+        _disarm_refreeze()  # this collection and freeze do its job
         gc.collect()
         gc.freeze()
+        _froze = True
     log.debug("initial sync done; froze the heap out of the cyclic GC", informer=name, frozen=gc.get_freeze_count())
     return True
 
@@ -134,9 +143,47 @@ def tune_gc_for_controllers(
     Returns the previous thresholds."""
     if len(thresholds) != 3 or any(not isinstance(t, int) or t < 0 for t in thresholds):
         raise ValueError(f"thresholds must be three non-negative ints, got {thresholds!r}")
+    global _froze
     previous = gc.get_threshold()
     gc.set_threshold(*thresholds)
     if freeze_startup_heap:
-        gc.collect()
-        gc.freeze()
+        with _lock:
+            _disarm_refreeze()
+            gc.collect()
+            gc.freeze()
+            _froze = True
     return previous  # type: ignore[return-value]
+
+
+def thaw_after_stop(name: str = "") -> bool:
+    """Unfreeze what this policy froze, so that a stopped informer can be reclaimed; the survivors of the next full
+    collection are frozen again. Returns whether it unfroze. Callers call it when an informer stops."""
+    global _froze
+    with _lock:
+        if not _froze:
+            return False
+        _froze = False
+        gc.unfreeze()
+        if _refreeze_after_full_collection not in gc.callbacks:
+            gc.callbacks.append(_refreeze_after_full_collection)
+    log.debug("informer stopped; unfroze the heap until the next full collection", informer=name)
+    return True
+
+
+def _disarm_refreeze() -> None:
+    try:
+        gc.callbacks.remove(_refreeze_after_full_collection)
+    except ValueError:
+        pass
+
+
+def _refreeze_after_full_collection(phase: str, info: dict[str, int]) -> None:
+    """A ``gc.callbacks`` hook armed by ``thaw_after_stop``: after the next full collection, freeze its survivors.
+    Takes no lock: it runs inside whatever thread triggered the collection (possibly one holding ``_lock``)."""
+    global _froze
+    if phase != "stop" or info.get("generation") != 2 or _depth:
+        return  # during a LIST, wait for a later collection rather than freeze a half-built cache
+    _disarm_refreeze()
+    if _policy.freeze_after_sync:
+        gc.freeze()
+        _froze = True

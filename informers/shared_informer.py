@@ -11,7 +11,7 @@ import structlog
 from .backoff import REAL_CLOCK, Clock
 from .controller import Config, Controller, process_deltas
 from .delta_fifo import DeltaFIFO, Deltas, TransformFunc
-from .gc_policy import freeze_after_initial_sync
+from .gc_policy import freeze_after_initial_sync, thaw_after_stop
 from .index import Indexer
 from .keys import deletion_handling_meta_namespace_key_func, meta_namespace_key_func
 from .processor import (
@@ -219,6 +219,7 @@ class SharedIndexInformer:
             with self._started_lock:
                 self._stopped = True
             self._processor.stop()
+            thaw_after_stop(self.name)  # else a frozen, stopped informer (a reference cycle) would never be freed
 
     def has_synced(self) -> bool:
         """True once the first list is fully in the indexer (not that handlers have seen it; see registrations)."""

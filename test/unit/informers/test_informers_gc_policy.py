@@ -20,9 +20,12 @@ from informers.reflector import Reflector
 
 
 @pytest.fixture(autouse=True)
-def _restore_gc_state():
+def _restore_gc_state(monkeypatch):
     enabled, thresholds, policy = gc.isenabled(), gc.get_threshold(), gc_policy.current_policy()
+    gc_policy._disarm_refreeze()  # start from "the policy has frozen nothing" (earlier tests ran informers)
+    monkeypatch.setattr(gc_policy, "_froze", False)
     yield
+    gc_policy._disarm_refreeze()
     assert gc_policy.pause_depth() == 0, "a test leaked a GC pause"
     gc_policy.configure(policy.pause_during_list, policy.freeze_after_sync)
     gc.set_threshold(*thresholds)
@@ -258,3 +261,47 @@ def test_listener_delivers_everything_appended_while_it_runs():
         listener.stop()
         assert listener.join(5)
     assert got == [str(i) for i in range(n)]
+
+
+def test_a_stopped_informer_is_reclaimed_although_its_heap_was_frozen():
+    """A stopped informer is a reference cycle; frozen, it would never be collected (and its cache would leak)."""
+    import weakref
+
+    lw = ListWatch(lambda o: {"metadata": {"resourceVersion": "3"}, "items": [pod("a", "1"), pod("b", "2")]},
+                   lambda o: FakeWatch())
+    inf = SharedIndexInformer(lw, name="pods")
+    stop = threading.Event()
+    t = threading.Thread(target=inf.run, args=(stop,), daemon=True)
+    t.start()
+    assert wait_for_cache_sync(stop, inf.has_synced)
+    for _ in range(500):  # the freeze follows the sync in the controller thread
+        if gc.get_freeze_count():
+            break
+        threading.Event().wait(0.01)
+    assert gc.get_freeze_count() > 0, "the informer should have frozen the heap after its initial sync"
+    stop.set()
+    t.join(10)
+    assert not t.is_alive()
+    alive = weakref.ref(inf)
+    del inf, t
+    gc.collect()
+    assert alive() is None, "the stopped informer was not reclaimed"
+    assert gc.get_freeze_count() > 0, "the survivors of the full collection should be frozen again"
+
+
+def test_thaw_undoes_only_the_policys_own_freeze_and_refreezes_after_the_next_full_collection(freezes):
+    assert gc_policy.thaw_after_stop("x") is False  # nothing frozen by the policy yet: a user's freeze is theirs
+    assert gc_policy.freeze_after_initial_sync("x") is True
+    assert freezes == [1]
+    assert gc_policy.thaw_after_stop("x") is True
+    assert gc_policy.thaw_after_stop("x") is False  # already thawed
+    gc.collect(0)  # a young collection: not yet
+    assert freezes == [1]
+    with gc_policy.paused_gc(True):  # a LIST in progress: not during it either
+        gc.collect()
+    assert freezes == [1]
+    gc.collect()
+    assert freezes == [1, 1]
+    gc.collect()
+    assert freezes == [1, 1], "the re-freeze is one-shot"
+    assert gc_policy.thaw_after_stop("x") is True
