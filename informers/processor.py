@@ -77,16 +77,20 @@ class ProcessorListener:
                 self._initial_pending += 1
                 self._pending.append((kind, a, b))
                 if self._waiting:
+                    self._waiting = False
                     self._cond.notify()
             return
         if self._closed:
             return
         # deque.append is atomic: no lock per event. The consumer raises _waiting *before* it checks for work, so
-        # either it sees this item or this sees _waiting and wakes it.
+        # either it sees this item or this sees _waiting and wakes it; the first to wake it lowers _waiting, so
+        # the events that follow before it runs (up to a GIL switch interval) skip the lock and the notify.
         self._pending.append((kind, a, b))
         if self._waiting:
             with self._lock:
-                self._cond.notify()
+                if self._waiting:
+                    self._waiting = False
+                    self._cond.notify()
 
     def has_synced(self) -> bool:
         """True once the informer synced and this handler has handled every initial-list add it was given."""
