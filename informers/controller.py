@@ -66,6 +66,9 @@ class Config:
     page_size: int | None = None
     reflector_options: dict[str, Any] = field(default_factory=dict)
     on_initial_sync: Callable[[], None] | None = None  # called once, outside the queue lock, after the first sync
+    # After the first sync (and on_initial_sync), let the reflector process a watch event itself when the consumer
+    # idles (DeltaFIFO.set_producer_process): only for a short, non-blocking ``process``, such as the informer's.
+    process_in_producer: bool = False
 
 
 class Controller:
@@ -111,20 +114,32 @@ class Controller:
         queue, process = self.config.queue, self.config.process
         pop = getattr(queue, "pop_batch", None) or queue.pop
         on_initial_sync = self.config.on_initial_sync
-        while True:
-            try:
-                pop(process)
-            except FIFOClosedError:
-                return
-            except Exception as e:
-                log.error("processing deltas failed", controller=self.config.name, error=str(e),
-                          error_type=type(e).__name__)
-            if on_initial_sync is not None and queue.has_synced():
-                callback, on_initial_sync = on_initial_sync, None
+        in_producer = self.config.process_in_producer and hasattr(queue, "set_producer_process")
+        if in_producer and on_initial_sync is None:
+            queue.set_producer_process(process, self._log_process_error)
+        try:
+            while True:
                 try:
-                    callback()
+                    pop(process)
+                except FIFOClosedError:
+                    return
                 except Exception as e:
-                    log.error("initial sync callback failed", controller=self.config.name, error=str(e))
+                    self._log_process_error(e)
+                if on_initial_sync is not None and queue.has_synced():
+                    callback, on_initial_sync = on_initial_sync, None
+                    try:
+                        callback()
+                    except Exception as e:
+                        log.error("initial sync callback failed", controller=self.config.name, error=str(e))
+                    if in_producer:
+                        queue.set_producer_process(process, self._log_process_error)
+        finally:
+            if in_producer:
+                queue.set_producer_process(None)
+
+    def _log_process_error(self, e: BaseException) -> None:
+        log.error("processing deltas failed; the item is dropped", controller=self.config.name, error=str(e),
+                  error_type=type(e).__name__)
 
     def has_synced(self) -> bool:
         return self.config.queue.has_synced()

@@ -209,6 +209,7 @@ class SharedIndexInformer:
                 name=self.name,
                 reflector_options=dict(self._reflector_options),
                 on_initial_sync=self._on_initial_sync,
+                process_in_producer=True,  # _handle_deltas only updates the cache and fills handler buffers
             )
             self._controller = Controller(config)
             self._started = True

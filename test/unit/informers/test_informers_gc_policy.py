@@ -208,6 +208,29 @@ def test_controller_initial_sync_callback_runs_once_and_only_after_sync():
     assert calls == [True]
 
 
+def test_controller_lets_the_producer_process_only_after_the_initial_sync_callback():
+    fifo = DeltaFIFO(known_objects=Indexer())
+    during_callback: list = []
+    processed_by: list[tuple[str, str]] = []
+    config = Config(queue=fifo, lister_watcher=None, process_in_producer=True,
+                    process=lambda d, initial: processed_by.append((d.key, threading.current_thread().name)),
+                    on_initial_sync=lambda: during_callback.append(fifo._producer_process))
+    controller = Controller(config)
+    fifo.replace([pod("a", "1")], "1")
+    loop = threading.Thread(target=controller._process_loop, name="consumer", daemon=True)
+    loop.start()
+    for _ in range(1000):
+        if processed_by and fifo._waiters and fifo._producer_process is not None:
+            break
+        threading.Event().wait(0.005)
+    fifo.add(pod("b", "2"))  # the consumer idles: this thread processes b
+    fifo.close()
+    loop.join(5)
+    assert during_callback == [None]  # the initial list went through the consumer, the callback came first
+    assert processed_by == [("ns/a", "consumer"), ("ns/b", threading.current_thread().name)]
+    assert fifo._producer_process is None  # switched off when the loop ends
+
+
 def test_tune_gc_for_controllers(freezes):
     previous = gc.get_threshold()
     assert gc_policy.tune_gc_for_controllers() == previous
@@ -256,6 +279,8 @@ def test_listener_delivers_everything_appended_while_it_runs():
     try:
         for i in range(n):  # no pauses: exercises the waiting/notify hand-off under contention
             listener.add(_ADD if i % 2 else _UPDATE, pod(str(i), "1"), pod(str(i), "1") if i % 2 == 0 else False)
+            if i >= n // 2 and i % 50 == 0:  # then short pauses: the handler goes back to waiting many times
+                threading.Event().wait(0.001)
         assert done.wait(10)
     finally:
         listener.stop()
