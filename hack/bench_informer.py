@@ -33,6 +33,7 @@ OFFICIAL_SAMPLE = int(os.environ.get("BENCH_OFFICIAL_EVENTS", "10000"))
 CACHE_PODS = int(os.environ.get("BENCH_CACHE_PODS", "50000"))
 HOT_PODS = int(os.environ.get("BENCH_HOT_PODS", "200"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+PIN_CPU = os.environ.get("BENCH_CPU")  # e.g. "0": run the whole benchmark on that one CPU (threads inherit it)
 
 
 def make_pod(i: int, rv: int, rng: random.Random) -> dict[str, Any]:
@@ -336,6 +337,10 @@ def _rounds(lines: list[bytes], official: float | None) -> dict[str, Any]:
 
 def main() -> None:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    if PIN_CPU is not None:
+        # One CPU for every thread: shows what the informer's threads lose when they take turns on the GIL from
+        # different cores (objects and allocator state then move between CPU caches).
+        os.sched_setaffinity(0, {int(PIN_CPU)})
     lines = make_stream(EVENTS, PODS)
     avg = sum(map(len, lines)) // len(lines)
     _settle()
@@ -362,6 +367,7 @@ def main() -> None:
         "pods": PODS,
         "avg_event_bytes": avg,
         "rounds": ROUNDS,
+        "cpus": sorted(os.sched_getaffinity(0)),
         "python": sys.version.split()[0],
         "c_official_kubernetes_watch_deserialize": round(official) if official else None,
         "official_sample_events": min(OFFICIAL_SAMPLE, len(lines)),

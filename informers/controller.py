@@ -137,9 +137,9 @@ class Controller:
             if in_producer:
                 queue.set_producer_process(None)
 
-    def _log_process_error(self, e: BaseException) -> None:
-        log.error("processing deltas failed; the item is dropped", controller=self.config.name, error=str(e),
-                  error_type=type(e).__name__)
+    def _log_process_error(self, e: BaseException, key: str = "") -> None:
+        log.error("processing deltas failed; the item is dropped", controller=self.config.name, key=key or None,
+                  error=str(e), error_type=type(e).__name__)
 
     def has_synced(self) -> bool:
         return self.config.queue.has_synced()

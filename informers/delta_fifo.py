@@ -157,7 +157,7 @@ class DeltaFIFO:
         self._closed = False
         self._waiters = 0  # threads blocked in pop: lets producers skip notify() when nobody waits
         self._producer_process: Callable[[Deltas, bool], Any] | None = None
-        self._producer_error: Callable[[BaseException], None] | None = None
+        self._producer_error: Callable[[BaseException, str], None] | None = None
 
     # -- keys ------------------------------------------------------------------------------------------------------
     def key_of(self, obj: Any) -> str:
@@ -333,11 +333,11 @@ class DeltaFIFO:
 
     # -- consumer --------------------------------------------------------------------------------------------------
     def set_producer_process(self, process: Callable[[Deltas, bool], Any] | None,
-                             on_error: Callable[[BaseException], None] | None = None) -> None:
+                             on_error: Callable[[BaseException, str], None] | None = None) -> None:
         """Let ``add``/``update``/``delete`` process the item they queued themselves (``None`` turns it off) when it
         is the only one queued and a consumer is idle in ``pop``: that consumer would process it next anyway, so
         order, the queue lock and ``RequeueError`` work as in ``pop``; only the thread hand-off (and the time the
-        object waits, going cold in the CPU caches) is saved. ``on_error`` gets what ``pop`` would have raised.
+        object waits, going cold in the CPU caches) is saved. ``on_error(err, key)`` gets what ``pop`` would have raised.
         Only for a short ``process`` that never blocks: it holds up the producer (the reflector)."""
         with self._lock:
             self._producer_process = process
@@ -348,13 +348,14 @@ class DeltaFIFO:
         consumer waits. Returns whether it did."""
         if not self._waiters or len(self._queue) != 1 or self._closed:
             return False
+        key = self._queue[0]
         try:
             self._pop_one_locked(self._producer_process)  # type: ignore[arg-type]
         except _Requeued:
             pass  # back in the queue; the waiting consumer was notified
         except Exception as e:
             if self._producer_error is not None:
-                self._producer_error(e)
+                self._producer_error(e, key)
         return True
 
     def pop(self, process: Callable[[Deltas, bool], Any]) -> Deltas:

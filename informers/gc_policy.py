@@ -122,9 +122,9 @@ def freeze_after_initial_sync(name: str = "") -> bool:
     """Collect once, then ``gc.freeze()`` (when the policy allows); returns whether it froze. Callers call it once
     per informer. Not while a pause is active (a LIST elsewhere would otherwise be frozen half-built: harmless, but
     the collection would be wasted): then the next informer to sync does it."""
+    global _froze
     if not _policy.freeze_after_sync:
         return False
-    global _froze
     with _lock:
         if _depth:
             return False

@@ -523,12 +523,17 @@ def _idle_consumer(f: DeltaFIFO, process) -> tuple[threading.Thread, list]:
 
     t = threading.Thread(target=consume, daemon=True)
     t.start()
-    for _ in range(1000):
-        if f._waiters:
-            break
-        threading.Event().wait(0.005)
+    _eventually(lambda: f._waiters)
     assert f._waiters == 1
     return t, popped
+
+
+def _eventually(condition) -> None:
+    """Wait (at most 5 s) for another thread to make ``condition()`` true."""
+    for _ in range(1000):
+        if condition():
+            return
+        threading.Event().wait(0.005)
 
 
 def test_producer_processes_in_its_own_thread_when_the_consumer_idles():
@@ -560,10 +565,7 @@ def test_producer_does_not_jump_the_queue():
     f.add(mk("b", 1))
     assert order == [] and f.list_keys() == ["a", "b"]
     t, popped = _idle_consumer(f, process)  # drains a and b, then idles
-    for _ in range(1000):
-        if len(order) == 2 and f._waiters:
-            break
-        threading.Event().wait(0.005)
+    _eventually(lambda: len(order) == 2 and f._waiters)
     f.add(mk("c", 1))
     assert order == ["a", "b", "c"]
     f.close()
@@ -583,10 +585,7 @@ def test_producer_process_requeue_hands_the_item_to_the_consumer():
     f.set_producer_process(process)
     t, popped = _idle_consumer(f, process)
     f.add(mk("a", 1))
-    for _ in range(1000):
-        if popped:
-            break
-        threading.Event().wait(0.005)
+    _eventually(lambda: popped)
     assert [d.key for d in popped] == ["a"]
     assert calls[0] == threading.current_thread().name and calls[1] == t.name
     f.close()
@@ -596,11 +595,16 @@ def test_producer_process_requeue_hands_the_item_to_the_consumer():
 def test_producer_process_error_goes_to_on_error_and_the_item_is_dropped():
     f = DeltaFIFO()
     errors: list[BaseException] = []
+    keys: list[str] = []
+
+    def on_error(err: BaseException, key: str) -> None:
+        errors.append(err)
+        keys.append(key)
 
     def process(deltas, initial):
         raise ValueError(f"cannot process {deltas.key}")
 
-    f.set_producer_process(process, errors.append)
+    f.set_producer_process(process, on_error)
     t, popped = _idle_consumer(f, process)
     f.add(mk("a", 1))
     assert [str(e) for e in errors] == ["cannot process a"]
@@ -609,13 +613,10 @@ def test_producer_process_error_goes_to_on_error_and_the_item_is_dropped():
     def requeue_with_error(deltas, initial):
         raise RequeueError(KeyError("again"))
 
-    f.set_producer_process(requeue_with_error, errors.append)
+    f.set_producer_process(requeue_with_error, on_error)
     f.add(mk("b", 1))  # pop would requeue b and raise KeyError: the producer reports it, the consumer gets b
-    assert isinstance(errors[-1], KeyError)
-    for _ in range(1000):
-        if popped:
-            break
-        threading.Event().wait(0.005)
+    assert isinstance(errors[-1], KeyError) and keys == ["a", "b"]
+    _eventually(lambda: popped)
     assert [str(e) for e in popped] == ["cannot process b"]  # the consumer's own process ran on the requeued b
     f.close()
     t.join(5)
@@ -629,10 +630,7 @@ def test_producer_process_off_and_after_close():
     f.set_producer_process(None)
     t, popped = _idle_consumer(f, process)
     f.add(mk("a", 1))
-    for _ in range(1000):
-        if popped:
-            break
-        threading.Event().wait(0.005)
+    _eventually(lambda: popped)
     assert seen == [t.name]
     f.close()
     t.join(5)
