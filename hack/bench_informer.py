@@ -1,7 +1,10 @@
 """Benchmark: our Reflector → DeltaFIFO → Indexer → handler path against raw orjson decoding and against the
 official ``kubernetes`` package's watch deserialization, plus the memory of our cache.
 
-Run from the repo root: ``python hack/bench_informer.py`` (prints one JSON document).
+Run from the repo root: ``python hack/bench_informer.py`` (prints one JSON document, in about 10 minutes).
+Knobs (environment): BENCH_EVENTS, BENCH_PODS (distinct pods in the stream), BENCH_HOT_PODS (the cache-resident
+variant), BENCH_ROUNDS (interleaved rounds; medians are reported), BENCH_OFFICIAL_EVENTS, BENCH_CACHE_PODS (memory),
+BENCH_CPU (pin the run to one CPU).
 """
 
 from __future__ import annotations
