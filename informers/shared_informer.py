@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import threading
+from collections import deque
 from typing import Any
 
 import structlog
@@ -26,7 +27,7 @@ from .processor import (
 from .reflector import WatchErrorHandler
 from .thread_safe_store import Indexers
 
-__all__ = ["SharedIndexInformer", "SharedInformer", "InformerStoppedError", "InformerStartedError"]
+__all__ = ["SharedIndexInformer", "SharedInformer", "InformerStoppedError", "InformerStartedError", "RELEASE_DELAY"]
 
 log = structlog.get_logger(__name__)
 
@@ -40,6 +41,9 @@ class InformerStartedError(RuntimeError):
 
 
 _NO_METADATA: Any = object()
+
+RELEASE_DELAY = 512
+"""How many later replaced or deleted objects an informer waits for before it lets go of one (see ``on_update``)."""
 
 
 def _rv(obj: Any) -> Any:
@@ -89,6 +93,7 @@ class SharedIndexInformer:
         self._watch_error_handler: WatchErrorHandler | None = None
         self._fifo: DeltaFIFO | None = None
         self._controller: Controller | None = None
+        self._replaced: deque[Any] = deque(maxlen=RELEASE_DELAY)
 
     # -- configuration ---------------------------------------------------------------------------------------------
     def set_transform(self, fn: TransformFunc | None) -> None:
@@ -179,9 +184,15 @@ class SharedIndexInformer:
     def on_update(self, old: Any, new: Any) -> None:
         # an unchanged resourceVersion means a resync (or a relist of an unchanged object)
         self._processor.distribute(_UPDATE, old, new, _is_sync(old, new))
+        # The handler threads are done with ``old`` soon; holding the last reference for RELEASE_DELAY more
+        # replacements makes CPython free it here, in the thread that decodes the watch stream, just before new
+        # objects reuse its memory, rather than in a handler thread on another core (hack/bench_informer.py:
+        # about 1.25x the events per second with 20,000 cached pods).
+        self._replaced.append(old)
 
     def on_delete(self, obj: Any) -> None:
         self._processor.distribute(_DELETE, obj, None, False)
+        self._replaced.append(obj)
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
     def run(self, stop_event: threading.Event) -> None:
@@ -220,6 +231,7 @@ class SharedIndexInformer:
             with self._started_lock:
                 self._stopped = True
             self._processor.stop()
+            self._replaced.clear()
             thaw_after_stop(self.name)  # else a frozen, stopped informer (a reference cycle) would never be freed
 
     def has_synced(self) -> bool:

@@ -267,3 +267,51 @@ def test_wait_for_cache_sync_semantics():
     from informers import wait_for_named_cache_sync
 
     assert wait_for_named_cache_sync("ctrl", stop2, lambda: True)
+
+
+class _Obj(dict):
+    """A dict that can be weakly referenced, to watch when the informer lets go of it."""
+
+
+def test_replaced_objects_are_let_go_after_release_delay_more_and_all_at_stop(monkeypatch):
+    import weakref
+
+    from informers import shared_informer
+
+    monkeypatch.setattr(shared_informer, "RELEASE_DELAY", 4)
+    src = Source()
+    inf = SharedIndexInformer(src.lw, name="pods")
+    handler = RecordingHandler()
+    inf.add_event_handler(handler)
+    stop = threading.Event()
+    t = start(inf, stop)
+    try:
+        assert wait_for_cache_sync(stop, inf.has_synced) and wait_until(lambda: src.watches)
+        w = src.watches[0]
+
+        def handled(n: int) -> bool:
+            return wait_until(lambda: len(handler.events) >= n)
+
+        first = _Obj(pod("a", "2"))
+        w.add(first)
+        w.modify(_Obj(pod("a", "3")))  # first is replaced: 1 of the 4 kept
+        assert handled(2)
+        first_ref = weakref.ref(first)
+        del first
+        for rv in range(4, 7):  # 3 more replacements: 4 kept, first still among them
+            w.modify(_Obj(pod("a", str(rv))))
+        assert handled(5)
+        assert first_ref() is not None
+        w.delete(_Obj(pod("a", "7")))  # a 5th (deletions count too): the oldest, first, is let go
+        assert handled(6)
+        assert first_ref() is None
+        last = _Obj(pod("b", "8"))
+        w.add(last)
+        w.modify(_Obj(pod("b", "9")))
+        assert handled(8)
+        last_ref = weakref.ref(last)
+        del last
+        assert last_ref() is not None
+    finally:
+        stop_and_join(stop, t)
+    assert last_ref() is None  # a stopped informer keeps no replaced objects
