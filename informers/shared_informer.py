@@ -43,7 +43,9 @@ class InformerStartedError(RuntimeError):
 _NO_METADATA: Any = object()
 
 RELEASE_DELAY = 512
-"""How many later replaced or deleted objects an informer waits for before it lets go of one (see ``on_update``)."""
+"""At most how many replaced or deleted objects an informer holds on to after handing them to its handlers (see
+``_release_later``)."""
+_RELEASE_SLACK = 2  # notifications a handler may have taken out of its buffer and not yet finished
 
 
 def _rv(obj: Any) -> Any:
@@ -184,15 +186,23 @@ class SharedIndexInformer:
     def on_update(self, old: Any, new: Any) -> None:
         # an unchanged resourceVersion means a resync (or a relist of an unchanged object)
         self._processor.distribute(_UPDATE, old, new, _is_sync(old, new))
-        # The handler threads are done with ``old`` soon; holding the last reference for RELEASE_DELAY more
-        # replacements makes CPython free it here, in the thread that decodes the watch stream, just before new
-        # objects reuse its memory, rather than in a handler thread on another core (hack/bench_informer.py:
-        # about 1.25x the events per second with 20,000 cached pods).
-        self._replaced.append(old)
+        self._release_later(old)
 
     def on_delete(self, obj: Any) -> None:
         self._processor.distribute(_DELETE, obj, None, False)
-        self._replaced.append(obj)
+        self._release_later(obj)
+
+    def _release_later(self, obj: Any) -> None:
+        """Hold ``obj`` (just replaced or deleted, and handed to the handlers) until the handlers have seen it, so that
+        the last reference is dropped here: CPython then frees it in the thread that decodes the watch stream, where
+        the next objects reuse its memory, and not in a handler thread on another core (hack/bench_informer.py:
+        about 1.25x the events per second with 20,000 cached pods). What no handler still has buffered is let go
+        at once, so this holds little beyond what the handler buffers hold anyway (at most RELEASE_DELAY)."""
+        replaced = self._replaced
+        replaced.append(obj)
+        keep = self._processor.max_pending() + _RELEASE_SLACK
+        while len(replaced) > keep:
+            replaced.popleft()
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
     def run(self, stop_event: threading.Event) -> None:

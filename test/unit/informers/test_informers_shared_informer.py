@@ -273,7 +273,7 @@ class _Obj(dict):
     """A dict that can be weakly referenced, to watch when the informer lets go of it."""
 
 
-def test_replaced_objects_are_let_go_after_release_delay_more_and_all_at_stop(monkeypatch):
+def test_replaced_objects_are_held_until_the_handlers_saw_them_and_let_go_at_stop(monkeypatch):
     import weakref
 
     from informers import shared_informer
@@ -281,37 +281,30 @@ def test_replaced_objects_are_let_go_after_release_delay_more_and_all_at_stop(mo
     monkeypatch.setattr(shared_informer, "RELEASE_DELAY", 4)
     src = Source()
     inf = SharedIndexInformer(src.lw, name="pods")
-    handler = RecordingHandler()
+    gate = threading.Event()
+    handler = RecordingHandler(gate=gate)  # blocks until the gate opens: notifications pile up in its buffer
     inf.add_event_handler(handler)
     stop = threading.Event()
     t = start(inf, stop)
+    versions = {rv: _Obj(pod("a", str(rv))) for rv in range(2, 10)}
+    refs = {rv: weakref.ref(obj) for rv, obj in versions.items()}
     try:
         assert wait_for_cache_sync(stop, inf.has_synced) and wait_until(lambda: src.watches)
         w = src.watches[0]
-
-        def handled(n: int) -> bool:
-            return wait_until(lambda: len(handler.events) >= n)
-
-        first = _Obj(pod("a", "2"))
-        w.add(first)
-        w.modify(_Obj(pod("a", "3")))  # first is replaced: 1 of the 4 kept
-        assert handled(2)
-        first_ref = weakref.ref(first)
-        del first
-        for rv in range(4, 7):  # 3 more replacements: 4 kept, first still among them
-            w.modify(_Obj(pod("a", str(rv))))
-        assert handled(5)
-        assert first_ref() is not None
-        w.delete(_Obj(pod("a", "7")))  # a 5th (deletions count too): the oldest, first, is let go
-        assert handled(6)
-        assert first_ref() is None
-        last = _Obj(pod("b", "8"))
-        w.add(last)
-        w.modify(_Obj(pod("b", "9")))
-        assert handled(8)
-        last_ref = weakref.ref(last)
-        del last
-        assert last_ref() is not None
+        w.add(versions.pop(2))
+        for rv in range(3, 9):  # replaces 2..7 while the handler is blocked
+            w.modify(versions.pop(rv))
+        assert wait_until(lambda: (inf.get_store().get_by_key("ns/a")[0] or {}).get("metadata", {}).get(
+            "resourceVersion") == "8")
+        assert len(inf._replaced) == 4  # capped at RELEASE_DELAY: the handler buffer holds the rest
+        gate.set()
+        assert wait_until(lambda: len(handler.snapshot()) == 7)
+        w.modify(versions.pop(9))  # the handler has seen everything: what the informer held is let go here
+        assert wait_until(lambda: len(handler.snapshot()) == 8)
+        assert refs[2]() is None and refs[5]() is None
+        assert len(inf._replaced) <= 1 + shared_informer._RELEASE_SLACK
+        assert refs[8]() is not None  # the latest replaced version, within the slack
     finally:
+        gate.set()
         stop_and_join(stop, t)
-    assert last_ref() is None  # a stopped informer keeps no replaced objects
+    assert refs[8]() is None  # a stopped informer holds no replaced objects
