@@ -197,15 +197,6 @@ class SharedProcessor:
     def listeners(self) -> tuple[ProcessorListener, ...]:
         return self._all
 
-    def max_pending(self) -> int:
-        """The most notifications any listener has buffered and not yet taken."""
-        most = 0
-        for listener in self._all:
-            pending = len(listener._pending)
-            if pending > most:
-                most = pending
-        return most
-
     def distribute(self, kind: int, a: Any, b: Any, sync: bool) -> None:
         if not sync:
             for listener in self._all:

@@ -27,7 +27,13 @@ from .processor import (
 from .reflector import WatchErrorHandler
 from .thread_safe_store import Indexers
 
-__all__ = ["SharedIndexInformer", "SharedInformer", "InformerStoppedError", "InformerStartedError", "RELEASE_DELAY"]
+__all__ = [
+    "SharedIndexInformer",
+    "SharedInformer",
+    "InformerStoppedError",
+    "InformerStartedError",
+    "MAX_HELD_REPLACED",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -42,10 +48,9 @@ class InformerStartedError(RuntimeError):
 
 _NO_METADATA: Any = object()
 
-RELEASE_DELAY = 512
-"""At most how many replaced or deleted objects an informer holds on to after handing them to its handlers (see
-``_release_later``)."""
-_RELEASE_SLACK = 2  # notifications a handler may have taken out of its buffer and not yet finished
+MAX_HELD_REPLACED = 512
+"""At most how many replaced or deleted objects an informer holds on to (see ``_release_later``); never more than
+one eighth of the objects it caches either."""
 
 
 def _rv(obj: Any) -> Any:
@@ -95,7 +100,7 @@ class SharedIndexInformer:
         self._watch_error_handler: WatchErrorHandler | None = None
         self._fifo: DeltaFIFO | None = None
         self._controller: Controller | None = None
-        self._replaced: deque[Any] = deque(maxlen=RELEASE_DELAY)
+        self._replaced: deque[Any] = deque()
 
     # -- configuration ---------------------------------------------------------------------------------------------
     def set_transform(self, fn: TransformFunc | None) -> None:
@@ -193,15 +198,16 @@ class SharedIndexInformer:
         self._release_later(obj)
 
     def _release_later(self, obj: Any) -> None:
-        """Hold ``obj`` (just replaced or deleted, and handed to the handlers) until the handlers have seen it, so that
-        the last reference is dropped here: CPython then frees it in the thread that decodes the watch stream, where
-        the next objects reuse its memory, and not in a handler thread on another core (hack/bench_informer.py:
-        about 1.25x the events per second with 20,000 cached pods). What no handler still has buffered is let go
-        at once, so this holds little beyond what the handler buffers hold anyway (at most RELEASE_DELAY)."""
+        """Hold ``obj`` (just replaced or deleted, and handed to the handlers) for a while, and let go of the oldest
+        held object instead. By then the handlers have usually dropped theirs, so CPython frees it here, in the
+        thread that decodes the watch stream, one object per new one, where the next objects reuse its memory,
+        rather than in bursts in a handler thread on another core (hack/bench_informer.py, 20,000 cached pods:
+        about 1.25x the events per second, 2x with Python's default GC thresholds). Holds at most
+        MAX_HELD_REPLACED objects and one eighth of the cache."""
         replaced = self._replaced
         replaced.append(obj)
-        keep = self._processor.max_pending() + _RELEASE_SLACK
-        while len(replaced) > keep:
+        limit = min(MAX_HELD_REPLACED, len(self._indexer) >> 3)
+        while len(replaced) > limit:
             replaced.popleft()
 
     # -- lifecycle -------------------------------------------------------------------------------------------------

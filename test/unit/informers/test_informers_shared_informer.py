@@ -273,16 +273,15 @@ class _Obj(dict):
     """A dict that can be weakly referenced, to watch when the informer lets go of it."""
 
 
-def test_replaced_objects_are_held_until_the_handlers_saw_them_and_let_go_at_stop(monkeypatch):
+def test_replaced_objects_are_held_a_while_within_bounds_and_let_go_at_stop(monkeypatch):
     import weakref
 
     from informers import shared_informer
 
-    monkeypatch.setattr(shared_informer, "RELEASE_DELAY", 4)
-    src = Source()
+    monkeypatch.setattr(shared_informer, "MAX_HELD_REPLACED", 4)
+    src = Source(*(pod(f"p{i}", "1") for i in range(40)))
     inf = SharedIndexInformer(src.lw, name="pods")
-    gate = threading.Event()
-    handler = RecordingHandler(gate=gate)  # blocks until the gate opens: notifications pile up in its buffer
+    handler = RecordingHandler()
     inf.add_event_handler(handler)
     stop = threading.Event()
     t = start(inf, stop)
@@ -292,19 +291,37 @@ def test_replaced_objects_are_held_until_the_handlers_saw_them_and_let_go_at_sto
         assert wait_for_cache_sync(stop, inf.has_synced) and wait_until(lambda: src.watches)
         w = src.watches[0]
         w.add(versions.pop(2))
-        for rv in range(3, 9):  # replaces 2..7 while the handler is blocked
+        for rv in range(3, 10):  # replaces versions 2..8
             w.modify(versions.pop(rv))
-        assert wait_until(lambda: (inf.get_store().get_by_key("ns/a")[0] or {}).get("metadata", {}).get(
-            "resourceVersion") == "8")
-        assert len(inf._replaced) == 4  # capped at RELEASE_DELAY: the handler buffer holds the rest
-        gate.set()
-        assert wait_until(lambda: len(handler.snapshot()) == 7)
-        w.modify(versions.pop(9))  # the handler has seen everything: what the informer held is let go here
-        assert wait_until(lambda: len(handler.snapshot()) == 8)
-        assert refs[2]() is None and refs[5]() is None
-        assert len(inf._replaced) <= 1 + shared_informer._RELEASE_SLACK
-        assert refs[8]() is not None  # the latest replaced version, within the slack
+        assert wait_until(lambda: len(handler.snapshot()) == 40 + 8)
+        assert [rv for rv, ref in refs.items() if ref() is not None] == [5, 6, 7, 8, 9]  # 4 held, 9 cached
+        for i in range(35):  # the cache shrinks to 6 objects: at most 6 // 8 = 0 may be held
+            w.delete(pod(f"p{i}", "10"))
+        assert wait_until(lambda: len(handler.snapshot()) == 40 + 8 + 35)
+        assert len(inf._replaced) == 0
+        assert [rv for rv, ref in refs.items() if ref() is not None] == [9]
     finally:
-        gate.set()
         stop_and_join(stop, t)
-    assert refs[8]() is None  # a stopped informer holds no replaced objects
+
+
+def test_a_stopped_informer_holds_no_replaced_objects():
+    import weakref
+
+    src = Source(*(pod(f"p{i}", "1") for i in range(40)))
+    inf = SharedIndexInformer(src.lw, name="pods")
+    handler = RecordingHandler()
+    inf.add_event_handler(handler)
+    stop = threading.Event()
+    t = start(inf, stop)
+    replaced = _Obj(pod("p0", "2"))
+    ref = weakref.ref(replaced)
+    try:
+        assert wait_for_cache_sync(stop, inf.has_synced) and wait_until(lambda: src.watches)
+        src.watches[0].modify(replaced)
+        del replaced
+        src.watches[0].modify(pod("p0", "3"))
+        assert wait_until(lambda: len(handler.snapshot()) == 42)
+        assert ref() is not None  # held: 1 of at most 40 // 8
+    finally:
+        stop_and_join(stop, t)
+    assert ref() is None
