@@ -202,7 +202,7 @@ class SharedIndexInformer:
         held object instead. By then the handlers have usually dropped theirs, so CPython frees it here, in the
         thread that decodes the watch stream, one object per new one, where the next objects reuse its memory,
         rather than in bursts in a handler thread on another core (hack/bench_informer.py, 20,000 cached pods:
-        about 1.25x the events per second, 2x with Python's default GC thresholds). Holds at most
+        about 1.25x the events per second, 1.8x with Python's default GC thresholds). Holds at most
         MAX_HELD_REPLACED objects and one eighth of the cache."""
         replaced = self._replaced
         replaced.append(obj)
