@@ -273,18 +273,22 @@ class _Obj(dict):
     """A dict that can be weakly referenced, to watch when the informer lets go of it."""
 
 
+def _run_informer_over_40_pods():
+    src = Source(*(pod(f"p{i}", "1") for i in range(40)))
+    inf = SharedIndexInformer(src.lw, name="pods")
+    handler = RecordingHandler()
+    inf.add_event_handler(handler)
+    stop = threading.Event()
+    return src, inf, handler, stop, start(inf, stop)
+
+
 def test_replaced_objects_are_held_a_while_within_bounds_and_let_go_at_stop(monkeypatch):
     import weakref
 
     from informers import shared_informer
 
     monkeypatch.setattr(shared_informer, "MAX_HELD_REPLACED", 4)
-    src = Source(*(pod(f"p{i}", "1") for i in range(40)))
-    inf = SharedIndexInformer(src.lw, name="pods")
-    handler = RecordingHandler()
-    inf.add_event_handler(handler)
-    stop = threading.Event()
-    t = start(inf, stop)
+    src, inf, handler, stop, t = _run_informer_over_40_pods()
     versions = {rv: _Obj(pod("a", str(rv))) for rv in range(2, 10)}
     refs = {rv: weakref.ref(obj) for rv, obj in versions.items()}
     try:
@@ -307,12 +311,7 @@ def test_replaced_objects_are_held_a_while_within_bounds_and_let_go_at_stop(monk
 def test_a_stopped_informer_holds_no_replaced_objects():
     import weakref
 
-    src = Source(*(pod(f"p{i}", "1") for i in range(40)))
-    inf = SharedIndexInformer(src.lw, name="pods")
-    handler = RecordingHandler()
-    inf.add_event_handler(handler)
-    stop = threading.Event()
-    t = start(inf, stop)
+    src, inf, handler, stop, t = _run_informer_over_40_pods()
     replaced = _Obj(pod("p0", "2"))
     ref = weakref.ref(replaced)
     try:
