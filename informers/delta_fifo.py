@@ -204,12 +204,9 @@ class DeltaFIFO:
             if deltas is None:
                 self._items[key] = _new_deltas(key, _new_tuple(Delta, (action, obj)))
                 self._queue.append(key)
-                if self._producer_process is not None and self._process_here_if_idle():
-                    return
             else:
                 deltas.append(_new_tuple(Delta, (action, obj)))
-            if self._waiters:
-                self._cond.notify()
+            self._notify_or_process_here()
 
     def delete(self, obj: Any) -> None:
         """Queue a deletion, unless the object is known neither to the queue nor to ``known_objects``."""
