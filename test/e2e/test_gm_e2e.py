@@ -8,122 +8,17 @@ Every wait is bounded; every process is killed at teardown.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
+from testkit import http_get, json_log_lines, start_gm, wait_for
 
 from apis import errors
 from apis.clientset import Clientset
 
-REPO = Path(__file__).resolve().parents[2]
-CRDS = REPO / "charts" / "sedna" / "crds"
 pytestmark = pytest.mark.e2e
-
-
-def wait_for(what: str, fn: Callable[[], Any], timeout: float = 20.0, interval: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def http_get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=3) as resp:
-            return resp.status, resp.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
-    except OSError:
-        return 0, ""
-
-
-class Processes:
-    """Starts children with their output in files under ``tmp``; kills whatever is left at the end."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.procs: list[subprocess.Popen[bytes]] = []
-        self.env = dict(os.environ, PYTHONPATH=str(REPO))
-
-    def start(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-        log = open(self.tmp / f"{name}.log", "wb")  # noqa: SIM115 - owned by the process
-        proc = subprocess.Popen([sys.executable, *argv], cwd=REPO, env={**self.env, **(env or {})}, stdout=log,
-                                stderr=subprocess.STDOUT)
-        log.close()
-        self.procs.append(proc)
-        return proc
-
-    def log(self, name: str) -> str:
-        return (self.tmp / f"{name}.log").read_text(errors="replace")
-
-    def cleanup(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait(10)
-
-
-@pytest.fixture
-def procs(tmp_path: Path) -> Iterator[Processes]:
-    p = Processes(tmp_path)
-    yield p
-    p.cleanup()
-
-
-@pytest.fixture
-def cluster(procs: Processes, tmp_path: Path) -> Iterator[tuple[str, Clientset]]:
-    kubeconfig = tmp_path / "kubeconfig"
-    procs.start("apiserver", ["-m", "apis.fake.apiserver", "--port", "0", "--crds", str(CRDS),
-                              "--kubeconfig-out", str(kubeconfig)])
-    wait_for("the sandbox API server", lambda: "listening on " in procs.log("apiserver"), timeout=30)
-    cs = Clientset.from_kubeconfig(str(kubeconfig))
-    # the lease namespace must exist, as in a real cluster (the chart creates it)
-    cs.core_v1().namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "sedna"}})
-    yield str(kubeconfig), cs
-    cs.close()
-
-
-def start_gm(procs: Processes, name: str, kubeconfig: str | None, *extra: str,
-             env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    source = ["--kubeconfig", kubeconfig] if kubeconfig else []
-    proc = procs.start(name, ["-m", "globalmanager.app", *source,
-                              "--metrics-address", f"127.0.0.1:{port}", "--log-format", "json", *extra], env=env)
-    return proc, f"http://127.0.0.1:{port}"
-
-
-def json_log_lines(text: str) -> list[dict[str, Any]]:
-    """Every line of a sedna-gm log, parsed; fails on the first line that is not a JSON object."""
-    lines = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            raise AssertionError(f"log line {number} is not JSON: {line!r}") from None
-        assert isinstance(entry, dict), f"log line {number} is not a JSON object: {line!r}"
-        lines.append(entry)
-    return lines
 
 
 def create_job(cs: Clientset, name: str, run_seconds: str = "1") -> None:

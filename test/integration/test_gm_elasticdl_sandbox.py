@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
+from testkit import wait_for
 
 from apis import errors, meta
 from apis.clientset import Clientset
@@ -19,16 +19,6 @@ from informers import SharedInformerFactory
 
 CRDS = str(Path(__file__).resolve().parents[2] / "charts" / "sedna" / "crds")
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox(crd_dirs=[CRDS])]
-
-
-def wait_for(what: str, fn: Callable[[], Any], timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def job(name: str, annotations: dict[str, str] | None = None) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import threading
 import time
 
 import pytest
+from testkit import wait_until
 
 sys.path.insert(0, os.path.dirname(__file__))
 from sandbox_http import RawClient  # noqa: E402
@@ -130,15 +131,6 @@ def test_delete_collection_across_all_namespaces_is_not_a_route(http: RawClient)
     assert http.get(f"{CM_PATH}/kept").status == 200
 
 
-def _wait_for(predicate, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
 def _raw_watch(sandbox, query: str) -> socket.socket:
     sock = socket.create_connection((sandbox.server.host, sandbox.server.port), timeout=5)
     sock.sendall(f"GET {CM_PATH}?watch=1&{query} HTTP/1.1\r\nHost: sandbox\r\n\r\n".encode())
@@ -150,10 +142,10 @@ def test_a_client_that_disconnects_ends_its_watch(sandbox, query: str) -> None:
     sock = _raw_watch(sandbox, query)
     try:
         assert sock.recv(12).startswith(b"HTTP/1.1 200")
-        assert _wait_for(lambda: sandbox.server.open_watches == 1)
+        assert wait_until(lambda: sandbox.server.open_watches == 1)
     finally:
         sock.close()
-    assert _wait_for(lambda: sandbox.server.open_watches == 0), "the server kept serving a watch nobody reads"
+    assert wait_until(lambda: sandbox.server.open_watches == 0), "the server kept serving a watch nobody reads"
 
 
 def test_many_watchers_and_writers_see_every_event_without_deadlock(http: RawClient, sandbox) -> None:
@@ -176,7 +168,7 @@ def test_many_watchers_and_writers_see_every_event_without_deadlock(http: RawCli
     watch_threads = [threading.Thread(target=watch, args=(n,), daemon=True) for n in range(watchers)]
     for t in watch_threads:
         t.start()
-    assert _wait_for(lambda: sandbox.server.open_watches == watchers)
+    assert wait_until(lambda: sandbox.server.open_watches == watchers)
     write_threads = [threading.Thread(target=write, args=(w,), daemon=True) for w in range(writers)]
     for t in write_threads:
         t.start()
@@ -184,7 +176,7 @@ def test_many_watchers_and_writers_see_every_event_without_deadlock(http: RawCli
         t.join(15)
         assert not t.is_alive()
     assert all(s == expected for s in seen)
-    assert _wait_for(lambda: sandbox.server.open_watches == 0)
+    assert wait_until(lambda: sandbox.server.open_watches == 0)
 
 
 DATASETS = "/apis/sedna.io/v1alpha1/namespaces/default/datasets"
@@ -261,7 +253,7 @@ def test_watch_framing_one_chunk_per_event_then_terminator_and_keep_alive(http: 
     finally:
         reader.close()
         sock.close()
-    assert _wait_for(lambda: sandbox.server.open_watches == 0)
+    assert wait_until(lambda: sandbox.server.open_watches == 0)
 
 
 def test_a_burst_of_connections_is_accepted_not_dropped(sandbox) -> None:
@@ -288,11 +280,11 @@ def test_a_burst_of_connections_is_accepted_not_dropped(sandbox) -> None:
         for t in threads:
             t.join(15)
         assert failures == []
-        assert _wait_for(lambda: sandbox.server.open_watches == clients)
+        assert wait_until(lambda: sandbox.server.open_watches == clients)
     finally:
         for sock in socks:
             sock.close()
-    assert _wait_for(lambda: sandbox.server.open_watches == 0)
+    assert wait_until(lambda: sandbox.server.open_watches == 0)
 
 
 @pytest.mark.parametrize(

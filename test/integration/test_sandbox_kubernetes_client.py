@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
+from testkit import wait_for
 
 from apis.resources import CONFIGMAPS, PODS
 
@@ -69,16 +70,6 @@ def _status(exc: ApiException) -> dict:
     return body
 
 
-def _wait_for(predicate, timeout: float = 5.0, interval: float = 0.02):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError("condition not met within the timeout")
-
-
 def test_version_and_discovery(api: client.ApiClient) -> None:
     info = client.VersionApi(api).get_code()
     assert info.git_version.endswith("-sandbox") and info.major == "1"
@@ -95,7 +86,7 @@ def test_pod_crud_patch_delete_and_simulated_lifecycle(api: client.ApiClient, sa
     created = v1.create_namespaced_pod("default", _pod("web"))
     assert created.metadata.uid and created.metadata.resource_version and created.metadata.creation_timestamp
 
-    running = _wait_for(lambda: (p := v1.read_namespaced_pod("web", "default")).status.phase == "Running" and p)
+    running = wait_for("the condition", lambda: (p := v1.read_namespaced_pod("web", "default")).status.phase == "Running" and p)
     assert running.spec.node_name == "sandbox-node"
     assert running.status.pod_ip and running.status.container_statuses[0].state.running.started_at
 
@@ -251,7 +242,7 @@ def test_deployment_gets_pods_and_status(api: client.ApiClient) -> None:
             },
         },
     )
-    status = _wait_for(
+    status = wait_for("the condition",
         lambda: (s := apps.read_namespaced_deployment_status("dep", "default").status) and s.ready_replicas == 2 and s
     )
     assert status.available_replicas == 2 and status.observed_generation == 1

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
+from testkit import wait_for
 
 from apis.errors import NotFoundError
 from apis.fake import ObjectTracker
@@ -26,18 +25,6 @@ def sim() -> Iterator[PodSimulator]:
     yield simulator
     simulator.stop()
     assert all(not t.is_alive() for t in simulator._threads)
-
-
-def wait_for(fetch: Callable[[], Any], check: Callable[[Any], bool], timeout: float = 5.0) -> Any:
-    """Poll ``fetch`` until ``check`` holds; bounded so that a test can never hang."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fetch()
-        if check(value):
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s; last value: {value!r}")
-        time.sleep(0.01)
 
 
 def make_pod(name: str, node: str = "", **annotations: str) -> dict:
@@ -63,7 +50,7 @@ def test_registers_default_node_and_runs_an_unsteered_pod(sim: PodSimulator) -> 
     node = sim.tracker.get(NODES, "", "sandbox-node")
     assert conditions(node) == {"Ready": "True"} and node["status"]["addresses"][0]["type"] == "InternalIP"
     sim.tracker.create(PODS, make_pod("p"), "default")
-    pod = wait_for(lambda: get_pod(sim, "p"), lambda p: phase(p) == "Running")
+    pod = wait_for("the pod", lambda: get_pod(sim, "p"), check=lambda p: phase(p) == "Running")
     assert pod["spec"]["nodeName"] == "sandbox-node"
     assert pod["status"]["hostIP"] == node["status"]["addresses"][0]["address"] and pod["status"]["podIP"]
     assert pod["status"]["startTime"]
@@ -101,7 +88,7 @@ def test_run_seconds_and_exit_code(sim: PodSimulator, exit_code: str, expected_p
     sim.tracker.create(
         PODS, make_pod("job", **{ANNOTATION_RUN_SECONDS: "0.1", ANNOTATION_EXIT_CODE: exit_code}), "default"
     )
-    done = wait_for(lambda: get_pod(sim, "job"), lambda p: phase(p) in ("Succeeded", "Failed"))
+    done = wait_for("the pod", lambda: get_pod(sim, "job"), check=lambda p: phase(p) in ("Succeeded", "Failed"))
     assert phase(done) == expected_phase
     for status in done["status"]["containerStatuses"]:
         terminated = status["state"]["terminated"]
@@ -113,24 +100,24 @@ def test_run_seconds_and_exit_code(sim: PodSimulator, exit_code: str, expected_p
 def test_client_set_terminal_status_is_never_overwritten(sim: PodSimulator) -> None:
     tracker = sim.tracker
     tracker.create(PODS, make_pod("mine", **{ANNOTATION_RUN_SECONDS: "0.2", ANNOTATION_EXIT_CODE: "1"}), "default")
-    running = wait_for(lambda: get_pod(sim, "mine"), lambda p: phase(p) == "Running")
+    running = wait_for("the pod", lambda: get_pod(sim, "mine"), check=lambda p: phase(p) == "Running")
     running["status"] = {"phase": "Succeeded", "message": "set by the test"}
     tracker.update(PODS, running, "default", subresource="status")
     # A marker pod that runs 0.3 s; once it has finished, the simulator has long passed "mine"'s run time.
     tracker.create(PODS, make_pod("marker", **{ANNOTATION_RUN_SECONDS: "0.3"}), "default")
-    wait_for(lambda: get_pod(sim, "marker"), lambda p: phase(p) == "Succeeded")
+    wait_for("the pod", lambda: get_pod(sim, "marker"), check=lambda p: phase(p) == "Succeeded")
     assert get_pod(sim, "mine")["status"] == {"phase": "Succeeded", "message": "set by the test"}
 
 
 def test_client_can_drive_a_pending_pod_to_failed(sim: PodSimulator) -> None:
     tracker = sim.tracker
     tracker.create(PODS, make_pod("held", **{ANNOTATION_START_DELAY: "0.2"}), "default")
-    pod = wait_for(lambda: get_pod(sim, "held"), lambda p: p["spec"].get("nodeName"))
+    pod = wait_for("the pod", lambda: get_pod(sim, "held"), check=lambda p: p["spec"].get("nodeName"))
     pod = tracker.get(PODS, "default", "held")
     pod["status"] = {"phase": "Failed", "reason": "Evicted"}
     tracker.update(PODS, pod, "default", subresource="status")
     tracker.create(PODS, make_pod("marker", **{ANNOTATION_START_DELAY: "0.3"}), "default")
-    wait_for(lambda: get_pod(sim, "marker"), lambda p: phase(p) == "Running")
+    wait_for("the pod", lambda: get_pod(sim, "marker"), check=lambda p: phase(p) == "Running")
     assert get_pod(sim, "held")["status"] == {"phase": "Failed", "reason": "Evicted"}
 
 
@@ -139,15 +126,15 @@ def test_node_not_ready_holds_pods_and_unreadies_running_ones(sim: PodSimulator)
     sim.tracker.create(PODS, make_pod("edge-pod", node="edge"), "default")
     # The single worker handles events in order: once a later pod runs, "edge-pod" was seen and held.
     sim.tracker.create(PODS, make_pod("marker"), "default")
-    wait_for(lambda: get_pod(sim, "marker"), lambda p: phase(p) == "Running")
+    wait_for("the pod", lambda: get_pod(sim, "marker"), check=lambda p: phase(p) == "Running")
     assert phase(get_pod(sim, "edge-pod")) == "Pending"
 
     sim.set_node_ready("edge", True)
-    running = wait_for(lambda: get_pod(sim, "edge-pod"), lambda p: phase(p) == "Running")
+    running = wait_for("the pod", lambda: get_pod(sim, "edge-pod"), check=lambda p: phase(p) == "Running")
     assert conditions(running)["Ready"] == "True"
 
     sim.set_node_ready("edge", False)
-    unready = wait_for(lambda: get_pod(sim, "edge-pod"), lambda p: conditions(p)["Ready"] == "False")
+    unready = wait_for("the pod", lambda: get_pod(sim, "edge-pod"), check=lambda p: conditions(p)["Ready"] == "False")
     assert phase(unready) == "Running" and unready["status"]["containerStatuses"][0]["ready"] is False
     assert conditions(sim.tracker.get(NODES, "", "edge"))["Ready"] == "False"
     with pytest.raises(NotFoundError):
@@ -156,7 +143,7 @@ def test_node_not_ready_holds_pods_and_unreadies_running_ones(sim: PodSimulator)
 
 def test_pod_pinned_to_an_unknown_node_registers_it(sim: PodSimulator) -> None:
     sim.tracker.create(PODS, make_pod("pinned", node="edge-7"), "default")
-    wait_for(lambda: get_pod(sim, "pinned"), lambda p: phase(p) == "Running")
+    wait_for("the pod", lambda: get_pod(sim, "pinned"), check=lambda p: phase(p) == "Running")
     assert conditions(sim.tracker.get(NODES, "", "edge-7")) == {"Ready": "True"}
 
 
@@ -180,8 +167,9 @@ def test_deployment_replicas_status_and_scale_down(sim: PodSimulator) -> None:
     tracker = sim.tracker
     created = tracker.create(DEPLOYMENTS, _deployment(3), "default")
     status = wait_for(
+        "the deployment status",
         lambda: tracker.get(DEPLOYMENTS, "default", "web").get("status", {}),
-        lambda s: s.get("readyReplicas") == 3,
+        check=lambda s: s.get("readyReplicas") == 3,
     )
     assert status["replicas"] == status["availableReplicas"] == status["updatedReplicas"] == 3
     assert status["observedGeneration"] == 1
@@ -198,14 +186,15 @@ def test_deployment_replicas_status_and_scale_down(sim: PodSimulator) -> None:
     dep["spec"]["replicas"] = 1
     tracker.update(DEPLOYMENTS, dep, "default")
     status = wait_for(
+        "the deployment status",
         lambda: tracker.get(DEPLOYMENTS, "default", "web").get("status", {}),
-        lambda s: s.get("replicas") == 1 and s.get("observedGeneration") == 2,
+        check=lambda s: s.get("replicas") == 1 and s.get("observedGeneration") == 2,
     )
     assert status["readyReplicas"] == 1 and len(_active_pods(sim)) == 1
 
     # A deleted pod is replaced; deleting the deployment garbage-collects its pods.
     tracker.delete(PODS, "default", _active_pods(sim)[0]["metadata"]["name"])
-    wait_for(lambda: _active_pods(sim), lambda pods: len(pods) == 1 and phase(pods[0]) == "Running")
+    wait_for("the pod", lambda: _active_pods(sim), check=lambda pods: len(pods) == 1 and phase(pods[0]) == "Running")
     tracker.delete(DEPLOYMENTS, "default", "web")
     assert _active_pods(sim) == []
 

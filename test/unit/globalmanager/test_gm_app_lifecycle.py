@@ -7,16 +7,15 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
+from testkit import wait_for
 
 from apis.fake import FakeClientset
 from apis.resources import LEASES
@@ -27,16 +26,6 @@ from globalmanager.controllers.registry import unregister
 from globalmanager.leaderelection import format_micro_time
 
 REPO = Path(__file__).resolve().parents[3]
-
-
-def wait_for(what: str, fn: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def get(url: str) -> tuple[int, str]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import queue
 import threading
-import time
 from typing import Any
+
+from testkit import wait_until  # noqa: F401 - re-exported to the informer tests
 
 from apis.watch import WatchEvent
 from informers import ListWatch
@@ -120,16 +121,6 @@ def status(code: int, reason: str, message: str = "", causes: list | None = None
     if causes:
         st["details"] = {"causes": causes}
     return st
-
-
-def wait_until(pred, timeout: float = BOUND) -> bool:
-    """Polls ``pred`` until it holds or ``timeout`` passes; returns its last answer."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.005)
-    return pred()
 
 
 class Source:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
 
 import pytest
+from testkit import wait_for
 
 from workqueue import (
     DelayingQueue,
@@ -19,20 +18,13 @@ from workqueue.rate_limiters import MaxOfRateLimiter
 TIMEOUT = 5.0
 
 
-def wait_for(predicate: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + TIMEOUT
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.001)
-
-
 def wait_for_added(q: DelayingQueue, depth: int) -> None:
-    wait_for(lambda: q.len() == depth)
+    wait_for("the condition", lambda: q.len() == depth, timeout=TIMEOUT, interval=0.001)
 
 
 def wait_for_waiting_thread(clock: FakeClock) -> None:
     """Wait until the waiting thread sleeps, i.e. has handled everything due."""
-    wait_for(clock.has_waiters)
+    wait_for("the waiting thread to sleep", clock.has_waiters, timeout=TIMEOUT, interval=0.001)
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import weakref
 from collections.abc import Callable
 
 import pytest
+from testkit import wait_for
 
 from workqueue import Queue
 
@@ -25,13 +26,6 @@ def _join_all(threads: list[threading.Thread]) -> None:
     for t in threads:
         t.join(TIMEOUT)
         assert not t.is_alive(), "thread did not finish in time"
-
-
-def _wait_for(predicate: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + TIMEOUT
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.001)
 
 
 @pytest.mark.parametrize("shut", ["shut_down", "shut_down_with_drain"])
@@ -181,7 +175,7 @@ def test_item_never_processed_concurrently() -> None:
     workers = [_start(work) for _ in range(4)]
     for n in range(2000):
         q.add(n % 7)
-    _wait_for(lambda: len(q) == 0)
+    wait_for("the condition", lambda: len(q) == 0, timeout=TIMEOUT, interval=0.001)
     q.shut_down_with_drain()
     _join_all(workers)
     assert not violations
@@ -200,7 +194,7 @@ def test_queue_drainage_using_shut_down_with_drain() -> None:
         finished.set()
 
     t = _start(drain)
-    _wait_for(q.shutting_down)
+    wait_for("the condition", q.shutting_down, timeout=TIMEOUT, interval=0.001)
     _, shutting_down = q.get()
     assert shutting_down
     assert not finished.wait(0.02), "drain must wait for items being processed"
@@ -228,7 +222,7 @@ def test_force_queue_shutdown_using_shut_down() -> None:
     q.get()
     q.get()
     t = _start(q.shut_down_with_drain)
-    _wait_for(q.shutting_down)
+    wait_for("the condition", q.shutting_down, timeout=TIMEOUT, interval=0.001)
     assert q.get() == (None, True)
     q.shut_down()  # releases the drain without any done
     _join_all([t])
@@ -240,7 +234,7 @@ def test_queue_drainage_using_shut_down_with_drain_with_dirty_item() -> None:
     gotten, _ = q.get()
     q.add("foo")
     t = _start(q.shut_down_with_drain)
-    _wait_for(q.shutting_down)
+    wait_for("the condition", q.shutting_down, timeout=TIMEOUT, interval=0.001)
     assert q.get() == (None, True)
     q.done(gotten)
     # done put the dirty item back, so get hands it out again even though shutting down
@@ -267,7 +261,7 @@ def test_shut_down_wakes_blocked_getters() -> None:
     q = Queue()
     results: list[tuple[object, bool]] = []
     getters = [_start(lambda: results.append(q.get())) for _ in range(3)]
-    _wait_for(lambda: q._getters == 3)
+    wait_for("the condition", lambda: q._getters == 3, timeout=TIMEOUT, interval=0.001)
     q.shut_down()
     _join_all(getters)
     assert results == [(None, True)] * 3

@@ -1,0 +1,103 @@
+"""Real processes for integration and e2e tests: start them with their output in files, kill what is left."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+CRDS = REPO / "charts" / "sedna" / "crds"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def http_get(url: str, timeout: float = 3.0, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    """``(status, body)``; ``(0, "")`` when nothing answers."""
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+    except OSError:
+        return 0, ""
+
+
+def json_log_lines(text: str) -> list[dict[str, Any]]:
+    """Every line of a JSON log, parsed; fails on the first line that is not a JSON object."""
+    lines = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            raise AssertionError(f"log line {number} is not JSON: {line!r}") from None
+        assert isinstance(entry, dict), f"log line {number} is not a JSON object: {line!r}"
+        lines.append(entry)
+    return lines
+
+
+class Processes:
+    """Starts ``python <argv>`` children from the repository with their output in ``<tmp>/<name>.log``;
+    ``cleanup()`` kills whatever is still running."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.env = dict(os.environ, PYTHONPATH=str(REPO))
+
+    def start(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        """Start ``sys.executable *argv``; a name used before names the new process (its log is appended to)."""
+        with open(self.tmp / f"{name}.log", "ab") as log:
+            proc = subprocess.Popen([sys.executable, *argv], cwd=REPO, env={**self.env, **(env or {})},
+                                    stdout=log, stderr=subprocess.STDOUT)
+        old = self.procs.get(name)
+        if old is not None and old.poll() is None:
+            old.kill()
+            old.wait(10)
+        self.procs[name] = proc
+        return proc
+
+    def log(self, name: str) -> str:
+        path = self.tmp / f"{name}.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def cleanup(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(10)
+
+
+def start_sandbox(procs: Processes, kubeconfig: Path, *extra: str, name: str = "apiserver") -> subprocess.Popen[bytes]:
+    """Start the sandbox API server process with Sedna's CRDs, writing ``kubeconfig``; returns once it listens."""
+    from .wait import wait_for
+
+    proc = procs.start(name, ["-m", "apis.fake.apiserver", "--port", "0", "--crds", str(CRDS),
+                              "--kubeconfig-out", str(kubeconfig), *extra])
+    wait_for("the sandbox API server", lambda: "listening on " in procs.log(name) or proc.poll() is not None,
+             timeout=30)
+    assert proc.poll() is None, procs.log(name)
+    return proc
+
+
+def start_gm(procs: Processes, name: str, kubeconfig: str | None, *extra: str,
+             env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """Start ``sedna-gm`` with JSON logs and its metrics server on a free port; returns the process and that URL."""
+    port = free_port()
+    source = ["--kubeconfig", kubeconfig] if kubeconfig else []
+    proc = procs.start(name, ["-m", "globalmanager.app", *source,
+                              "--metrics-address", f"127.0.0.1:{port}", "--log-format", "json", *extra], env=env)
+    return proc, f"http://127.0.0.1:{port}"
