@@ -34,6 +34,8 @@ class ControllerContext:
     default_workers: int = 2
     drain_timeout: float = 10.0
     config: Any = None
+    # the GM ↔ LC link (globalmanager.runtime.edge.EdgeLink); None when sedna-gm runs without one
+    edge: Any = None
 
     def workers_for(self, name: str) -> int:
         return (self.workers or {}).get(name, self.default_workers)
