@@ -7,6 +7,7 @@ answered with a Kubernetes ``Status`` body and the matching HTTP code.
 
 from __future__ import annotations
 
+import socket
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -82,6 +83,15 @@ class SandboxRequestHandler(WatchStreamMixin, BaseHTTPRequestHandler):
     timeout = 120  # idle keep-alive connections are closed after this many seconds
 
     # -- plumbing -------------------------------------------------------------------------------------------------
+    def setup(self) -> None:
+        super().setup()
+        # Responses and watch events are small writes: without TCP_NODELAY, Nagle's algorithm holds each one back
+        # until the client's delayed ACK (~40 ms) on a kept-alive connection. kube-apiserver (Go) sets it too.
+        try:
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
+
     @property
     def sandbox(self) -> SandboxContext:
         return self.server.sandbox  # type: ignore[attr-defined]
@@ -136,9 +146,11 @@ class SandboxRequestHandler(WatchStreamMixin, BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache, private")
         for key, value in (headers or {}).items():
             self.send_header(key, value)
-        self.end_headers()
+        # status line, headers and body leave in one write
+        self._headers_buffer.append(b"\r\n")
         if self.command != "HEAD":
-            self.wfile.write(data)
+            self._headers_buffer.append(data)
+        self.flush_headers()
 
     def _send_json(self, code: int, obj: Any, headers: dict[str, str] | None = None) -> None:
         self._send_bytes(code, orjson.dumps(obj), "application/json", headers)
