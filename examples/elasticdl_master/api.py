@@ -170,11 +170,19 @@ class WorkerAPI:
             self._reply(req, 405 if known else 404, {"error": f"{method} {path} is not served"})
             return
         try:
-            body = self._read_json(req) if method in ("POST", "PUT") else {}
+            if method in ("POST", "PUT"):
+                body = self._read_json(req)
+            else:
+                self._discard_body(req)
+                body = {}
             self._reply(req, 200, route(body))
         except (RequestError, TaskError) as exc:
             self._log.info("bad request", path=path, reason=str(exc))
             self._reply(req, 400, {"error": str(exc)})
+        except Exception:
+            self._log.exception("request failed", method=method, path=path)
+            req.close_connection = True
+            self._reply(req, 500, {"error": "internal error; see the master's log"})
 
     def _read_json(self, req: BaseHTTPRequestHandler) -> dict[str, Any]:
         if req.headers.get("Transfer-Encoding"):

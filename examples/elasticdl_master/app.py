@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"elasticdl master: {exc}", file=sys.stderr)
         return 2
-    configure_logging("WARNING" if config.log_level == "CRITICAL" else config.log_level, config.log_format)
+    configure_logging(config.log_level, config.log_format)
     log = structlog.get_logger("elasticdl_master").bind(job=config.job_name)
     if config.ignored:
         log.info("ignoring flags this master does not use", flags=config.ignored)
@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda signum, _frame: (log.info("signal received: stopping", signal=signum), stop.set()))
+        signal.signal(sig, lambda _signum, _frame: stop.set())  # the master logs why it stopped
     try:
         return master.run(stop)
     except OSError as exc:

@@ -12,7 +12,7 @@ from typing import Any
 
 import structlog
 
-from apis import ListOptions
+from apis import ListOptions, meta
 from apis.client import ClientsetBase
 from informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
 
@@ -53,7 +53,7 @@ class EventListener:
     def on_pod(self, pod: Mapping[str, Any]) -> None:
         state = self.table.observe(pod)
         if state is None:
-            log.warning("worker pod without a worker id label; ignored", pod=pod.get("metadata", {}).get("name"))
+            log.warning("worker pod without a worker id label; ignored", pod=meta.name(pod))
             return
         self.on_change(state.worker_id)
 

@@ -115,7 +115,7 @@ class Master:
             if code is not None:
                 return code
             self.manager.drain()
-            self._wait_for_exits()
+            self._wait_for_exits(stop)
             self.manager.finish()
             self._cleanup()
             return 0 if self.dispatcher.succeeded() else 1
@@ -168,9 +168,9 @@ class Master:
         keys = ("tasks_done", "tasks_total", "tasks_waiting", "tasks_in_progress", "tasks_abandoned", "epochs_started")
         return {**{k: tasks[k] for k in keys}, "num_workers": self.manager.threshold, "workers": self.table.counts()}
 
-    def _wait_for_exits(self) -> None:
+    def _wait_for_exits(self, stop: threading.Event) -> None:
         deadline = time.monotonic() + self.config.worker_exit_grace
-        while (live := self.manager.live_workers()) and (left := deadline - time.monotonic()) > 0:
+        while (live := self.manager.live_workers()) and (left := deadline - time.monotonic()) > 0 and not stop.is_set():
             self._wake.clear()
             self._wake.wait(min(left, 1.0))
         if live:

@@ -294,8 +294,8 @@ class WorkerManager:
         slot.progressed = False
 
     def _relaunch_later(self, slot: Slot, state: WorkerState, trouble: str, pod_failed: bool) -> None:
-        if pod_failed and not slot.progressed:
-            slot.failures += 1
+        if pod_failed:
+            slot.failures += 1  # on_progress resets it: it counts failures in a row without progress
         if pod_failed and 0 <= self.relaunch_limit < slot.failures:
             slot.given_up = True
             self._log.error("worker slot given up: its workers failed too often without progress", slot=slot.index,

@@ -12,6 +12,7 @@ API (``SimulatedWorkers``) and the kubelet when one of them exits (``end_pod``).
 from __future__ import annotations
 
 import shlex
+import signal
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -145,3 +146,15 @@ def test_master_started_with_the_flags_of_the_operators_master_pod_runs_the_job_
     end_pod(cs, "default", "elasticdl-mnist-master", 0)  # the kubelet sees the master process exit 0
     wait_for("the job to succeed", lambda: status().get("phase"), check=lambda p: p == "Succeeded", timeout=30)
     assert [n for n in pods(cs, "default") if "-worker-" in n] == []
+
+
+def test_sigterm_stops_the_master_with_1_and_leaves_the_workers_to_the_master_pod(procs, cluster, tmp_path):
+    kubeconfig, cs = cluster
+    proc, client = start_master(procs, kubeconfig, "--job_name", "mnist", "--training_data", str(write_data(tmp_path)),
+                                "--num_workers", "1", "--worker_image", "elasticdl:ci")
+    wait_for("a running worker", lambda: running_worker_ids(cs, "default", "mnist"), check=lambda ids: ids == [0],
+             timeout=30)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 1, procs.log("master")
+    assert log_event(procs.log("master"), "stopped before the job's data was consumed") is not None
+    assert "mnist-worker-0" in pods(cs, "default")

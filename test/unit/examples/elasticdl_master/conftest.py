@@ -45,6 +45,12 @@ class Harness:
         self.manager.owner = self.cs.core_v1().pods(NS).get("elasticdl-mnist-master")
         self.seen: dict[int, dict[str, Any]] = {}
 
+    def started(self) -> Harness:
+        """The manager after its start with no worker pod around: its first workers are created (pending)."""
+        self.manager.adopt([])
+        self.settle()
+        return self
+
     # -- the informer's part ----------------------------------------------------------------------------------------
     def pods(self) -> list[dict[str, Any]]:
         return self.cs.core_v1().pods(NS).list(label_selector=worker_selector(JOB))["items"]
@@ -89,8 +95,10 @@ class Harness:
         pods.update_status(pod)
 
     def run(self, *worker_ids: int) -> None:
+        """The workers' pods run, and the manager has seen it."""
         for worker_id in worker_ids:
             self.set_status(worker_id, {"phase": "Running"})
+        self.settle()
 
     def fail(self, worker_id: int, exit_code: int = 1) -> None:
         self.set_status(worker_id, {"phase": "Failed", "containerStatuses": [

@@ -15,9 +15,7 @@ from examples.elasticdl_master.client import MasterClient, MasterError
 
 @pytest.fixture
 def api(harness) -> Iterator[tuple[WorkerAPI, object]]:
-    h = harness(2)
-    h.manager.adopt([])
-    h.settle()  # workers 0 and 1 are launched (registered)
+    h = harness(2).started()  # workers 0 and 1 are launched (registered)
     server = WorkerAPI("127.0.0.1", 0, h.dispatcher, h.manager, lambda: {"job": "mnist"}, max_workers=8)
     server.start()
     yield server, h
@@ -168,3 +166,18 @@ def test_a_connection_stays_usable_after_a_400(api):
             assert resp.status == status
     finally:
         conn.close()
+
+
+def test_an_unexpected_error_is_a_500_and_the_server_keeps_serving(harness):
+    h = harness(1).started()
+
+    def broken() -> dict:
+        raise RuntimeError("bug")
+
+    server = WorkerAPI("127.0.0.1", 0, h.dispatcher, h.manager, broken, max_workers=8)
+    server.start()
+    try:
+        assert raw(server, "GET", "/api/v1/status", headers={}) == (500, {"error": "internal error; see the master's log"})
+        assert raw(server, "GET", "/api/v1/num_workers", headers={}) == (200, {"num_workers": 1})
+    finally:
+        server.stop()

@@ -9,9 +9,7 @@ from examples.elasticdl_master.tasks import TaskError
 
 
 def test_scale_up_creates_elasticdl_worker_pods_owned_by_the_master(harness):
-    h = harness(3)
-    h.manager.adopt([])
-    h.settle()
+    h = harness(3).started()
     assert h.creates() == ["mnist-worker-0", "mnist-worker-1", "mnist-worker-2"]
     pod = h.cs.core_v1().pods("default").get("mnist-worker-1")
     assert pod["metadata"]["labels"] == {"app": "elasticdl", "elasticdl-job-name": "mnist",
@@ -30,11 +28,8 @@ def test_scale_up_creates_elasticdl_worker_pods_owned_by_the_master(harness):
 
 
 def test_scale_down_deletes_the_highest_slots_and_requeues_their_tasks_without_a_failure(harness):
-    h = harness(3)
-    h.manager.adopt([])
-    h.settle()
+    h = harness(3).started()
     h.run(0, 1, 2)
-    h.settle()
     held = h.dispatcher.get(2)
     h.manager.set_threshold(1)
     h.settle()
@@ -44,15 +39,14 @@ def test_scale_down_deletes_the_highest_slots_and_requeues_their_tasks_without_a
     again = h.dispatcher.get(0)  # the taken-back task comes back, no failure counted
     tasks = [again] + [h.dispatcher.get(0) for _ in range(3)]
     assert held.unit in {t.unit for t in tasks}
+    assert h.dispatcher._failures == {}
     h.step(600)
     assert len(h.creates()) == 3  # no relaunch of what was scaled down
     assert [s["slot"] for s in h.manager.slots()] == [0]
 
 
 def test_unschedulable_worker_is_relaunched_with_exponential_backoff(harness):
-    h = harness(1, base_delay=1.0, max_delay=60.0)
-    h.manager.adopt([])
-    h.settle()
+    h = harness(1, base_delay=1.0, max_delay=60.0).started()
     assert h.creates() == ["mnist-worker-0"]
 
     h.unschedulable(0)
@@ -79,9 +73,7 @@ def test_unschedulable_worker_is_relaunched_with_exponential_backoff(harness):
 
 
 def test_unschedulable_deleted_pod_event_does_not_bypass_the_backoff(harness):
-    h = harness(1, base_delay=5.0)
-    h.manager.adopt([])
-    h.settle()
+    h = harness(1, base_delay=5.0).started()
     h.unschedulable(0)
     h.settle()  # deletes the pod; the deletion event arrives in the same settle
     h.settle()
@@ -91,11 +83,8 @@ def test_unschedulable_deleted_pod_event_does_not_bypass_the_backoff(harness):
 
 
 def test_failed_worker_is_relaunched_and_its_task_requeued_as_a_failed_attempt(harness):
-    h = harness(2, relaunch_limit=3)
-    h.manager.adopt([])
-    h.settle()
+    h = harness(2, relaunch_limit=3).started()
     h.run(0, 1)
-    h.settle()
     task = h.dispatcher.get(0)
     h.manager.on_progress(0)
     h.fail(0, exit_code=137)
@@ -108,15 +97,12 @@ def test_failed_worker_is_relaunched_and_its_task_requeued_as_a_failed_attempt(h
     h.step(1.0)
     assert h.creates()[-1] == "mnist-worker-2"
     h.run(2)
-    h.settle()
     units = [h.dispatcher.get(1).unit for _ in range(4)]
     assert task.unit in units  # handed out again
 
 
 def test_a_slot_whose_workers_keep_failing_without_progress_is_given_up(harness):
-    h = harness(1, relaunch_limit=1)
-    h.manager.adopt([])
-    h.settle()
+    h = harness(1, relaunch_limit=1).started()
     h.run(0)
     h.fail(0)
     h.settle()
@@ -134,12 +120,9 @@ def test_a_slot_whose_workers_keep_failing_without_progress_is_given_up(harness)
 
 
 def test_progress_between_failures_keeps_the_slot_alive(harness):
-    h = harness(1, relaunch_limit=1)
-    h.manager.adopt([])
-    h.settle()
+    h = harness(1, relaunch_limit=1).started()
     for worker_id in range(4):
         h.run(worker_id)
-        h.settle()
         h.manager.on_progress(worker_id)
         h.fail(worker_id)
         h.settle()
@@ -149,11 +132,8 @@ def test_progress_between_failures_keeps_the_slot_alive(harness):
 
 
 def test_worker_without_progress_for_too_long_is_removed_and_replaced(harness):
-    h = harness(1, progress_timeout=30.0)
-    h.manager.adopt([])
-    h.settle()
+    h = harness(1, progress_timeout=30.0).started()
     h.run(0)
-    h.settle()
     task = h.dispatcher.get(0)
     h.step(20)
     h.manager.on_progress(0)  # progress moves the deadline
@@ -167,19 +147,14 @@ def test_worker_without_progress_for_too_long_is_removed_and_replaced(harness):
 
 
 def test_pending_worker_is_never_considered_stuck(harness):
-    h = harness(1, progress_timeout=30.0)
-    h.manager.adopt([])
-    h.settle()
+    h = harness(1, progress_timeout=30.0).started()
     h.step(120)
     assert h.deletes() == []
 
 
 def test_task_of_a_worker_deleted_by_someone_else_goes_to_another_worker(harness):
-    h = harness(2)
-    h.manager.adopt([])
-    h.settle()
+    h = harness(2).started()
     h.run(0, 1)
-    h.settle()
     first = h.dispatcher.get(0)
     h.cs.core_v1().pods("default").delete("mnist-worker-0")  # kubectl delete pod
     h.settle()
@@ -191,9 +166,7 @@ def test_task_of_a_worker_deleted_by_someone_else_goes_to_another_worker(harness
 
 
 def test_worker_exiting_before_the_data_is_consumed_is_replaced(harness):
-    h = harness(1)
-    h.manager.adopt([])
-    h.settle()
+    h = harness(1).started()
     h.set_status(0, {"phase": "Succeeded"})
     h.settle()
     h.step(1.0)
@@ -201,11 +174,8 @@ def test_worker_exiting_before_the_data_is_consumed_is_replaced(harness):
 
 
 def test_drain_leaves_live_workers_until_they_exit_then_finish_deletes_the_rest(harness):
-    h = harness(2)
-    h.manager.adopt([])
-    h.settle()
+    h = harness(2).started()
     h.run(0, 1)
-    h.settle()
     h.manager.drain()
     h.settle()
     assert h.deletes() == [] and h.manager.live_workers() == 2
