@@ -126,7 +126,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
         url = serving["url"]
         client = MasterClient(url)
         running = lambda: running_worker_ids(cs, NS, JOB)  # noqa: E731
-        workers = SimulatedWorkers(client, running, exit_worker=lambda w: end_pod(cs, NS, f"{JOB}-worker-{w}", 0))
+        workers = SimulatedWorkers(client, running, exit_worker=lambda w: end_pod(cs, NS, f"elasticdl-{JOB}-worker-{w}", 0))
         say(f"==> playing the workers over {url}")
         started, last, crashed = time.monotonic(), "", False
         while time.monotonic() - started < args.timeout:
@@ -140,7 +140,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
                 tasks = status["tasks"]
                 if not crashed and 0 in running() and tasks["tasks_done"] * 3 >= tasks["tasks_total"]:
                     held = client.get_task(0)
-                    end_pod(cs, NS, f"{JOB}-worker-0", 1)
+                    end_pod(cs, NS, f"elasticdl-{JOB}-worker-0", 1)
                     crashed = True
                     say(f"    worker 0 crashed holding task {held.get('task', {}).get('task_id')}: "
                         "the master takes it back and relaunches the worker after backoff")

@@ -1,7 +1,8 @@
 """Worker pods as ElasticDL's master creates them.
 
-* name ``<job>-worker-<id>`` (ElasticDL's ``get_worker_pod_name`` since v0.2.0; ids count up, a relaunched worker
-  gets a new id); labels ``app=elasticdl``, ``elasticdl-job-name=<job>``, ``elasticdl-replica-type=worker``,
+* name ``elasticdl-<job>-worker-<id>`` (``get_worker_pod_name`` of ElasticDL 0.2, the released master; its
+  unreleased main branch dropped the ``elasticdl-`` prefix in 2021); ids count up, a relaunched worker gets a new
+  id; labels ``app=elasticdl``, ``elasticdl-job-name=<job>``, ``elasticdl-replica-type=worker``,
   ``elasticdl-replica-index=<id>`` (what the ElasticAIJob operator counts into ``replicaStatuses.worker``);
 * an ownerReference to the master pod ``elasticdl-<job>-master`` (``blockOwnerDeletion``, not a controller
   reference, as ElasticDL sets it), so the workers go with the master;
@@ -42,7 +43,7 @@ def master_pod_name(job_name: str) -> str:
 
 
 def worker_pod_name(job_name: str, worker_id: int) -> str:
-    return f"{job_name}-worker-{worker_id}"
+    return f"elasticdl-{job_name}-worker-{worker_id}"
 
 
 def worker_selector(job_name: str) -> str:

@@ -74,24 +74,24 @@ def test_master_keeps_workers_takes_tasks_back_and_consumes_every_unit_exactly_o
         "--model_zoo", "/model_zoo", "--model_def", "mnist.custom_model", "--num_ps_pods", "1")
     running = lambda: running_worker_ids(cs, NS, "mnist")  # noqa: E731
     wait_for("three running workers", running, check=lambda ids: ids == [0, 1, 2], timeout=30)
-    worker = pods(cs, NS)["mnist-worker-1"]
+    worker = pods(cs, NS)["elasticdl-mnist-worker-1"]
     assert worker["metadata"]["ownerReferences"][0]["uid"] == master_pod["metadata"]["uid"]
     assert {e["name"]: e.get("value") for e in worker["spec"]["containers"][0]["env"]}["WORKER_ID"] == "1"
 
-    workers = SimulatedWorkers(client, running, exit_worker=lambda w: end_pod(cs, NS, f"mnist-worker-{w}", 0))
+    workers = SimulatedWorkers(client, running, exit_worker=lambda w: end_pod(cs, NS, f"elasticdl-mnist-worker-{w}", 0))
     workers.step()
     assert len(workers.completed) == 3
 
     # worker 0 crashes holding a task: the task goes back, the worker is replaced, its late report is refused
     held = client.get_task(0)["task"]
-    end_pod(cs, NS, "mnist-worker-0", 1)
+    end_pod(cs, NS, "elasticdl-mnist-worker-0", 1)
     wait_for("worker 0 replaced", running, check=lambda ids: 0 not in ids and len(ids) == 3, timeout=30)
     with pytest.raises(MasterError) as refused:
         client.report(0, held["task_id"])
     assert refused.value.status == 400 and "not a live worker" in refused.value.reason
 
     # someone deletes worker 1 (kubectl delete pod): replaced too
-    cs.core_v1().pods(NS).delete("mnist-worker-1")
+    cs.core_v1().pods(NS).delete("elasticdl-mnist-worker-1")
     wait_for("worker 1 replaced", running, check=lambda ids: 1 not in ids and len(ids) == 3, timeout=30)
 
     # the worker count changes at run time
@@ -110,7 +110,7 @@ def test_master_keeps_workers_takes_tasks_back_and_consumes_every_unit_exactly_o
     assert consumed["succeeded"] is True and consumed["tasks_done"] == consumed["tasks_total"] == 14
     ignored = next(e for e in entries if e["event"] == "ignoring flags this master does not use")
     assert ignored["flags"] == ["--model_zoo", "--model_def", "--num_ps_pods"]
-    assert any(e["event"] == "relaunching worker after backoff" and e["worker"] == "mnist-worker-0" for e in entries)
+    assert any(e["event"] == "relaunching worker after backoff" and e["worker"] == "elasticdl-mnist-worker-0" for e in entries)
     assert all("worker" in e for e in entries if e["event"] in ("created worker pod", "deleted worker pod"))
 
 
@@ -138,7 +138,7 @@ def test_master_started_with_the_flags_of_the_operators_master_pod_runs_the_job_
     wait_for("the job to count two active workers", lambda: status().get("replicaStatuses", {}).get("worker"),
              check=lambda w: w == {"active": 2, "succeeded": 0, "failed": 0}, timeout=30)
     running = lambda: running_worker_ids(cs, "default", "mnist")  # noqa: E731
-    workers = SimulatedWorkers(client, running, exit_worker=lambda w: end_pod(cs, "default", f"mnist-worker-{w}", 0))
+    workers = SimulatedWorkers(client, running, exit_worker=lambda w: end_pod(cs, "default", f"elasticdl-mnist-worker-{w}", 0))
     assert workers.run(timeout=60)
     assert proc.wait(60) == 0, procs.log("master")
     assert Counter((t["epoch"], Path(t["file"]).name, t["start"]) for t in workers.completed) == {
@@ -157,4 +157,4 @@ def test_sigterm_stops_the_master_with_1_and_leaves_the_workers_to_the_master_po
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(30) == 1, procs.log("master")
     assert log_event(procs.log("master"), "stopped before the job's data was consumed") is not None
-    assert "mnist-worker-0" in pods(cs, "default")
+    assert "elasticdl-mnist-worker-0" in pods(cs, "default")

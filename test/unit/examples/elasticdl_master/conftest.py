@@ -90,7 +90,7 @@ class Harness:
     # -- the kubelet's and scheduler's part -------------------------------------------------------------------------
     def set_status(self, worker_id: int, status: dict[str, Any]) -> None:
         pods = self.cs.core_v1().pods(NS)
-        pod = pods.get(f"{JOB}-worker-{worker_id}")
+        pod = pods.get(f"elasticdl-{JOB}-worker-{worker_id}")
         pod["status"] = status
         pods.update_status(pod)
 

@@ -21,7 +21,7 @@ def pod(name: str, job: str, role: str, index: str, phase: str = "Pending") -> d
 
 
 def test_only_the_jobs_worker_pods_reach_the_table_and_every_event_is_reported():
-    cs = FakeClientset(pod("mnist-worker-0", "mnist", "worker", "0", "Running"),
+    cs = FakeClientset(pod("elasticdl-mnist-worker-0", "mnist", "worker", "0", "Running"),
                        pod("mnist-ps-0", "mnist", "ps", "0", "Running"),
                        pod("other-worker-0", "other", "worker", "0", "Running"))
     table = WorkerTable()
@@ -32,7 +32,7 @@ def test_only_the_jobs_worker_pods_reach_the_table_and_every_event_is_reported()
     factory.start(stop)
     try:
         assert all(factory.wait_for_cache_sync(stop).values())
-        assert [p["metadata"]["name"] for p in listener.lister.list()] == ["mnist-worker-0"]
+        assert [p["metadata"]["name"] for p in listener.lister.list()] == ["elasticdl-mnist-worker-0"]
         lists = [a for a in cs.actions() if a.verb in ("list", "watch")]
         assert lists and all(a.options.label_selector == "elasticdl-job-name=mnist,elasticdl-replica-type=worker"
                              for a in lists)
@@ -40,15 +40,15 @@ def test_only_the_jobs_worker_pods_reach_the_table_and_every_event_is_reported()
         assert table.get(0).phase == RUNNING
 
         pods = cs.core_v1().pods("default")
-        pods.create(pod("mnist-worker-1", "mnist", "worker", "1"))
+        pods.create(pod("elasticdl-mnist-worker-1", "mnist", "worker", "1"))
         wait_for("worker 1 pending", lambda: (s := table.get(1)) is not None and s.phase == PENDING)
-        failed = pods.get("mnist-worker-0")
+        failed = pods.get("elasticdl-mnist-worker-0")
         failed["status"] = {"phase": "Failed", "containerStatuses": [
             {"name": "c", "state": {"terminated": {"exitCode": 3, "reason": "Error"}}}]}
         pods.update_status(failed)
         wait_for("worker 0 failed", lambda: table.get(0).phase == FAILED)
         assert (table.get(0).exit_code, table.get(0).reason) == (3, "Error")
-        pods.delete("mnist-worker-0")
+        pods.delete("elasticdl-mnist-worker-0")
         wait_for("worker 0 deleted", lambda: table.get(0).phase == DELETED)
         assert changed[-1] == 0 and 1 in changed
         assert table.get(0).phase == DELETED  # a finished worker never moves backwards
@@ -59,11 +59,11 @@ def test_only_the_jobs_worker_pods_reach_the_table_and_every_event_is_reported()
 
 def test_a_deletion_known_only_by_its_key_names_the_worker():
     table = WorkerTable()
-    table.register(4, "mnist-worker-4")
+    table.register(4, "elasticdl-mnist-worker-4")
     changed: list[int] = []
     cs = FakeClientset()
     listener = EventListener(worker_informer_factory(cs, "default", "mnist"), table, changed.append)
-    listener.on_pod_deleted(DeletedFinalStateUnknown("default/mnist-worker-4", None))
+    listener.on_pod_deleted(DeletedFinalStateUnknown("default/elasticdl-mnist-worker-4", None))
     assert changed == [4] and table.get(4).phase == DELETED
 
 

@@ -41,7 +41,7 @@ def test_the_data_is_consumed_exactly_once_and_the_workers_are_gone(cluster, dat
     master, stop, thread, result = start(cs, data_dir, "--num_epochs", "2", "--num_workers", "3")
     client = MasterClient(master.api.url)
     workers = SimulatedWorkers(client, lambda: running_worker_ids(cs, "default", "mnist"),
-                               exit_worker=lambda w: end_pod(cs, "default", f"mnist-worker-{w}", 0))
+                               exit_worker=lambda w: end_pod(cs, "default", f"elasticdl-mnist-worker-{w}", 0))
     assert workers.run(timeout=30)
     thread.join(30)
     assert result == {"code": 0}
@@ -56,7 +56,7 @@ def test_all_workers_failing_ends_the_master_with_1(cluster, data_dir):
     master, stop, thread, result = start(cs, data_dir, "--num_workers", "2", "--relaunch_on_worker_failure", "0")
     wait_for("two running workers", lambda: len(running_worker_ids(cs, "default", "mnist")) == 2)
     for worker_id in running_worker_ids(cs, "default", "mnist"):
-        end_pod(cs, "default", f"mnist-worker-{worker_id}", 1)
+        end_pod(cs, "default", f"elasticdl-mnist-worker-{worker_id}", 1)
     thread.join(30)
     assert result == {"code": 1}
     assert cs.core_v1().pods("default").list()["items"] == []
@@ -69,4 +69,4 @@ def test_stop_ends_the_master_with_1_and_leaves_the_workers_to_their_owner(clust
     stop.set()
     thread.join(30)
     assert result == {"code": 1}
-    assert [p["metadata"]["name"] for p in cs.core_v1().pods("default").list()["items"]] == ["mnist-worker-0"]
+    assert [p["metadata"]["name"] for p in cs.core_v1().pods("default").list()["items"]] == ["elasticdl-mnist-worker-0"]
