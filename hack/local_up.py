@@ -236,11 +236,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--run-seconds", type=float, default=3.0, help="how long the simulated master runs (3)")
     p.add_argument("--start-delay-seconds", type=float, default=1.0, help="how long the master stays Pending (1)")
     p.add_argument("--workdir", help="directory for the kubeconfig and logs (default: a temporary one, removed)")
+    p.add_argument("--elasticdl", action="store_true",
+                   help="train an ElasticAIJob to the end with the ElasticDL master example (hack/local_up_elasticdl.py)")
     args = p.parse_args(argv)
     workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="sedna-local-up-"))
     workdir.mkdir(parents=True, exist_ok=True)
     try:
-        code = run(args, workdir)
+        if args.elasticdl:
+            from .local_up_elasticdl import run as run_elasticdl
+
+            code = run_elasticdl(args, workdir)
+        else:
+            code = run(args, workdir)
     except KeyboardInterrupt:
         code = 1
     if not args.workdir and code == 0:

@@ -3,12 +3,22 @@
     from testkit import wait_for, Processes, free_port, http_get
 """
 
-from .procs import CRDS, REPO, Processes, free_port, http_get, json_log_lines, start_gm, start_sandbox
+from .procs import (
+    CRDS,
+    REPO,
+    Processes,
+    free_port,
+    http_get,
+    json_log_lines,
+    log_event,
+    start_gm,
+    start_sandbox,
+)
 from .wait import wait_for, wait_until
 
 __all__ = [
     "CRDS",
-    "REPO", "Processes", "free_port", "http_get", "json_log_lines",
+    "REPO", "Processes", "free_port", "http_get", "json_log_lines", "log_event",
     "start_gm",
     "start_sandbox",
     "wait_for",

@@ -49,6 +49,21 @@ def json_log_lines(text: str) -> list[dict[str, Any]]:
     return lines
 
 
+def log_event(text: str, event: str) -> dict[str, Any] | None:
+    """The first complete JSON log line of ``text`` whose ``event`` is ``event`` (None yet); lines that are not JSON
+    (a line still being written) are skipped."""
+    for line in text.splitlines(keepends=True):
+        if not line.endswith("\n") or f'"{event}"' not in line:
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("event") == event:
+            return entry
+    return None
+
+
 class Processes:
     """Starts ``python <argv>`` children from the repository with their output in ``<tmp>/<name>.log``;
     ``cleanup()`` kills whatever is still running."""

@@ -1,0 +1,1 @@
+"""Worked examples built on the library packages (``apis``, ``informers``, ``workqueue``) alone."""

@@ -1,0 +1,72 @@
+"""Command line entry point: ``python -m examples.elasticdl_master --job_name mnist --training_data /data ...``.
+
+Logs are structlog lines on stderr (JSON, or key=value with ``--log_format console``; console by default on a
+TTY), every one with the ``job`` key. Exit codes: 0 the data is consumed, 1 the job did not succeed (see
+``Master``), 2 a bad flag, unusable training data, a kubeconfig that cannot be loaded, or a port that is taken.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+
+import structlog
+
+from apis.clientset import Clientset
+from apis.clientset import ConfigError as KubeConfigError
+
+from .args import ConfigError, parse_args
+from .data import DataError
+from .master import Master
+
+__all__ = ["configure_logging", "main"]
+
+
+def configure_logging(level: str = "INFO", fmt: str = "") -> None:
+    """structlog to stderr, filtered at ``level``; ``fmt`` ``json`` | ``console`` | ``""`` (console on a TTY)."""
+    fmt = fmt or ("console" if sys.stderr.isatty() else "json")
+    renderer = structlog.dev.ConsoleRenderer(colors=False) if fmt == "console" else structlog.processors.JSONRenderer()
+    structlog.configure(
+        processors=[structlog.contextvars.merge_contextvars, structlog.processors.add_log_level,
+                    structlog.processors.TimeStamper(fmt="iso", utc=True), structlog.processors.dict_tracebacks,
+                    renderer],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        config = parse_args(argv)
+    except ConfigError as exc:
+        print(f"elasticdl master: {exc}", file=sys.stderr)
+        return 2
+    configure_logging(config.log_level, config.log_format)
+    log = structlog.get_logger("elasticdl_master").bind(job=config.job_name)
+    if config.ignored:
+        log.info("ignoring flags this master does not use", flags=config.ignored)
+    try:
+        clientset = Clientset.auto(kubeconfig=config.kubeconfig, master=config.master)
+    except KubeConfigError as exc:
+        log.error("cannot load the cluster configuration", error=str(exc), kubeconfig=config.kubeconfig)
+        return 2
+    try:
+        master = Master(config, clientset)
+    except DataError as exc:
+        log.error("--training_data cannot be used", error=str(exc))
+        clientset.close()
+        return 2
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda _signum, _frame: stop.set())  # the master logs why it stopped
+    try:
+        return master.run(stop)
+    except OSError as exc:
+        log.error("cannot serve the worker API", error=str(exc), host=config.host, port=config.port)
+        return 2
+    finally:
+        clientset.close()
