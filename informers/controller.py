@@ -12,8 +12,12 @@ import structlog
 
 from .delta_fifo import DELETED, DeltaFIFO, Deltas, FIFOClosedError
 from .reflector import Reflector, WatchErrorHandler
+from .store import Store
+from .thread_safe_store import ThreadSafeStore
 
-__all__ = ["Config", "Controller", "process_deltas"]
+_MISSING = ThreadSafeStore.MISSING  # type: ignore[attr-defined]
+
+__all__ = ["Config", "Controller", "process_deltas", "process_keyed_deltas"]
 
 log = structlog.get_logger(__name__)
 
@@ -27,6 +31,9 @@ def process_deltas(handler: Any, client_state: Any, deltas: Deltas, is_in_initia
     FIFO computed (``deltas.key``) is reused instead of computing it again; only valid when the FIFO and the store
     key objects the same way (as in the shared informer).
     """
+    if use_deltas_key and deltas.key is not None and isinstance(client_state, Store):
+        process_keyed_deltas(handler, client_state, deltas, is_in_initial_list)
+        return
     upsert = getattr(client_state, "upsert", None)
     key = deltas.key if use_deltas_key and upsert is not None else None
     for d in deltas:
@@ -50,6 +57,24 @@ def process_deltas(handler: Any, client_state: Any, deltas: Deltas, is_in_initia
             handler.on_update(old, obj)
         else:
             handler.on_add(obj, is_in_initial_list)
+
+
+def process_keyed_deltas(handler: Any, store: Store, deltas: Deltas, is_in_initial_list: bool) -> None:
+    """``process_deltas(..., use_deltas_key=True)`` for a ``Store`` keyed like the FIFO and ``deltas`` with their
+    key: once per watch event in an informer, so it goes straight to the store's map (one call per delta, no
+    method lookups, no result tuple)."""
+    key = deltas.key
+    update = store._store.update  # the previous object, or MISSING
+    for action, obj in deltas:
+        if action == DELETED:
+            store._store.delete(key)
+            handler.on_delete(obj)
+        else:
+            old = update(key, obj)
+            if old is _MISSING:
+                handler.on_add(obj, is_in_initial_list)
+            else:
+                handler.on_update(old, obj)
 
 
 @dataclass

@@ -163,6 +163,9 @@ class ProcessorListener:
                     if kind == _ADD and b:
                         with self._lock:
                             self._initial_pending -= 1
+            # drop the last notification's objects before waiting: the informer lets go of replaced objects once
+            # nothing else references them
+            a = b = None
             if self._closed:
                 return
 

@@ -637,3 +637,25 @@ def test_producer_process_off_and_after_close():
     f.set_producer_process(process)
     f.add(mk("b", 1))  # closed: queued, not processed (pop drains it)
     assert seen == [t.name] and f.list_keys() == ["b"]
+
+
+def test_producer_processes_the_transformed_object():
+    def transform(obj):
+        return {**obj, "transformed": True}
+
+    f = DeltaFIFO(transformer=transform)
+    seen: list = []
+
+    def process(deltas, initial):
+        seen.append((deltas.key, [(d.type, d.object.get("transformed")) for d in deltas],
+                     threading.current_thread().name))
+
+    f.set_producer_process(process)
+    t, popped = _idle_consumer(f, process)
+    f.add(mk("a", 1))
+    f.update(mk("a", 2))
+    me = threading.current_thread().name
+    assert seen == [("a", [(ADDED, True)], me), ("a", [(UPDATED, True)], me)]
+    f.close()
+    t.join(5)
+    assert popped == []
