@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import structlog
@@ -17,7 +18,7 @@ from .thread_safe_store import ThreadSafeStore
 
 _MISSING = ThreadSafeStore.MISSING  # type: ignore[attr-defined]
 
-__all__ = ["Config", "Controller", "process_deltas", "process_keyed_deltas"]
+__all__ = ["Config", "Controller", "keyed_upserter", "process_deltas", "process_keyed_deltas", "upsert_and_notify"]
 
 log = structlog.get_logger(__name__)
 
@@ -70,11 +71,24 @@ def process_keyed_deltas(handler: Any, store: Store, deltas: Deltas, is_in_initi
             store._store.delete(key)
             handler.on_delete(obj)
         else:
-            old = update(key, obj)
-            if old is _MISSING:
-                handler.on_add(obj, is_in_initial_list)
-            else:
-                handler.on_update(old, obj)
+            upsert_and_notify(handler, update, key, obj, is_in_initial_list)
+
+
+def upsert_and_notify(handler: Any, update: Callable[[str, Any], Any], key: str, obj: Any,
+                      is_in_initial_list: bool) -> None:
+    """``process_deltas`` for one non-deletion delta (Added, Updated, Sync, Replaced: all upserts) of a keyed store;
+    ``update(key, obj)`` stores ``obj`` and returns the previous object or the store's MISSING."""
+    old = update(key, obj)
+    if old is _MISSING:
+        handler.on_add(obj, is_in_initial_list)
+    else:
+        handler.on_update(old, obj)
+
+
+def keyed_upserter(handler: Any, store: Store) -> Callable[[str, Any, bool], None]:
+    """``upsert_and_notify`` bound to ``handler`` and ``store``: ``(key, obj, is_in_initial_list)``, the one-delta
+    fast path of ``DeltaFIFO.set_producer_process`` (``process_one``)."""
+    return partial(upsert_and_notify, handler, store._store.update)
 
 
 @dataclass
@@ -94,6 +108,8 @@ class Config:
     # After the first sync (and on_initial_sync), let the reflector process a watch event itself when the consumer
     # idles (DeltaFIFO.set_producer_process): only for a short, non-blocking ``process``, such as the informer's.
     process_in_producer: bool = False
+    # With process_in_producer: what process does for one Added/Updated delta, without a Deltas (process_one there).
+    process_one: Callable[[str, Any, bool], Any] | None = None
 
 
 class Controller:
@@ -141,7 +157,7 @@ class Controller:
         on_initial_sync = self.config.on_initial_sync
         in_producer = self.config.process_in_producer and hasattr(queue, "set_producer_process")
         if in_producer and on_initial_sync is None:
-            queue.set_producer_process(process, self._log_process_error)
+            queue.set_producer_process(process, self._log_process_error, self.config.process_one)
         try:
             while True:
                 try:
@@ -157,7 +173,7 @@ class Controller:
                     except Exception as e:
                         log.error("initial sync callback failed", controller=self.config.name, error=str(e))
                     if in_producer:
-                        queue.set_producer_process(process, self._log_process_error)
+                        queue.set_producer_process(process, self._log_process_error, self.config.process_one)
         finally:
             if in_producer:
                 queue.set_producer_process(None)

@@ -158,6 +158,7 @@ class DeltaFIFO:
         self._waiters = 0  # threads blocked in pop: lets producers skip notify() when nobody waits
         self._producer_process: Callable[[Deltas, bool], Any] | None = None
         self._producer_error: Callable[[BaseException, str], None] | None = None
+        self._producer_process_one: Callable[[str, Any, bool], Any] | None = None
 
     # -- keys ------------------------------------------------------------------------------------------------------
     def key_of(self, obj: Any) -> str:
@@ -209,12 +210,17 @@ class DeltaFIFO:
                 # Nothing queued and a consumer idles in pop: it would pop exactly this next. Process it here, as
                 # _process_here_if_idle would after queueing it, without the round trip through the queue (the
                 # steady state of a watch: this is _process_in_producer inlined).
-                deltas = _new_list(Deltas)
-                deltas.append(_new_tuple(Delta, (action, obj)))
-                deltas.key = key
                 is_in_initial_list = self._initial_population_count > 0  # 0 once the queue was empty, really
                 if is_in_initial_list:
                     self._initial_population_count -= 1
+                process_one = self._producer_process_one
+                if process_one is not None:  # the same, without building the Deltas
+                    try:
+                        process_one(key, obj, is_in_initial_list)
+                    except Exception as e:
+                        self._producer_failed(key, _new_deltas(key, _new_tuple(Delta, (action, obj))), e)
+                    return
+                deltas = _new_deltas(key, _new_tuple(Delta, (action, obj)))
                 try:
                     self._producer_process(deltas, is_in_initial_list)
                 except Exception as e:
@@ -347,15 +353,19 @@ class DeltaFIFO:
 
     # -- consumer --------------------------------------------------------------------------------------------------
     def set_producer_process(self, process: Callable[[Deltas, bool], Any] | None,
-                             on_error: Callable[[BaseException, str], None] | None = None) -> None:
+                             on_error: Callable[[BaseException, str], None] | None = None,
+                             process_one: Callable[[str, Any, bool], Any] | None = None) -> None:
         """Let ``add``/``update``/``delete`` process the item they queued themselves (``None`` turns it off) when it
         is the only one queued and a consumer is idle in ``pop``: that consumer would process it next anyway, so
         order, the queue lock and ``RequeueError`` work as in ``pop``; only the thread hand-off (and the time the
         object waits, going cold in the CPU caches) is saved. ``on_error(err, key)`` gets what ``pop`` would have raised.
+        ``process_one(key, obj, is_in_initial_list)``, when given, must do what ``process`` does for a ``Deltas`` of
+        one Added/Updated delta of ``obj``; ``add``/``update`` then call it instead, building no ``Deltas``.
         Only for a short ``process`` that never blocks: it holds up the producer (the reflector)."""
         with self._lock:
             self._producer_process = process
             self._producer_error = on_error
+            self._producer_process_one = process_one if process is not None else None
 
     def _process_here_if_idle(self) -> bool:
         """Under the lock, right after a producer queued an item: process it now when nothing else is queued and a

@@ -11,7 +11,7 @@ from typing import Any
 import structlog
 
 from .backoff import REAL_CLOCK, Clock
-from .controller import Config, Controller, process_deltas, process_keyed_deltas
+from .controller import Config, Controller, keyed_upserter, process_deltas, process_keyed_deltas
 from .delta_fifo import DeltaFIFO, Deltas, TransformFunc
 from .gc_policy import freeze_after_initial_sync, thaw_after_stop
 from .index import Indexer
@@ -267,6 +267,7 @@ class SharedIndexInformer:
                 reflector_options=dict(self._reflector_options),
                 on_initial_sync=self._on_initial_sync,
                 process_in_producer=True,  # _handle_deltas only updates the cache and fills handler buffers
+                process_one=keyed_upserter(self, self._indexer),  # _handle_deltas for one upsert, keys as the FIFO
             )
             self._controller = Controller(config)
             self._block_deltas = self._fifo._lock  # see __init__

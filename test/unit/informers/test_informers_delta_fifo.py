@@ -659,3 +659,50 @@ def test_producer_processes_the_transformed_object():
     f.close()
     t.join(5)
     assert popped == []
+
+
+def test_producer_process_one_replaces_process_for_a_single_upsert():
+    f = DeltaFIFO(known_objects=known(mk("a", 2)))
+    calls: list = []
+
+    def process(deltas, initial):
+        calls.append(("process", deltas.key, [d.type for d in deltas]))
+
+    def process_one(key, obj, initial):
+        calls.append(("one", key, obj["val"], initial))
+
+    f.set_producer_process(process, None, process_one)
+    t, popped = _idle_consumer(f, process)
+    f.add(mk("a", 1))
+    f.update(mk("a", 2))
+    f.delete(mk("a", 2))  # not an upsert: process gets the Deltas
+    assert calls == [("one", "a", 1, False), ("one", "a", 2, False), ("process", "a", [DELETED])]
+    f.set_producer_process(None, None, process_one)  # off: process_one goes with process
+    assert f._producer_process_one is None
+    f.close()
+    t.join(5)
+    assert popped == []
+
+
+def test_producer_process_one_errors_and_requeues_as_pop():
+    f = DeltaFIFO()
+    errors: list = []
+    consumed: list = []
+
+    def process(deltas, initial):
+        consumed.append((deltas.key, [(d.type, d.object["val"]) for d in deltas]))
+
+    def failing_one(key, obj, initial):
+        if key == "a":
+            raise ValueError("cannot")
+        raise RequeueError()
+
+    f.set_producer_process(process, lambda err, key: errors.append((str(err), key)), failing_one)
+    t, popped = _idle_consumer(f, process)
+    f.add(mk("a", 1))  # dropped, reported
+    f.update(mk("b", 3))  # requeued whole: the consumer's process gets it as a Deltas
+    _eventually(lambda: consumed)
+    assert errors == [("cannot", "a")]
+    assert consumed == [("b", [(UPDATED, 3)])]
+    f.close()
+    t.join(5)
