@@ -8,7 +8,8 @@ updates of them (watch). Each peer runs in its own subprocess (clean CPU and RSS
 - ``kubernetes_informer``: the official client's ``kubernetes.informer.SharedInformer`` (``kubernetes`` >= 36);
 - ``kopf``: a kopf operator (``kopf.operator(standalone=True, namespaces=[...])``) whose ``@kopf.on.event`` handler
   keeps every pod in a dict;
-- ``raw_floor``: urllib3 + orjson list and watch into a dict: no queue, no index, no threads (the floor).
+- ``raw_floor``: urllib3 + orjson list and watch into a dict: no queue, no index, no threads, the GC paused while
+  listing and the heap frozen after it as our informers do (the floor).
 
 A peer reports ``synced`` once its handler holds all N pods, then stops itself (SIGSTOP); the parent writes the M
 updates straight into the tracker (the watch buffers them) and continues the peer, which reports ``done`` once its
@@ -20,6 +21,7 @@ BENCH_PEER_OBJECTS (N, 5000), BENCH_PEER_UPDATES (M, 5000), BENCH_PEER_ROUNDS (2
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -135,16 +137,19 @@ def _raw(kubeconfig: str, handle: Handler) -> Callable[[], None]:
 
     def run() -> None:
         http = urllib3.PoolManager()
+        gc.disable()  # the GC treatment our informers get by default: paused while listing, then the heap frozen
         listed = orjson.loads(http.request("GET", base).data)
         for obj in listed["items"]:
             handle("ADDED", obj)
+        gc.enable()
+        gc.freeze()
         rv = listed["metadata"]["resourceVersion"]
         resp = http.request("GET", f"{base}?watch=1&resourceVersion={rv}&allowWatchBookmarks=true",
                             preload_content=False)
-        pending = b""
-        for chunk in resp.stream(1 << 16):
-            lines = (pending + chunk).split(b"\n")
-            pending = lines.pop()
+        buf = b""
+        while data := resp.read1(1 << 16):  # as apis.http_watch reads the stream
+            buf += data
+            *lines, buf = buf.split(b"\n")
             for line in lines:
                 if line:
                     event = orjson.loads(line)

@@ -141,10 +141,8 @@ class ProcessorListener:
                         break
                     self._cond.wait()
                 self._waiting = False
-            # drain everything buffered before waiting again
+            # drain everything buffered before waiting again (stop() clears the buffer: popleft then ends this)
             while pending:
-                if self._closed:
-                    return
                 try:
                     kind, a, b = popleft()
                 except IndexError:  # stop() cleared the buffer meanwhile
