@@ -11,7 +11,8 @@ In-process sections, all over the same stream of watch-event lines (100,000 even
   model objects it hands out; no ``to_dict()``); it builds no cache, which favours it.
 
 Every round runs all four on the same lines in the same process under the same GC settings, in alternating order;
-every ratio is taken within a round and reported per round with its median. Configurations: ``daemon_gc`` (what
+every ratio is taken within a round and reported per round with its median, by wall-clock time (the rate) and by the
+process's CPU time (``_cpu``: steadier on a machine shared with other jobs). Configurations: ``daemon_gc`` (what
 ``sedna-gm`` runs: ``tune_gc_for_controllers()``; the headline), ``default_gc`` (Python's thresholds) and
 ``cache_resident`` (the same stream shape over 200 pods, daemon GC). Then the cache's memory, then
 ``hack/bench_informer_peers.py`` (ours, the official ``kubernetes.informer``, a kopf operator, a raw floor, each
@@ -60,19 +61,30 @@ PIN_CPU = os.environ.get("BENCH_CPU")  # e.g. "0": run the whole benchmark on th
 PEERS = os.environ.get("BENCH_PEERS")
 
 
-def bench_raw(lines: list[bytes]) -> float:
+Rate = tuple[float, float]  # events per second of wall-clock time, and per second of the process's CPU time
+
+
+def _now() -> Rate:
+    return time.perf_counter(), time.process_time()
+
+
+def _rate(events: int, start: Rate, end: Rate) -> Rate:
+    return events / (end[0] - start[0]), events / max(end[1] - start[1], 1e-9)
+
+
+def bench_raw(lines: list[bytes]) -> Rate:
     loads = orjson.loads
-    t0 = time.perf_counter()
+    t0 = _now()
     for line in lines:
         loads(line)
-    return len(lines) / (time.perf_counter() - t0)
+    return _rate(len(lines), t0, _now())
 
 
-def bench_dict_cache(lines: list[bytes]) -> float:
+def bench_dict_cache(lines: list[bytes]) -> Rate:
     """The bound of any cache: orjson + one plain dict keyed by namespace/name (no queue, no threads)."""
     loads = orjson.loads
     cache: dict[str, Any] = {}
-    t0 = time.perf_counter()
+    t0 = _now()
     for line in lines:
         ev = loads(line)
         obj = ev["object"]
@@ -82,7 +94,7 @@ def bench_dict_cache(lines: list[bytes]) -> float:
             cache.pop(key, None)
         else:
             cache[key] = obj
-    return len(lines) / (time.perf_counter() - t0)
+    return _rate(len(lines), t0, _now())
 
 
 class _LineWatch:
@@ -93,13 +105,13 @@ class _LineWatch:
         self._lines = lines
         self._stopped = threading.Event()
         self._gate = gate
-        self.first_read: float | None = None
+        self.first_read: Rate | None = None
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         stopped = self._stopped.is_set
         if self._gate is not None:
             self._gate.wait()
-        self.first_read = time.perf_counter()
+        self.first_read = _now()
         for line in self._lines:
             if stopped():
                 return
@@ -110,19 +122,20 @@ class _LineWatch:
         self._stopped.set()
 
 
-def bench_ours(lines: list[bytes]) -> tuple[float, int]:
-    """Events per second from the first event read to the last one handled, and the objects cached at the end."""
+def bench_ours(lines: list[bytes]) -> tuple[Rate, int]:
+    """Events per second from the first event read to the last one handled (the process's CPU time: all its
+    threads), and the objects cached at the end."""
     n = len(lines) + 1  # the stream and the one pod of the initial list
     done = threading.Event()
     count = 0
-    finished = 0.0
+    finished = (0.0, 0.0)
 
     class Counter:
         def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
             nonlocal count, finished
             count += 1
             if count == n:
-                finished = time.perf_counter()
+                finished = _now()
                 done.set()
 
         def on_update(self, old: Any, new: Any) -> None:
@@ -162,10 +175,10 @@ def bench_ours(lines: list[bytes]) -> tuple[float, int]:
     cached = len(informer.get_indexer().list()) - 1
     stop.set()
     runner.join(30)
-    return len(lines) / (finished - first_read), cached
+    return _rate(len(lines), first_read, finished), cached
 
 
-def bench_official(lines: list[bytes]) -> float | None:
+def bench_official(lines: list[bytes]) -> Rate | None:
     """The official client's watch decoding: ``Watch.unmarshal_event`` builds the ``V1Pod`` it hands out."""
     try:
         from kubernetes import watch as k8s_watch
@@ -174,10 +187,10 @@ def bench_official(lines: list[bytes]) -> float | None:
     w = k8s_watch.Watch()
     sample = lines[:OFFICIAL_EVENTS] if OFFICIAL_EVENTS else lines
     text = [line.decode() for line in sample]
-    t0 = time.perf_counter()
+    t0 = _now()
     for line in text:
         w.unmarshal_event(line, "V1Pod")
-    return len(text) / (time.perf_counter() - t0)
+    return _rate(len(text), t0, _now())
 
 
 def bench_memory(n_pods: int) -> dict[str, Any]:
@@ -217,14 +230,14 @@ def _settle() -> None:
 
 def _rounds(lines: list[bytes], rounds: int) -> dict[str, Any]:
     """``rounds`` rounds of a, bound, b and c on ``lines`` (order reversed every other round); every rate and every
-    within-round ratio per round, and their medians."""
-    sections: dict[str, Callable[[], float | None]] = {
+    within-round ratio per round, and their medians, by wall-clock time and by CPU time."""
+    sections: dict[str, Callable[[], Rate | None]] = {
         "a": lambda: bench_raw(lines),
         "bound": lambda: bench_dict_cache(lines),
         "b": lambda: bench_ours(lines)[0],
         "c": lambda: bench_official(lines),
     }
-    rates: dict[str, list[float]] = {name: [] for name in sections}
+    rates: dict[str, list[Rate]] = {name: [] for name in sections}
     for r in range(rounds):
         for name in sections if r % 2 == 0 else reversed(list(sections)):
             _settle()
@@ -232,20 +245,18 @@ def _rounds(lines: list[bytes], rounds: int) -> dict[str, Any]:
             if rate is not None:
                 rates[name].append(rate)
     med = statistics.median
-    ratios = {
-        "b_over_bound": (rates["b"], rates["bound"]),
-        "bound_over_a": (rates["bound"], rates["a"]),
-        "b_over_a": (rates["b"], rates["a"]),
-        "b_over_c": (rates["b"], rates["c"]),
-    }
+    ratios = {"b_over_bound": ("b", "bound"), "bound_over_a": ("bound", "a"), "b_over_a": ("b", "a"),
+              "b_over_c": ("b", "c")}
     out: dict[str, Any] = {"rounds": rounds}
     for name, values in rates.items():
-        out[f"{name}_events_per_sec"] = round(med(values)) if values else None
-    for name, (num, den) in ratios.items():
-        per_round = [x / y for x, y in zip(num, den, strict=False)] if den else []
-        out[f"ratio_{name}"] = round(med(per_round), 3) if per_round else None
-        out[f"ratio_{name}_per_round"] = [round(x, 3) for x in per_round]
-    out["events_per_sec_per_round"] = {name: [round(v) for v in values] for name, values in rates.items()}
+        out[f"{name}_events_per_sec"] = round(med(v[0] for v in values)) if values else None
+    for clock, i in (("", 0), ("_cpu", 1)):
+        for name, (num, den) in ratios.items():
+            per_round = [x[i] / y[i] for x, y in zip(rates[num], rates[den], strict=False)]
+            out[f"ratio_{name}{clock}"] = round(med(per_round), 3) if per_round else None
+            out[f"ratio_{name}{clock}_per_round"] = [round(x, 3) for x in per_round]
+    out["events_per_sec_per_round"] = {name: [round(v[0]) for v in values] for name, values in rates.items()}
+    out["events_per_cpu_sec_per_round"] = {name: [round(v[1]) for v in values] for name, values in rates.items()}
     return out
 
 
