@@ -230,21 +230,23 @@ class QueueMetricsRecorder(Protocol):
 
 class BatchingMetricsProvider(Protocol):
     """A provider that also builds a queue's whole bookkeeping itself (``PrometheusMetricsProvider`` does, to count
-    in plain ints under the queue's lock and publish in batches); ``lock`` is the queue's lock."""
+    in plain ints under the queue's lock and publish in batches); ``lock`` is the queue's lock, ``depth()`` the
+    number of items it holds as needing processing (client-go's depth gauge)."""
 
-    def new_queue_metrics(self, name: str, clock: Clock, lock: threading.Lock) -> QueueMetricsRecorder: ...
+    def new_queue_metrics(self, name: str, clock: Clock, lock: threading.Lock,
+                          depth: Callable[[], int]) -> QueueMetricsRecorder: ...
 
 
-def new_queue_metrics(provider: MetricsProvider | None, name: str, clock: Clock,
-                      lock: threading.Lock | None = None) -> QueueMetricsRecorder | None:
-    """Metrics for a queue, or None when nothing is to be recorded (unnamed queue or no-op provider). ``lock`` is
-    the queue's lock (needed by a provider with ``new_queue_metrics``, which flushes under it)."""
+def new_queue_metrics(provider: MetricsProvider | None, name: str, clock: Clock, lock: threading.Lock | None = None,
+                      depth: Callable[[], int] | None = None) -> QueueMetricsRecorder | None:
+    """Metrics for a queue, or None when nothing is to be recorded (unnamed queue or no-op provider). ``lock`` and
+    ``depth`` are the queue's lock and item count (needed by a provider with ``new_queue_metrics``)."""
     provider = _resolve(provider)
     if not name or isinstance(provider, NoopMetricsProvider):
         return None
     batching = getattr(provider, "new_queue_metrics", None)
-    if batching is not None and lock is not None:
-        return batching(name, clock, lock)  # type: ignore[no-any-return]
+    if batching is not None and lock is not None and depth is not None:
+        return batching(name, clock, lock, depth)  # type: ignore[no-any-return]
     return QueueMetrics(provider, name, clock)
 
 

@@ -194,9 +194,11 @@ class PrometheusMetricsProvider:
     def new_retries_metric(self, name: str) -> CounterMetric:
         return self._families.retries.labels(name=name)
 
-    def new_queue_metrics(self, name: str, clock: Clock, lock: threading.Lock) -> PrometheusQueueMetrics:
-        """The bookkeeping of the queue ``name`` whose lock is ``lock`` (see ``PrometheusQueueMetrics``)."""
-        queue_metrics = PrometheusQueueMetrics(self._families, name, clock, lock)
+    def new_queue_metrics(self, name: str, clock: Clock, lock: threading.Lock,
+                          depth: Callable[[], int]) -> PrometheusQueueMetrics:
+        """The bookkeeping of the queue ``name`` whose lock is ``lock`` and which holds ``depth()`` items needing
+        processing (see ``PrometheusQueueMetrics``)."""
+        queue_metrics = PrometheusQueueMetrics(self._families, name, clock, lock, depth)
         self._families.track(queue_metrics)
         return queue_metrics
 
@@ -217,17 +219,21 @@ class PrometheusMetricsProvider:
 class PrometheusQueueMetrics:
     """One queue's metrics for ``PrometheusMetricsProvider``, at a fraction of the cost of a Prometheus call per event.
 
-    Under the queue's lock, ``add``/``get``/``done`` only count in plain ints and floats (adds, depth, and per
-    observation one bucket count and the sum); ``flush`` publishes the counts to the Prometheus children, exactly what
-    one ``inc``/``dec``/``observe`` per event would have recorded. Flushed before every collection of the families,
-    at every unfinished-work tick (``UNFINISHED_WORK_UPDATE_PERIOD``) and when the queue shuts down, so a scrape sees
-    every operation that completed before it.
+    Under the queue's lock, ``add`` only reads the clock, ``get`` and ``done`` only count each observation in its
+    bucket and add it to the sum, in plain ints and floats. ``flush`` publishes to the Prometheus children exactly
+    what one ``inc``/``dec``/``observe`` per event would have recorded: the depth is the number of items the queue
+    holds as needing processing (``depth()``, what client-go's inc at add and dec at get count), and the adds since
+    the last flush are the depth's change plus the gets (every get observes one queue latency). Flushed before every
+    collection of the families, at every unfinished-work tick (``UNFINISHED_WORK_UPDATE_PERIOD``) and when the queue
+    shuts down, so a scrape sees every operation that completed before it.
     """
 
     __slots__ = (
         "__weakref__",
+        "add",
         "_now",
         "_lock",
+        "_depth",
         "_publish_lock",
         "_depth_gauge",
         "_adds_counter",
@@ -235,9 +241,8 @@ class PrometheusQueueMetrics:
         "_work_histogram",
         "_unfinished_gauge",
         "_longest_gauge",
-        "_adds",
-        "_depth",
         "_published_depth",
+        "_untimed_gets",
         "_latency_counts",
         "_latency_sum",
         "_work_counts",
@@ -245,9 +250,12 @@ class PrometheusQueueMetrics:
         "_unfinished",
     )
 
-    def __init__(self, families: _Families, name: str, clock: Clock, lock: threading.Lock) -> None:
+    def __init__(self, families: _Families, name: str, clock: Clock, lock: threading.Lock,
+                 depth: Callable[[], int]) -> None:
         self._now = clock_reader(clock)
+        self.add: Callable[[], float] = self._now  # an add only needs its time (see the class doc)
         self._lock = lock
+        self._depth = depth
         self._publish_lock = threading.Lock()  # one flush at a time, so gauges are set in order
         self._depth_gauge = families.depth.labels(name=name)
         self._adds_counter = families.adds.labels(name=name)
@@ -255,27 +263,22 @@ class PrometheusQueueMetrics:
         self._work_histogram = families.work_duration.labels(name=name)
         self._unfinished_gauge = families.unfinished.labels(name=name)
         self._longest_gauge = families.longest.labels(name=name)
-        self._adds = 0
-        self._depth = 0
         self._published_depth = 0
+        self._untimed_gets = 0  # gets of an item with no add time (none, as the queue records one for every add)
         self._latency_counts = [0] * len(_BOUNDS)
         self._latency_sum = 0.0
         self._work_counts = [0] * len(_BOUNDS)
         self._work_sum = 0.0
         self._unfinished: tuple[float, float] | None = None
 
-    def add(self) -> float:
-        self._adds += 1
-        self._depth += 1
-        return self._now()
-
     def get(self, added_at: float | None) -> float:
-        self._depth -= 1
         now = self._now()
         if added_at is not None:
             latency = now - added_at
             self._latency_counts[bisect_left(_BOUNDS, latency)] += 1  # the first bound >= latency, as observe
             self._latency_sum += latency
+        else:
+            self._untimed_gets += 1
         return now
 
     def done(self, started_at: float) -> None:
@@ -290,25 +293,27 @@ class PrometheusQueueMetrics:
         """Publish what was recorded since the last flush. Takes the queue's lock: never call it holding that."""
         with self._publish_lock:
             with self._lock:
-                adds, self._adds = self._adds, 0
-                depth_change = self._depth - self._published_depth
-                self._published_depth = self._depth
+                depth = self._depth()
+                depth_change = depth - self._published_depth
+                self._published_depth = depth
                 latency_counts, latency_sum = self._latency_counts, self._latency_sum
-                if latency_sum or any(latency_counts):
+                observed = sum(latency_counts)
+                gets = observed + self._untimed_gets
+                self._untimed_gets = 0
+                if observed:
                     self._latency_counts, self._latency_sum = [0] * len(_BOUNDS), 0.0
-                else:
-                    latency_counts = []
                 work_counts, work_sum = self._work_counts, self._work_sum
-                if work_sum or any(work_counts):
+                if any(work_counts):
                     self._work_counts, self._work_sum = [0] * len(_BOUNDS), 0.0
                 else:
                     work_counts = []
                 unfinished, self._unfinished = self._unfinished, None
+            adds = depth_change + gets
             if adds:
                 self._adds_counter.inc(adds)
             if depth_change:
                 self._depth_gauge.inc(depth_change)
-            if latency_counts:
+            if observed:
                 self._latency_histogram.add_counts(latency_counts, latency_sum)
             if work_counts:
                 self._work_histogram.add_counts(work_counts, work_sum)

@@ -52,7 +52,7 @@ class Queue:
         self._drain_waiters = 0
         self._shutting_down = False
         self._drain = False
-        self._metrics = new_queue_metrics(metrics_provider, name, self._clock, self._lock)
+        self._metrics = new_queue_metrics(metrics_provider, name, self._clock, self._lock, self._dirty.__len__)
         self._updater: threading.Thread | None = None
         self._updater_cond = threading.Condition(threading.Lock())
         self._updater_stopped = False
