@@ -60,13 +60,19 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+_RECORD = "BENCH-PEER-RECORD "  # prefixes the peer's reports on its stdout (its logs go to stderr)
+
+
 def _emit(**fields: Any) -> None:
-    sys.stdout.write(json.dumps(fields) + "\n")
+    sys.stdout.write(_RECORD + json.dumps(fields) + "\n")
     sys.stdout.flush()
 
 
 # Each peer: import what it needs (before the baseline RSS is taken), return the function that starts it.
 def _ours(kubeconfig: str, handle: Handler, tune_gc: bool) -> Callable[[], None]:
+    import kubernetes.client  # noqa: F401 - what Clientset.from_kubeconfig imports for the configuration
+    import kubernetes.config  # noqa: F401
+
     from apis import Clientset
     from apis.resources import PODS
     from informers import ResourceEventHandlerFuncs, SharedInformerFactory
@@ -104,6 +110,8 @@ def _kopf(kubeconfig: str, handle: Handler) -> Callable[[], None]:
     import asyncio
 
     import kopf
+    import kubernetes.client  # noqa: F401 - what kopf.login_via_client imports
+    import kubernetes.config  # noqa: F401
 
     logging.getLogger("kopf").setLevel(logging.WARNING)
     registry = kopf.OperatorRegistry()
@@ -245,8 +253,9 @@ class Sandbox:
 def _read_phase(proc: subprocess.Popen[str], phase: str) -> dict[str, Any]:
     assert proc.stdout is not None
     for line in proc.stdout:
-        if line.startswith("{"):
-            record = json.loads(line)
+        at = line.find(_RECORD)
+        if at >= 0:
+            record = json.loads(line[at + len(_RECORD):])
             if record.get("phase") == phase:
                 return record  # type: ignore[no-any-return]
     raise RuntimeError(f"peer exited (code {proc.wait(TIMEOUT)}) before reporting {phase}")
@@ -345,6 +354,10 @@ def main_result() -> dict[str, Any]:
 
 def main() -> None:
     if "--peer" in sys.argv:
+        import structlog
+
+        # Logs to stderr, as the peers' own logging does: stdout carries the reports only.
+        structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
         args = dict(zip(sys.argv[1::2], sys.argv[2::2], strict=False))
         run_peer(args["--peer"], args["--kubeconfig"], int(args["--objects"]), int(args["--updates"]))
         return
