@@ -209,22 +209,18 @@ class DeltaFIFO:
             elif self._producer_process is not None and self._waiters and not self._queue and not self._closed:
                 # Nothing queued and a consumer idles in pop: it would pop exactly this next. Process it here, as
                 # _process_here_if_idle would after queueing it, without the round trip through the queue (the
-                # steady state of a watch: this is _process_in_producer inlined).
+                # steady state of a watch), and with process_one without building the Deltas.
+                process_one = self._producer_process_one
+                if process_one is None:
+                    self._process_in_producer(key, _new_deltas(key, _new_tuple(Delta, (action, obj))))
+                    return
                 is_in_initial_list = self._initial_population_count > 0  # 0 once the queue was empty, really
                 if is_in_initial_list:
                     self._initial_population_count -= 1
-                process_one = self._producer_process_one
-                if process_one is not None:  # the same, without building the Deltas
-                    try:
-                        process_one(key, obj, is_in_initial_list)
-                    except Exception as e:
-                        self._producer_failed(key, _new_deltas(key, _new_tuple(Delta, (action, obj))), e)
-                    return
-                deltas = _new_deltas(key, _new_tuple(Delta, (action, obj)))
                 try:
-                    self._producer_process(deltas, is_in_initial_list)
+                    process_one(key, obj, is_in_initial_list)
                 except Exception as e:
-                    self._producer_failed(key, deltas, e)
+                    self._producer_failed(key, _new_deltas(key, _new_tuple(Delta, (action, obj))), e)
                 return
             else:
                 self._items[key] = _new_deltas(key, _new_tuple(Delta, (action, obj)))
@@ -446,16 +442,11 @@ class DeltaFIFO:
         if self._initial_population_count > 0:
             self._initial_population_count -= 1
         deltas = self._items.pop(key)  # key in queue <=> key in items
-        self._process_locked(process, key, deltas, is_in_initial_list)
-        return deltas
-
-    def _process_locked(self, process: Callable[[Deltas, bool], Any], key: str, deltas: Deltas,
-                        is_in_initial_list: bool) -> None:
-        """Run ``process`` on a popped item (see ``_after_failed_process`` for errors)."""
         try:
             process(deltas, is_in_initial_list)
         except Exception as e:
             self._after_failed_process(key, deltas, e)
+        return deltas
 
     def _after_failed_process(self, key: str, deltas: Deltas, err: Exception) -> None:
         """A ``RequeueError`` puts the item back and raises its ``err``, or ``_Requeued`` without one; anything else
