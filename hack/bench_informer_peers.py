@@ -55,6 +55,15 @@ def _rss_mib() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+def _peak_rss_mib() -> float:
+    """This process image's peak RSS (VmHWM; ru_maxrss would carry over the parent's across exec)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def _cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -211,7 +220,7 @@ def run_peer(peer: str, kubeconfig: str, objects: int, updates: int) -> None:
         raise SystemExit(f"{peer}: only {seen_updates} of {updates} updates after {TIMEOUT} s")
     _emit(phase="done", rss_base_mib=rss_base, sync_seconds=sync_seconds, sync_cpu_seconds=sync_cpu,
           follow_seconds=time.perf_counter() - t1, follow_cpu_seconds=_cpu() - cpu1, rss_done_mib=_rss_mib(),
-          rss_peak_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+          rss_peak_mib=_peak_rss_mib())
     os._exit(0)  # peers' own threads (kopf's loop, the official informer) need no orderly shutdown here
 
 
