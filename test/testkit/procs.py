@@ -94,10 +94,12 @@ def start_sandbox(procs: Processes, kubeconfig: Path, *extra: str, name: str = "
 
 
 def start_gm(procs: Processes, name: str, kubeconfig: str | None, *extra: str,
-             env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
-    """Start ``sedna-gm`` with JSON logs and its metrics server on a free port; returns the process and that URL."""
+             env: dict[str, str] | None = None, edge_port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """Start ``sedna-gm`` with JSON logs and its metrics server on a free port; returns the process and that URL.
+    Its edge link listens on 127.0.0.1:``edge_port`` (default: a free port)."""
     port = free_port()
     source = ["--kubeconfig", kubeconfig] if kubeconfig else []
-    proc = procs.start(name, ["-m", "globalmanager.app", *source,
-                              "--metrics-address", f"127.0.0.1:{port}", "--log-format", "json", *extra], env=env)
+    edge = ["--websocket-address", f"127.0.0.1:{edge_port or free_port()}"]
+    proc = procs.start(name, ["-m", "globalmanager.app", *source, "--metrics-address", f"127.0.0.1:{port}",
+                              *edge, "--log-format", "json", *extra], env=env)
     return proc, f"http://127.0.0.1:{port}"
