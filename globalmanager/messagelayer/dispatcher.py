@@ -13,7 +13,6 @@ Guarantees:
 from __future__ import annotations
 
 import threading
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,7 +21,8 @@ import structlog
 from apis import errors
 from apis.http_transport import ApiConnectionError
 from globalmanager.runtime.edge import InvalidReport, UpstreamHandler, UpstreamMessage
-from workqueue import ItemExponentialFailureRateLimiter, RateLimitingQueue
+from workqueue import ItemExponentialFailureRateLimiter
+from workqueue.keyed import KeyedFIFO
 
 from .node import ObjectKey
 
@@ -66,11 +66,9 @@ class UpstreamDispatcher:
     def __init__(self, on_finished: Callable[[Report, Outcome], None], workers: int = 4) -> None:
         self._on_finished = on_finished
         self._workers = workers
-        self._handlers: dict[str, UpstreamHandler] = {}
         self._lock = threading.Lock()
-        self._reports: dict[ObjectKey, deque[Report]] = {}
-        self._count = 0
-        self._queue = RateLimitingQueue(ItemExponentialFailureRateLimiter(_RETRY_BASE, _RETRY_MAX))
+        self._handlers: dict[str, UpstreamHandler] = {}
+        self._fifo = KeyedFIFO(ItemExponentialFailureRateLimiter(_RETRY_BASE, _RETRY_MAX))
         self._threads: list[threading.Thread] = []
 
     def add_handler(self, kind: str, handler: UpstreamHandler) -> None:
@@ -86,16 +84,11 @@ class UpstreamDispatcher:
 
     def submit(self, report: Report) -> None:
         """Queue ``report`` behind earlier reports of the same object."""
-        key = report.key
-        with self._lock:
-            self._reports.setdefault(key, deque()).append(report)
-            self._count += 1
-        self._queue.add(key)
+        self._fifo.put(report.key, report)
 
     def pending(self) -> int:
         """Reports queued or being handled."""
-        with self._lock:
-            return self._count
+        return self._fifo.pending()
 
     def start(self) -> None:
         for i in range(self._workers):
@@ -104,53 +97,43 @@ class UpstreamDispatcher:
             self._threads.append(t)
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._queue.shut_down()
+        self._fifo.shut_down()
         for t in self._threads:
             t.join(timeout)
 
     def _work(self) -> None:
         while True:
-            key, shutdown = self._queue.get()
+            key, report, shutdown = self._fifo.get()
             if shutdown:
                 return
+            outcome: Outcome | None = None
             try:
-                self._handle_head(key)
+                outcome = self._apply(key, report)
             except Exception:  # never lose the worker
                 log.exception("upstream dispatcher failed", object="/".join(key))
+                outcome = Outcome("internal error", "apply_failed")
             finally:
-                self._queue.done(key)
+                self._fifo.done(key, retry=outcome is None)
+            if outcome is not None:
+                self._on_finished(report, outcome)
 
-    def _handle_head(self, key: ObjectKey) -> None:
+    def _apply(self, key: ObjectKey, report: Report) -> Outcome | None:
+        """Run the handler; ``None`` means: retry this report later."""
         with self._lock:
-            reports = self._reports.get(key)
-            if not reports:
-                return
-            report = reports[0]
             handler = self._handlers.get(key[0])
         m = report.message
-        outcome = Outcome()
         try:
-            if handler is None:  # registered kinds only reach here; defensive
+            if handler is None:  # only registered kinds get here
                 raise InvalidReport(f"no handler for kind {key[0]!r}")
             handler(m)
         except InvalidReport as exc:
-            outcome = Outcome(str(exc), "invalid_report")
+            return Outcome(str(exc), "invalid_report")
         except Exception as exc:
-            if is_transient(exc) and not self._queue.shutting_down():
+            if is_transient(exc) and not self._fifo.shutting_down():
                 log.warning("applying report failed, retrying", node=m.node, kind=m.kind,
-                            object=f"{m.namespace}/{m.name}", error=str(exc), retries=self._queue.num_requeues(key))
-                self._queue.add_rate_limited(key)
-                return
+                            object=f"{m.namespace}/{m.name}", error=str(exc), retries=self._fifo.num_requeues(key))
+                return None
             log.error("applying report failed, dropping it", node=m.node, kind=m.kind,
                       object=f"{m.namespace}/{m.name}", error=str(exc), exc_info=not isinstance(exc, errors.ApiError))
-            outcome = Outcome(f"applying the report failed: {exc}", "apply_failed")
-        with self._lock:
-            reports.popleft()
-            self._count -= 1
-            more = bool(reports)
-            if not more:
-                del self._reports[key]
-        self._queue.forget(key)
-        if more:
-            self._queue.add(key)  # re-queued when done() is called for it
-        self._on_finished(report, outcome)
+            return Outcome(f"applying the report failed: {exc}", "apply_failed")
+        return Outcome()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import http
+import logging
 import re
 import ssl
 import threading
@@ -102,6 +103,8 @@ class EdgeServer:
         return int(self._server.sockets[0].getsockname()[1])
 
     def start(self) -> None:
+        if not logging.getLogger().isEnabledFor(logging.DEBUG):  # one line per connection otherwise
+            logging.getLogger("websockets").setLevel(logging.WARNING)
         loop = asyncio.new_event_loop()
         started = threading.Event()
         failure: list[BaseException] = []
