@@ -6,7 +6,8 @@
   ``resync``) the node's full state as a ``resync`` frame, then the queued messages. Any other first frame (Go's
   empty-header greeting) is handled as a normal frame and no extension is used.
 * Keepalive: a ping every ``ping_interval`` seconds; a pong missing for another ``ping_interval`` closes the
-  connection, so a dead peer is noticed within two intervals. A frame over ``max_frame_bytes`` closes only that
+  connection, so a dead peer is noticed within two intervals (and dropped at most 2 s later, when the closing
+  handshake it never answers times out). A frame over ``max_frame_bytes`` closes only that
   connection (1009, counted as ``too_large``).
 * Reading pauses while the upstream dispatcher holds ``max_pending_reports`` reports (bounded memory).
 """
@@ -59,6 +60,7 @@ DEFAULT_PING_INTERVAL = 20.0
 DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024
 HELLO_TIMEOUT = 2.0
 _BACKPRESSURE_POLL = 0.02
+_CLOSE_TIMEOUT = 2.0  # a dead peer never completes the closing handshake
 
 _DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
@@ -142,6 +144,7 @@ class EdgeServer:
             process_request=self._check_request,
             ping_interval=self.ping_interval,
             ping_timeout=self.ping_interval,
+            close_timeout=min(self.ping_interval, _CLOSE_TIMEOUT),
             max_size=self.max_frame_bytes,
             ssl=self._ssl,
             server_header=None,

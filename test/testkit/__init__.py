@@ -3,11 +3,16 @@
     from testkit import wait_for, Processes, free_port, http_get
 """
 
+from .edgepeers import FakeGM, GoLC, make_frame, parse_frame
 from .procs import CRDS, REPO, Processes, free_port, http_get, json_log_lines, start_gm, start_sandbox
 from .wait import wait_for, wait_until
 
 __all__ = [
     "CRDS",
+    "FakeGM",
+    "GoLC",
+    "make_frame",
+    "parse_frame",
     "REPO", "Processes", "free_port", "http_get", "json_log_lines",
     "start_gm",
     "start_sandbox",
