@@ -78,7 +78,7 @@ class LCServer:
             address_family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
 
         self._httpd = Server((self.host, self._requested_port), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="lc-http", daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.1,), name="lc-http", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:

@@ -81,8 +81,9 @@ class FakeGM:
     never acks); a list answers the LC's hello with it, and with ``"ack"`` acks every report carrying an id.
     ``frames`` holds ``(node, header, content)`` of every frame received; ``send`` writes to the latest connection."""
 
-    def __init__(self, features: list[str] | None = None, status: int = 101) -> None:
+    def __init__(self, features: list[str] | None = None, status: int = 101, auto_ack: bool = True) -> None:
         self.features = features
+        self.auto_ack = auto_ack  # with "ack" negotiated: answer every report with an id
         self.status = status  # anything but 101 refuses the upgrade with that HTTP status
         self.frames: queue.Queue[tuple[str, dict[str, Any], Any]] = queue.Queue()
         self.requests: list[dict[str, str]] = []
@@ -119,7 +120,7 @@ class FakeGM:
                 self.frames.put((node, header, content))
                 if header.get("operation") == "hello" and self.features is not None:
                     conn.send(make_frame("", "", "", "hello", {"features": self.features}))
-                elif header.get("id") and self.features is not None and "ack" in self.features:
+                elif header.get("id") and self.auto_ack and self.features is not None and "ack" in self.features:
                     self.acked.append(header["id"])
                     conn.send(make_frame(header["namespace"], header["resourceKind"], header["resourceName"], "ack",
                                          {}, id=header["id"]))
