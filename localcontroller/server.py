@@ -28,6 +28,7 @@ __all__ = ["MAX_BODY_BYTES", "LCServer"]
 log = structlog.get_logger("sedna-lc.server")
 
 MAX_BODY_BYTES = 1024 * 1024
+_MAX_DRAIN_BYTES = 16 * MAX_BODY_BYTES
 _WORKER_PATH = re.compile(r"/sedna/workers/([^/]+)/info")
 
 
@@ -113,7 +114,12 @@ class LCServer:
             return self._reject(req, worker, "a Content-Length header is required", close=True)
         length = int(length_text)
         if length > MAX_BODY_BYTES:
-            return self._reject(req, worker, f"the message body is over {MAX_BODY_BYTES} bytes", close=True)
+            # read (and drop) a moderately oversized body so that the client sees the answer, not a reset
+            drainable = length <= _MAX_DRAIN_BYTES
+            if drainable:
+                while length > 0:
+                    length -= len(req.rfile.read(min(length, 65536))) or length
+            return self._reject(req, worker, f"the message body is over {MAX_BODY_BYTES} bytes", close=not drainable)
         body = req.rfile.read(length)
         try:
             message = parse_worker_message(body, worker)
