@@ -4,7 +4,18 @@
 """
 
 from .edgepeers import FakeGM, GoLC, make_frame, parse_frame
-from .procs import CRDS, REPO, Processes, free_port, http_get, json_log_lines, start_gm, start_sandbox
+from .procs import (
+    CRDS,
+    REPO,
+    Processes,
+    free_port,
+    http_get,
+    json_log_lines,
+    metric_value,
+    start_gm,
+    start_lc,
+    start_sandbox,
+)
 from .wait import wait_for, wait_until
 
 __all__ = [
@@ -12,9 +23,11 @@ __all__ = [
     "FakeGM",
     "GoLC",
     "make_frame",
+    "metric_value",
     "parse_frame",
     "REPO", "Processes", "free_port", "http_get", "json_log_lines",
     "start_gm",
+    "start_lc",
     "start_sandbox",
     "wait_for",
     "wait_until",
