@@ -130,3 +130,19 @@ def start_lc(procs: Processes, name: str, gm_address: str, rootfs: Path, *extra:
                               "--rootfs", str(rootfs), "--bind-address", f"127.0.0.1:{port}", "--log-format", "json",
                               *extra], env=env)
     return proc, f"http://127.0.0.1:{port}"
+
+
+def self_signed_cert(directory: Path, host: str = "127.0.0.1") -> tuple[Path, Path]:
+    """A self-signed certificate for ``host`` (an IP) and its key, made with the ``openssl`` command; the
+    certificate is its own CA bundle. Skips the calling test when ``openssl`` is not installed."""
+    import shutil
+
+    import pytest
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    cert, key = directory / "tls.crt", directory / "tls.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", f"/CN={host}",
+                    "-addext", f"subjectAltName=IP:{host}", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True, timeout=60)
+    return cert, key
