@@ -208,8 +208,8 @@ class EdgeServer:
             except FrameError as exc:
                 first = None
                 self.layer.reject(session, None, exc.reason, str(exc))
-        resync = await asyncio.to_thread(self.layer.attach, session)
         try:
+            resync = await asyncio.to_thread(self.layer.attach, session)
             if greeted:  # answered even with no common feature, so the LC need not wait for a timeout
                 await conn.send(encode_frame(hello_frame(sorted(session.features))))
                 self.layer.metrics.frames.labels("down", HELLO).inc()
