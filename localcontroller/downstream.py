@@ -10,7 +10,6 @@ that raises is logged with the object and does not stop anything else.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +42,6 @@ class Downstream:
         self.managers = managers
         self._workers = workers
         self._fifo = KeyedFIFO()
-        self._threads: list[threading.Thread] = []
 
     def resume(self) -> int:
         """Hand every stored object to its manager (at start, before the GM is reachable); returns how many."""
@@ -109,25 +107,14 @@ class Downstream:
         return self._fifo.pending()
 
     def start(self) -> None:
-        for i in range(self._workers):
-            t = threading.Thread(target=self._work, name=f"downstream-{i}", daemon=True)
-            t.start()
-            self._threads.append(t)
+        self._fifo.start_workers(self._workers, self._process, name="downstream")
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._fifo.shut_down()
-        for t in self._threads:
-            t.join(timeout)
+        self._fifo.stop(timeout)
 
-    def _work(self) -> None:
-        while True:
-            key, change, shutdown = self._fifo.get()
-            if shutdown:
-                return
-            try:
-                self.apply(change)
-            finally:
-                self._fifo.done(key)
+    def _process(self, key: object, change: Change) -> bool:
+        self.apply(change)
+        return False  # never retried: a manager that fails has logged why
 
     def apply(self, change: Change) -> None:
         manager = self.managers[change.kind]

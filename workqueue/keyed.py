@@ -9,13 +9,15 @@ which collapses repeated adds of a key into one.
     key, item, shutdown = fifo.get()          # workers: the oldest item of a key no other worker holds
     fifo.done(key)                            # item handled: the key's next item (if any) is queued
     fifo.done(key, retry=True)                # not handled: the same item again after the key's rate-limit delay
+
+or let ``start_workers(count, process)`` run that loop on ``count`` threads, ``process(key, item) -> retry``.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from workqueue.rate_limiters import RateLimiter
@@ -30,6 +32,7 @@ class KeyedFIFO:
         self._lock = threading.Lock()
         self._items: dict[Hashable, deque[Any]] = {}
         self._count = 0
+        self._threads: list[threading.Thread] = []
 
     def put(self, key: Hashable, item: Any) -> None:
         with self._lock:
@@ -83,3 +86,34 @@ class KeyedFIFO:
 
     def shutting_down(self) -> bool:
         return self._queue.shutting_down()
+
+    def start_workers(self, count: int, process: Callable[[Hashable, Any], bool], name: str = "keyed-fifo",
+                      on_error: Callable[[Hashable, Any, Exception], None] | None = None) -> None:
+        """Start ``count`` daemon threads that call ``process(key, item)`` for every item until ``stop``; it returns
+        True to retry the item. An exception drops the item (``on_error(key, item, exc)`` is told) and the thread
+        goes on."""
+
+        def work() -> None:
+            while True:
+                key, item, shutdown = self.get()
+                if shutdown:
+                    return
+                retry = False
+                try:
+                    retry = process(key, item)
+                except Exception as exc:
+                    if on_error is not None:
+                        on_error(key, item, exc)
+                finally:
+                    self.done(key, retry=retry)
+
+        for i in range(count):
+            t = threading.Thread(target=work, name=f"{name}-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Shut down and wait up to ``timeout`` seconds for each worker to finish its item."""
+        self.shut_down()
+        for t in self._threads:
+            t.join(timeout)

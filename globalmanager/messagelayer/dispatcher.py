@@ -69,7 +69,6 @@ class UpstreamDispatcher:
         self._lock = threading.Lock()
         self._handlers: dict[str, UpstreamHandler] = {}
         self._fifo = KeyedFIFO(ItemExponentialFailureRateLimiter(_RETRY_BASE, _RETRY_MAX))
-        self._threads: list[threading.Thread] = []
 
     def add_handler(self, kind: str, handler: UpstreamHandler) -> None:
         key = kind.lower()
@@ -91,31 +90,24 @@ class UpstreamDispatcher:
         return self._fifo.pending()
 
     def start(self) -> None:
-        for i in range(self._workers):
-            t = threading.Thread(target=self._work, name=f"edge-upstream-{i}", daemon=True)
-            t.start()
-            self._threads.append(t)
+        self._fifo.start_workers(self._workers, self._process, name="edge-upstream", on_error=self._failed)
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._fifo.shut_down()
-        for t in self._threads:
-            t.join(timeout)
+        self._fifo.stop(timeout)
 
-    def _work(self) -> None:
-        while True:
-            key, report, shutdown = self._fifo.get()
-            if shutdown:
-                return
-            outcome: Outcome | None = None
-            try:
-                outcome = self._apply(key, report)
-            except Exception:  # never lose the worker
-                log.exception("upstream dispatcher failed", object="/".join(key))
-                outcome = Outcome("internal error", "apply_failed")
-            finally:
-                self._fifo.done(key, retry=outcome is None)
-            if outcome is not None:
-                self._on_finished(report, outcome)
+    def _process(self, key: ObjectKey, report: Report) -> bool:
+        outcome = self._apply(key, report)
+        if outcome is None:
+            return True
+        self._on_finished(report, outcome)
+        return False
+
+    def _failed(self, key: ObjectKey, report: Report, exc: Exception) -> None:
+        log.error("upstream dispatcher failed", object="/".join(key), error=str(exc), exc_info=exc)
+        try:
+            self._on_finished(report, Outcome(f"internal error: {exc}", "apply_failed"))
+        except Exception:
+            log.exception("upstream dispatcher failed to finish a report", object="/".join(key))
 
     def _apply(self, key: ObjectKey, report: Report) -> Outcome | None:
         """Run the handler; ``None`` means: retry this report later."""

@@ -275,6 +275,7 @@ class MessageLayer:
         """Drop an idle, disconnected node's state; call with ``_lock`` held."""
         if node.idle() and self._nodes.get(node.name) is node:
             del self._nodes[node.name]
+            node.queue.shut_down()  # its retry timer thread, if one was started
             try:
                 self.metrics.pending_messages.remove(node.name)
             except KeyError:

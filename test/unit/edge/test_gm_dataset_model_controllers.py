@@ -54,18 +54,6 @@ def _gvr(obj: dict):
     return {"Dataset": DATASETS, "Model": MODELS}[obj["kind"]]
 
 
-def _exists(cs: FakeClientset, obj: dict) -> bool:
-    try:
-        _get(cs, obj)
-        return True
-    except errors.NotFoundError:
-        return False
-
-
-def _get(cs: FakeClientset, obj: dict) -> dict:
-    return cs.resource(_gvr(obj), NS).get(obj["metadata"]["name"])
-
-
 @pytest.fixture
 def env() -> Env:
     return Env(SECRET)
@@ -76,9 +64,10 @@ def datasets(env: Env) -> DatasetController:
     return DatasetController(env.ctx)
 
 
-def put(controller: DatasetController, env: Env, obj: dict) -> dict:
-    """Create or update ``obj`` on the server and in the cache, like an informer event."""
-    client = env.cs.sedna_v1alpha1().datasets(NS)
+def store(env: Env, controller, obj: dict) -> dict:
+    """Create or update ``obj`` on the fake server and put the stored copy in ``controller``'s informer cache, as an
+    informer event would."""
+    client = env.cs.resource(_gvr(obj), NS)
     try:
         current = client.get(obj["metadata"]["name"])
         obj = {**obj, "metadata": {**obj["metadata"], "resourceVersion": current["metadata"]["resourceVersion"]}}
@@ -87,6 +76,10 @@ def put(controller: DatasetController, env: Env, obj: dict) -> dict:
         stored = client.create(obj)
     controller.informer.get_indexer().update(stored)
     return stored
+
+
+def put(controller: DatasetController, env: Env, obj: dict) -> dict:
+    return store(env, controller, obj)
 
 
 def test_a_dataset_is_inserted_on_its_node_with_kind(env, datasets):
@@ -195,15 +188,7 @@ def test_a_report_for_a_deleted_dataset_is_ignored(env, datasets):
 
 # -- Model -------------------------------------------------------------------------------------------------------------
 def cache_model(env: Env, router, obj: dict) -> dict:
-    client = env.cs.sedna_v1alpha1().models(NS)
-    try:
-        current = client.get(obj["metadata"]["name"])
-        obj = {**obj, "metadata": {**obj["metadata"], "resourceVersion": current["metadata"]["resourceVersion"]}}
-        stored = client.update(obj)
-    except errors.NotFoundError:
-        stored = client.create(obj)
-    router.informer.get_indexer().update(stored)
-    return stored
+    return store(env, router, obj)
 
 
 def drain(router) -> None:

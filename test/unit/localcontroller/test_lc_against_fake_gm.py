@@ -24,6 +24,13 @@ def dataset(name: str = "d1", url: str = "/data/a.txt", fmt: str = "txt") -> dic
             "spec": {"url": url, "format": fmt, "nodeName": "edge-1"}}
 
 
+def model(name: str = "m1", spec: object = None) -> dict:
+    obj: dict = {"kind": "Model", "metadata": {"namespace": NS, "name": name}}
+    if spec is not None:
+        obj["spec"] = spec
+    return obj
+
+
 def is_status(h: dict, c: object) -> bool:
     return h.get("operation") == "status"
 
@@ -42,6 +49,9 @@ class RunningLC:
                                        daemon=True)
         self.thread.start()
         wait_for("the worker API", lambda: self.lc.server._httpd is not None)
+
+    def wait_connected(self) -> None:
+        wait_for("connected to the GM", lambda: http_get(self.url + "/readyz")[0] == 200)
 
     @property
     def url(self) -> str:
@@ -134,15 +144,14 @@ def test_update_is_handled_like_insert_and_delete_removes_the_object(tmp_path, o
     try:
         (lc.rootfs / "data/a.txt").write_text("1\n")
         (lc.rootfs / "data/b.csv").write_text("h\n1\n2\n3\n")
-        wait_for("connected", lambda: http_get(lc.url + "/readyz")[0] == 200)
+        lc.wait_connected()
         our_gm.send(make_frame(NS, "dataset", "d1", "insert", dataset()))
         assert our_gm.next_frame(is_status)[2] == {"numberOfSamples": 1}
         our_gm.send(make_frame(NS, "dataset", "d1", "update", dataset(url="/data/b.csv", fmt="csv")))
         assert our_gm.next_frame(is_status)[2] == {"numberOfSamples": 3}
         our_gm.send(make_frame(NS, "dataset", "d1", "delete", dataset()))
         wait_for("the delete", lambda: lc.lc.store.get_resource("dataset", NS, "d1") is None)
-        our_gm.send(make_frame(NS, "model", "m1", "insert", {"kind": "Model", "metadata": {"namespace": NS,
-                                                                                           "name": "m1"}}))
+        our_gm.send(make_frame(NS, "model", "m1", "insert", model()))
         wait_for("the model", lambda: lc.lc.ctx.manager("model").get(NS, "m1") is not None)
     finally:
         lc.close()
@@ -151,14 +160,12 @@ def test_update_is_handled_like_insert_and_delete_removes_the_object(tmp_path, o
 def test_messages_of_one_object_apply_in_order(tmp_path, our_gm):
     lc = RunningLC(tmp_path, our_gm)
     try:
-        wait_for("connected", lambda: http_get(lc.url + "/readyz")[0] == 200)
+        lc.wait_connected()
         for i in range(50):
-            our_gm.send(make_frame(NS, "model", "m1", "insert",
-                                   {"kind": "Model", "metadata": {"namespace": NS, "name": "m1"}, "spec": {"v": i}}))
+            our_gm.send(make_frame(NS, "model", "m1", "insert", model(spec={"v": i})))
             if i % 10 == 9:
-                our_gm.send(make_frame(NS, "model", "m1", "delete", {"metadata": {"namespace": NS, "name": "m1"}}))
-        our_gm.send(make_frame(NS, "model", "m1", "insert",
-                               {"kind": "Model", "metadata": {"namespace": NS, "name": "m1"}, "spec": {"v": "last"}}))
+                our_gm.send(make_frame(NS, "model", "m1", "delete", model()))
+        our_gm.send(make_frame(NS, "model", "m1", "insert", model(spec={"v": "last"})))
         wait_for("the last version", lambda: (lc.lc.store.get_resource("model", NS, "m1") or {}).get("spec")
                  == {"v": "last"})
         assert lc.lc.downstream.pending() == 0
@@ -170,10 +177,9 @@ def test_messages_of_one_object_apply_in_order(tmp_path, our_gm):
 def test_resync_drops_what_the_gm_no_longer_sends(tmp_path, our_gm):
     lc = RunningLC(tmp_path, our_gm)
     try:
-        wait_for("connected", lambda: http_get(lc.url + "/readyz")[0] == 200)
+        lc.wait_connected()
         for name in ("keep", "stale"):
-            our_gm.send(make_frame(NS, "model", name, "insert", {"kind": "Model",
-                                                                 "metadata": {"namespace": NS, "name": name}}))
+            our_gm.send(make_frame(NS, "model", name, "insert", model(name)))
         our_gm.send(make_frame(NS, "dataset", "other-kind", "insert", dataset("other-kind")))
         wait_for("both models", lambda: len(lc.lc.store.resources("model")) == 2)
         our_gm.send(make_frame("", "", "", "resync",
@@ -187,7 +193,7 @@ def test_resync_drops_what_the_gm_no_longer_sends(tmp_path, our_gm):
 def test_a_restarted_lc_resumes_from_its_database_without_a_gm(tmp_path, our_gm):
     lc = RunningLC(tmp_path, our_gm)
     (lc.rootfs / "data/a.txt").write_text("1\n2\n")
-    wait_for("connected", lambda: http_get(lc.url + "/readyz")[0] == 200)
+    lc.wait_connected()
     our_gm.send(make_frame(NS, "dataset", "d1", "insert", dataset()))
     assert our_gm.next_frame(is_status)[2] == {"numberOfSamples": 2}
     wait_for("the ack", lambda: lc.lc.store.pending_reports() == 0)
