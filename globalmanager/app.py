@@ -217,7 +217,7 @@ class GlobalManager:
     def run_controllers(self, stop: threading.Event) -> None:
         """Build the enabled controllers, start the informers and run the controllers until ``stop``."""
         from globalmanager.controllers import ControllerContext, select
-        from globalmanager.messagelayer import MessageLayer
+        from globalmanager.messagelayer.layer import MessageLayer
         from globalmanager.runtime.events import EventRecorder
         from informers import SharedInformerFactory
 
