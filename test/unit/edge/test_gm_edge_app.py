@@ -131,3 +131,21 @@ def test_tls_with_a_ca_file(tmp_path):
         server.stop()
         layer.stop()
         store.close()
+
+
+def test_an_edge_port_that_cannot_be_bound_stops_sedna_gm_with_exit_1():
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        cfg = GMConfig(controllers=["Dataset"])
+        cfg.leader_election.enabled = False
+        cfg.metrics_address = "127.0.0.1:0"
+        cfg.websocket.address, cfg.websocket.port = "127.0.0.1", taken.getsockname()[1]
+        gm = GlobalManager(cfg, clientset=FakeClientset(), registry=CollectorRegistry())
+        result: dict[str, int] = {}
+        thread = threading.Thread(target=lambda: result.setdefault("code", gm.run()), daemon=True)
+        thread.start()
+        thread.join(30)
+    assert result == {"code": 1}
