@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import structlog
+import structlog.testing
 from prometheus_client import CollectorRegistry
 from testkit import json_log_lines
 
@@ -178,22 +180,49 @@ def test_reports_only_when_the_count_changes_and_follows_a_changed_url(dataset_e
 
 def test_a_missing_file_is_logged_once_per_change_and_never_raises(dataset_env):
     manager, rootfs, reports, _ = dataset_env
-    stream = io.StringIO()
-    configure_logging("edge-1", "info", "json", stream=stream)
-    manager.insert(dataset_obj(url="/data/missing.txt"))
-    for _ in range(3):
-        assert manager.check("default/d1") is None
-    manager.insert(dataset_obj(url="s3://bucket/x.txt"))
-    manager.check("default/d1")
-    manager.check("default/d1")
-    (rootfs / "data/missing.txt").write_text("x\n")
-    manager.insert(dataset_obj(url="/data/missing.txt"))
-    assert manager.check("default/d1") == 1
-    problems = [e for e in json_log_lines(stream.getvalue()) if e["event"].startswith("cannot count")]
+    with structlog.testing.capture_logs() as logs:
+        manager.insert(dataset_obj(url="/data/missing.txt"))
+        for _ in range(3):
+            assert manager.check("default/d1") is None
+        manager.insert(dataset_obj(url="s3://bucket/x.txt"))
+        manager.check("default/d1")
+        manager.check("default/d1")
+        (rootfs / "data/missing.txt").write_text("x\n")
+        manager.insert(dataset_obj(url="/data/missing.txt"))
+        assert manager.check("default/d1") == 1
+    problems = [e for e in logs if e["event"].startswith("cannot count")]
     assert [e["error"].split(":")[0] for e in problems] == ["FileNotFoundError", "ValueError"]  # once per change
     assert problems[0]["path"] == str(rootfs / "data/missing.txt") and "s3://" in problems[1]["error"]
-    assert all(e["node"] == "edge-1" and e["object"] == "default/d1" for e in problems)
+    assert all(e["object"] == "default/d1" and e["log_level"] == "warning" for e in problems)
     assert reports == [("default", "Dataset", "d1", {"numberOfSamples": 1})]
+
+
+def test_lc_log_lines_are_json_objects_carrying_the_node(monkeypatch):
+    import logging
+
+    root = logging.getLogger()
+    for logger in (root, logging.getLogger("websockets")):  # handlers and levels come back after the test
+        monkeypatch.setattr(logger, "handlers", list(logger.handlers))
+        monkeypatch.setattr(logger, "level", logger.level)
+    monkeypatch.setattr(structlog, "configure", _configure_without_cache(structlog.configure))
+    stream = io.StringIO()
+    configure_logging("edge-1", "info", "json", stream=stream)
+    try:
+        structlog.get_logger("sedna-lc.test").info("hello", object="default/d1")
+        logging.getLogger("websockets.client").warning("a library line")
+    finally:
+        structlog.reset_defaults()
+    entries = json_log_lines(stream.getvalue())
+    assert [(e["event"], e["node"]) for e in entries] == [("hello", "edge-1"), ("a library line", "edge-1")]
+    assert entries[0]["object"] == "default/d1" and entries[0]["level"] == "info" and "timestamp" in entries[0]
+
+
+def _configure_without_cache(configure):
+    """structlog.configure, but never caching loggers on first use (a cached logger would outlive this test)."""
+    def wrapped(**kwargs):
+        kwargs["cache_logger_on_first_use"] = False
+        return configure(**kwargs)
+    return wrapped
 
 
 def test_the_last_reported_count_survives_a_restart(dataset_env, tmp_path):
