@@ -201,9 +201,8 @@ def test_lc_log_lines_are_json_objects_carrying_the_node(monkeypatch):
     import logging
 
     root = logging.getLogger()
-    for logger in (root, logging.getLogger("websockets")):  # handlers and levels come back after the test
-        monkeypatch.setattr(logger, "handlers", list(logger.handlers))
-        monkeypatch.setattr(logger, "level", logger.level)
+    loggers = (root, logging.getLogger("websockets"))
+    saved = [(logger, list(logger.handlers), logger.level) for logger in loggers]
     monkeypatch.setattr(structlog, "configure", _configure_without_cache(structlog.configure))
     stream = io.StringIO()
     configure_logging("edge-1", "info", "json", stream=stream)
@@ -212,6 +211,9 @@ def test_lc_log_lines_are_json_objects_carrying_the_node(monkeypatch):
         logging.getLogger("websockets.client").warning("a library line")
     finally:
         structlog.reset_defaults()
+        for logger, handlers, level in saved:
+            logger.handlers[:] = handlers
+            logger.setLevel(level)
     entries = json_log_lines(stream.getvalue())
     assert [(e["event"], e["node"]) for e in entries] == [("hello", "edge-1"), ("a library line", "edge-1")]
     assert entries[0]["object"] == "default/d1" and entries[0]["level"] == "info" and "timestamp" in entries[0]
