@@ -24,7 +24,7 @@ import structlog
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from globalmanager import __version__
-from globalmanager.config import LOG_LEVELS, ConfigError, GMConfig, load_config
+from globalmanager.config import LOG_LEVELS, ConfigError, GMConfig, load_config, parse_address
 from globalmanager.logging import configure_logging
 from informers.gc_policy import tune_gc_for_controllers
 
@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--master", help="API server address; overrides the kubeconfig's")
     p.add_argument("--namespace", help="watch only this namespace (default: all)")
     p.add_argument("--metrics-address", help="host:port of /metrics, /healthz, /readyz (default :8080)")
+    p.add_argument("--websocket-address",
+                   help="host:port of the edge link LocalControllers connect to (default 0.0.0.0:9000)")
     p.add_argument("--log-level", choices=LOG_LEVELS)
     p.add_argument("--log-format", choices=("json", "console"))
     p.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=None,
@@ -77,6 +79,11 @@ def config_from_args(argv: Sequence[str] | None) -> tuple[GMConfig, argparse.Nam
     ):
         if value is not None:
             setattr(cfg, attr, value)
+    if args.websocket_address is not None:
+        try:
+            cfg.websocket.address, cfg.websocket.port = parse_address(args.websocket_address)
+        except ValueError as exc:
+            raise ConfigError("--websocket-address", str(exc)) from None
     if args.verbosity is not None and args.log_level is None and args.verbosity >= 4:
         cfg.log_level = "debug"
     if args.leader_elect is not None:
@@ -120,6 +127,7 @@ class GlobalManager:
         self.controllers: list[Any] = []
         self.elector: Any = None
         self.server: Any = None
+        self.edge_server: Any = None  # the websocket server LCs connect to (leader only)
         self._controllers_started = threading.Event()
         self._lock = threading.Lock()
 
@@ -209,12 +217,14 @@ class GlobalManager:
     def run_controllers(self, stop: threading.Event) -> None:
         """Build the enabled controllers, start the informers and run the controllers until ``stop``."""
         from globalmanager.controllers import ControllerContext, select
+        from globalmanager.messagelayer.layer import MessageLayer
         from globalmanager.runtime.events import EventRecorder
         from informers import SharedInformerFactory
 
         cfg = self.cfg
         resync = resync_period(cfg.min_resync_period_seconds, self.rng)
         factory = SharedInformerFactory(self.clientset, default_resync=resync, namespace=cfg.namespace)
+        edge = MessageLayer(self.registry)
         ctx = ControllerContext(
             clientset=self.clientset,
             informer_factory=factory,
@@ -224,6 +234,7 @@ class GlobalManager:
             default_workers=cfg.default_workers,
             drain_timeout=cfg.shutdown_timeout,
             config=cfg,
+            edge=edge,
         )
         threads: list[threading.Thread] = []
         try:
@@ -239,15 +250,40 @@ class GlobalManager:
                 t.start()
                 threads.append(t)
             self._controllers_started.set()
+            self._serve_edge(edge, stop)
             stop.wait()
         except Exception:
             log.exception("controllers failed")
             self.exit_code = EXIT_FAILURE
             self.stop_event.set()
         finally:
+            if self.edge_server is not None:
+                self.edge_server.stop()
+            edge.stop()
             for t in threads:  # each controller drains within shutdownTimeoutSeconds
                 t.join(cfg.shutdown_timeout + 1)
             factory.shutdown(timeout=5.0)
+
+    def _serve_edge(self, edge: Any, stop: threading.Event) -> None:
+        """Once every controller's caches synced (so that a node's full state and the routes of its reports are
+        known), serve LCs; a listen error stops sedna-gm with exit 1, like Go Sedna's."""
+        from globalmanager.messagelayer import edge_server_from_config
+
+        while not stop.is_set() and not all(c.synced.is_set() for c in self.controllers):
+            stop.wait(0.05)
+        if stop.is_set():
+            return
+        ws = self.cfg.websocket
+        edge.start()
+        try:
+            server = edge_server_from_config(edge, ws)
+            server.start()
+        except (OSError, ValueError) as exc:
+            log.error("cannot start the edge server", address=f"{ws.address}:{ws.port}", error=str(exc))
+            self.exit_code = EXIT_FAILURE
+            self.stop_event.set()
+            return
+        self.edge_server = server
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -67,8 +67,29 @@ def _key(name: str) -> Any:
 
 @dataclass
 class WebsocketConfig:
+    """The edge link LCs connect to (docs/edge.md). Defaults stay compatible with Go Sedna's LC."""
+
     address: str = field(default="0.0.0.0", metadata=_key("address"))
     port: int = field(default=9000, metadata=_key("port"))
+    ping_interval_seconds: float = field(default=20.0, metadata=_key("pingIntervalSeconds"))
+    max_frame_bytes: int = field(default=4 * 1024 * 1024, metadata=_key("maxFrameBytes"))
+    token_file: str = field(default="", metadata=_key("tokenFile"))  # "" = no bearer token required
+    cert_file: str = field(default="", metadata=_key("certFile"))  # with keyFile: serve wss://
+    key_file: str = field(default="", metadata=_key("keyFile"))
+
+    def validate(self) -> None:
+        if not self.address:
+            raise ConfigError("websocket.address", "must not be empty (0.0.0.0 = all interfaces)")
+        if self.ping_interval_seconds <= 0:
+            raise ConfigError("websocket.pingIntervalSeconds", f"must be > 0, got {self.ping_interval_seconds}")
+        if self.max_frame_bytes < 1024:
+            raise ConfigError("websocket.maxFrameBytes", f"must be >= 1024, got {self.max_frame_bytes}")
+        if bool(self.cert_file) != bool(self.key_file):
+            raise ConfigError("websocket.certFile" if not self.cert_file else "websocket.keyFile",
+                              "websocket.certFile and websocket.keyFile go together")
+        for key, path in (("tokenFile", self.token_file), ("certFile", self.cert_file), ("keyFile", self.key_file)):
+            if path and not os.path.isfile(path):
+                raise ConfigError(f"websocket.{key}", f"file {path!r} does not exist")
 
 
 @dataclass
@@ -126,6 +147,7 @@ class GMConfig:
             raise ConfigError("kubeConfig", f"file {self.kube_config!r} does not exist")
         if not 0 < self.websocket.port < 65536:
             raise ConfigError("websocket.port", f"must be in 1..65535, got {self.websocket.port}")
+        self.websocket.validate()
         if self.namespace:  # "" = all namespaces
             _check_dns_label("namespace", self.namespace)
         if self.min_resync_period_seconds <= 0:

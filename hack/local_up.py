@@ -1,16 +1,23 @@
-"""Local up: a sandbox cluster, ``sedna-gm`` against it, and a sample ElasticAIJob followed until it succeeds.
+"""Local up: a sandbox cluster, ``sedna-gm`` and two ``sedna-lc`` against it, a sample Dataset counted on an edge
+node, and a sample ElasticAIJob followed until it succeeds.
 
     python -m hack.local_up [--timeout 60] [--keep-running] [--sample charts/sedna/samples/elasticaijob.yaml]
 
 1. starts the sandbox API server (``python -m apis.fake.apiserver``) with the CRDs of ``charts/sedna/crds`` and its
    pod simulator, writing a kubeconfig into a temporary directory (printed: ``kubectl --kubeconfig <it> get eaijob``
    works while this runs);
-2. starts ``sedna-gm`` (``python -m globalmanager.app --kubeconfig <it> --no-leader-elect``) and waits for /readyz;
-3. creates the sample job with the annotations ``sandbox.sedna.io/start-delay-seconds`` and
+2. starts ``sedna-gm`` (``python -m globalmanager.app --kubeconfig <it> --no-leader-elect``, its edge link on a free
+   local port) and waits for /readyz;
+3. starts two LocalControllers (``python -m localcontroller.app``, nodes ``edge-1`` and ``edge-2``, each with its own
+   rootfs and database in the work directory) and waits until both are connected; creates the sample Dataset on
+   ``edge-1`` with an index file of 5 samples, prints its ``numberOfSamples`` as the LC reports it, appends 3 lines
+   and prints the new count;
+4. creates the sample job with the annotations ``sandbox.sedna.io/start-delay-seconds`` and
    ``sandbox.sedna.io/run-seconds`` (the controller copies
    ``sandbox.sedna.io/*`` job annotations onto the master pod, so the simulated master runs that long and exits 0);
-4. prints every change of the job's phase and conditions until it has Succeeded;
-5. stops sedna-gm (SIGTERM: it must exit 0) and the sandbox. Exit 0 on success, 1 on failure or timeout.
+5. prints every change of the job's phase and conditions until it has Succeeded;
+6. stops the LCs and sedna-gm (SIGTERM: each must exit 0) and the sandbox. Exit 0 on success, 1 on failure or
+   timeout.
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SAMPLE = REPO / "charts" / "sedna" / "samples" / "elasticaijob.yaml"
+DATASET_SAMPLE = REPO / "charts" / "sedna" / "samples" / "dataset.yaml"
+EDGE_NODES = ("edge-1", "edge-2")
 CRDS = REPO / "charts" / "sedna" / "crds"
 
 
@@ -130,6 +139,37 @@ def describe(job: dict[str, Any]) -> str:
     )
 
 
+def show_dataset(cs: Any, workdir: Path, timeout: float) -> bool:
+    """Create the sample Dataset on edge-1 with a 5-sample index, show the count the LC reports, append 3 samples and
+    show the new count."""
+    dataset = yaml.safe_load(DATASET_SAMPLE.read_text(encoding="utf-8"))
+    md = dataset.setdefault("metadata", {})
+    md.setdefault("namespace", "default")
+    dataset["spec"]["nodeName"] = EDGE_NODES[0]
+    index = workdir / EDGE_NODES[0] / dataset["spec"]["url"].lstrip("/")
+    index.parent.mkdir(parents=True, exist_ok=True)
+    index.write_text("".join(f"images/{i}.jpg\n" for i in range(5)), encoding="utf-8")
+    datasets = cs.sedna_v1alpha1().datasets(md["namespace"])
+    datasets.create(dataset)
+    say(f"==> created Dataset {md['namespace']}/{md['name']} on {EDGE_NODES[0]} (index {index}: 5 samples)")
+    for expected in (5, 8):
+        if expected == 8:
+            with open(index, "a", encoding="utf-8") as fh:
+                fh.writelines(f"images/{i}.jpg\n" for i in range(5, 8))
+            say(f"    appended 3 samples to {index}")
+        started = time.monotonic()
+        count = None
+        while time.monotonic() - started < timeout and count != expected:
+            count = (datasets.get(md["name"]).get("status") or {}).get("numberOfSamples")
+            if count != expected:
+                time.sleep(0.2)
+        if count != expected:
+            say(f"==> timed out waiting for numberOfSamples={expected} (last: {count})")
+            return False
+        say(f"    [{time.monotonic() - started:5.1f}s] {md['namespace']}/{md['name']} numberOfSamples={count}")
+    return True
+
+
 def run(args: argparse.Namespace, workdir: Path) -> int:
     from apis import errors
     from apis.clientset import Clientset
@@ -142,6 +182,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
         workdir / "apiserver.log",
     )
     gm: Process | None = None
+    lcs: list[Process] = []
     ok = False
     try:
         line = api.wait_for_line("listening on ", 30)
@@ -152,18 +193,39 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
         say(f"    kubeconfig: {kubeconfig}")
         say(f"    try: kubectl --kubeconfig {kubeconfig} get eaijob,pods")
 
-        port = free_port()
-        say(f"==> starting sedna-gm (metrics/health on 127.0.0.1:{port}, logs: {workdir / 'sedna-gm.log'})")
+        port, edge_port = free_port(), free_port()
+        say(f"==> starting sedna-gm (metrics/health on 127.0.0.1:{port}, edge link on 127.0.0.1:{edge_port}, "
+            f"logs: {workdir / 'sedna-gm.log'})")
         gm = Process(
             "sedna-gm",
             [sys.executable, "-m", "globalmanager.app", "--kubeconfig", str(kubeconfig), "--no-leader-elect",
-             "--metrics-address", f"127.0.0.1:{port}", "--log-format", "json"],
+             "--metrics-address", f"127.0.0.1:{port}", "--websocket-address", f"127.0.0.1:{edge_port}",
+             "--log-format", "json"],
             workdir / "sedna-gm.log",
         )
         if not wait_ready(f"http://127.0.0.1:{port}/readyz", gm, 30):
             say(f"sedna-gm did not become ready; see {workdir / 'sedna-gm.log'}")
             return 1
         say("    sedna-gm is ready")
+        cs = Clientset.from_kubeconfig(str(kubeconfig))
+        for node in EDGE_NODES:
+            lc_port = free_port()
+            say(f"==> starting sedna-lc {node} (worker API on 127.0.0.1:{lc_port}, rootfs {workdir / node}, "
+                f"logs: {workdir / (node + '.log')})")
+            (workdir / node).mkdir(exist_ok=True)
+            lcs.append(Process(
+                node,
+                [sys.executable, "-m", "localcontroller.app", "--gm-address", f"127.0.0.1:{edge_port}",
+                 "--node-name", node, "--rootfs", str(workdir / node), "--bind-address", f"127.0.0.1:{lc_port}",
+                 "--dataset-check-period", "1", "--log-format", "json"],
+                workdir / f"{node}.log",
+            ))
+            if not wait_ready(f"http://127.0.0.1:{lc_port}/readyz", lcs[-1], 30):
+                say(f"sedna-lc {node} did not connect to sedna-gm; see {workdir / (node + '.log')}")
+                return 1
+            say(f"    {node} is connected")
+        if not show_dataset(cs, workdir, args.timeout):
+            return 1
 
         job = yaml.safe_load(Path(args.sample).read_text(encoding="utf-8"))
         md = job.setdefault("metadata", {})
@@ -172,7 +234,6 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
         annotations["sandbox.sedna.io/start-delay-seconds"] = str(args.start_delay_seconds)
         annotations["sandbox.sedna.io/run-seconds"] = str(args.run_seconds)
         ns, name = md["namespace"], md["name"]
-        cs = Clientset.from_kubeconfig(str(kubeconfig))
         jobs = cs.elasticdl_v1alpha1().elastic_ai_jobs(ns)
         jobs.create(job)
         say(f"==> created ElasticAIJob {ns}/{name} (master simulated for {args.run_seconds}s)")
@@ -218,6 +279,11 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
                 pass
         cs.close()
     finally:
+        for lc in lcs:
+            code = lc.stop()
+            say(f"==> sedna-lc {lc.name} stopped (exit code {code})")
+            if code != 0:
+                ok = False
         if gm is not None:
             code = gm.stop()
             say(f"==> sedna-gm stopped (exit code {code})")

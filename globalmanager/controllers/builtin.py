@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from .dataset.controller import NAME as DATASET_NAME
+from .dataset.controller import new_controller as new_dataset_controller
 from .elasticdl.controller import NAME as ELASTICDL_NAME
 from .elasticdl.controller import new_controller as new_elasticdl_controller
+from .model.controller import NAME as MODEL_NAME
+from .model.controller import new_controller as new_model_controller
 from .registry import register
 
 register(ELASTICDL_NAME, new_elasticdl_controller)
+register(DATASET_NAME, new_dataset_controller)
+register(MODEL_NAME, new_model_controller)

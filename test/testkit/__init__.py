@@ -3,6 +3,7 @@
     from testkit import wait_for, Processes, free_port, http_get
 """
 
+from .edgepeers import FakeGM, GoLC, make_frame, parse_frame
 from .procs import (
     CRDS,
     REPO,
@@ -11,15 +12,30 @@ from .procs import (
     http_get,
     json_log_lines,
     log_event,
+    metric_value,
+    self_signed_cert,
     start_gm,
+    start_lc,
     start_sandbox,
 )
 from .wait import wait_for, wait_until
 
 __all__ = [
     "CRDS",
-    "REPO", "Processes", "free_port", "http_get", "json_log_lines", "log_event",
+    "FakeGM",
+    "GoLC",
+    "REPO",
+    "Processes",
+    "free_port",
+    "http_get",
+    "json_log_lines",
+    "log_event",
+    "make_frame",
+    "metric_value",
+    "parse_frame",
+    "self_signed_cert",
     "start_gm",
+    "start_lc",
     "start_sandbox",
     "wait_for",
     "wait_until",

@@ -1,0 +1,12 @@
+"""Registers the managers shipped with sedna-lc (one line per manager module)."""
+
+from __future__ import annotations
+
+from .base import register
+from .dataset import KIND as DATASET_KIND
+from .dataset import DatasetManager
+from .model import KIND as MODEL_KIND
+from .model import ModelManager
+
+register(DATASET_KIND, DatasetManager)
+register(MODEL_KIND, ModelManager)
