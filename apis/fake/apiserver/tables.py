@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from .. import meta
+from ... import meta
 
 __all__ = ["wanted_table_version", "to_table", "human_duration", "crd_printer_columns"]
 

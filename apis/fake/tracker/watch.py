@@ -1,4 +1,4 @@
-"""Watch streams of the object tracker: per-watcher filtering, bounded buffers, bookmarks.
+"""One watch stream of the object tracker: per-watcher filtering, a bounded buffer, bookmarks.
 
 A writer hands every committed event to each watcher with ``TrackerWatch.offer``, which never blocks: the event
 is filtered (namespace, label and field selectors, with the ADDED/DELETED transitions the real API server makes
@@ -14,57 +14,21 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 
-from .. import meta
-from ..errors import CAUSE_RESOURCE_VERSION_TOO_LARGE, BadRequestError, TimeoutError
-from ..resources import GroupVersionResource, ResourceInfo
-from ..watch import ADDED, BOOKMARK, DELETED, ERROR, INITIAL_EVENTS_END_ANNOTATION, MODIFIED, WatchEvent
+from ... import meta
+from ...errors import CAUSE_RESOURCE_VERSION_TOO_LARGE, TimeoutError
+from ...resources import GroupVersionResource, ResourceInfo
+from ...watch import ADDED, BOOKMARK, DELETED, ERROR, INITIAL_EVENTS_END_ANNOTATION, MODIFIED, WatchEvent
+from .filter import ObjectFilter
 
-__all__ = ["HistoryEvent", "ObjectFilter", "TrackerWatch", "supported_field_labels", "too_large_resource_version"]
+__all__ = ["HistoryEvent", "TrackerWatch", "too_large_resource_version"]
 
 log = structlog.get_logger()
-
-_COMMON_FIELDS = frozenset({"metadata.name", "metadata.namespace"})
-# Field labels each built-in resource supports in field selectors (group, resource) → extra labels.
-_EXTRA_FIELDS: dict[tuple[str, str], frozenset[str]] = {
-    ("", "pods"): frozenset(
-        {
-            "spec.nodeName",
-            "spec.restartPolicy",
-            "spec.schedulerName",
-            "spec.serviceAccountName",
-            "spec.hostNetwork",
-            "status.phase",
-            "status.podIP",
-            "status.nominatedNodeName",
-        }
-    ),
-    ("", "events"): frozenset(
-        {
-            "involvedObject.kind",
-            "involvedObject.namespace",
-            "involvedObject.name",
-            "involvedObject.uid",
-            "involvedObject.apiVersion",
-            "involvedObject.resourceVersion",
-            "involvedObject.fieldPath",
-            "reason",
-            "reportingComponent",
-            "type",
-        }
-    ),
-    ("", "nodes"): frozenset({"spec.unschedulable"}),
-    ("", "secrets"): frozenset({"type"}),
-    ("", "namespaces"): frozenset({"status.phase"}),
-    ("", "replicationcontrollers"): frozenset({"status.replicas"}),
-    ("apps", "replicasets"): frozenset({"status.replicas"}),
-}
-
 
 def too_large_resource_version(requested: int, current: int) -> TimeoutError:
     """The error kube-apiserver's watch cache answers when it has not reached ``requested`` in time (504)."""
@@ -79,10 +43,6 @@ def too_large_resource_version(requested: int, current: int) -> TimeoutError:
     )
 
 
-def supported_field_labels(gvr: GroupVersionResource) -> frozenset[str]:
-    return _COMMON_FIELDS | _EXTRA_FIELDS.get((gvr.group, gvr.resource), frozenset())
-
-
 @dataclass(frozen=True)
 class HistoryEvent:
     """One committed change: ``obj`` is the stored object after it (for DELETED: its final state), ``prev`` before."""
@@ -92,31 +52,6 @@ class HistoryEvent:
     type: str
     obj: dict[str, Any]
     prev: dict[str, Any] | None
-
-
-class ObjectFilter:
-    """Namespace + label selector + field selector of one list or watch request."""
-
-    def __init__(self, info: ResourceInfo, namespace: str, label_selector: str | None, field_selector: str | None):
-        self.namespace = namespace if info.namespaced else ""
-        try:
-            self.labels = meta.parse_selector(label_selector)
-        except ValueError as exc:
-            raise BadRequestError(f"unable to parse requirement: {exc}") from None
-        try:
-            self.fields = meta.parse_field_selector(field_selector)
-        except ValueError as exc:
-            raise BadRequestError(str(exc)) from None
-        allowed = supported_field_labels(info.gvr)
-        for path, _op, _value in self.fields.requirements:
-            if path not in allowed:
-                raise BadRequestError(f"field label not supported: {path}")
-        self.has_selectors = not self.labels.empty() or not self.fields.empty()
-
-    def matches(self, obj: Mapping[str, Any]) -> bool:
-        if self.namespace and meta.namespace(obj) != self.namespace:
-            return False
-        return self.labels.matches(meta.labels(obj)) and self.fields.matches(obj)
 
 
 class TrackerWatch:

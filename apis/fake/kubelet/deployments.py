@@ -19,9 +19,10 @@ from typing import Any
 import orjson
 import structlog
 
-from .. import meta
-from ..errors import ApiError, is_already_exists, is_not_found
-from ..resources import DEPLOYMENTS, PODS
+from ... import meta
+from ...errors import ApiError, is_already_exists, is_not_found
+from ...resources import DEPLOYMENTS, PODS
+from .tracker_api import TrackerAPI
 
 __all__ = ["DeploymentSimulator", "template_hash", "POD_TEMPLATE_HASH_LABEL"]
 
@@ -71,7 +72,7 @@ def _deletion_rank(pod: Mapping[str, Any]) -> tuple[int, int, str]:
 class DeploymentSimulator:
     """Reconciles one Deployment at a time against the tracker (called from the simulator's single worker)."""
 
-    def __init__(self, tracker: Any, rng: random.Random | None = None) -> None:
+    def __init__(self, tracker: TrackerAPI, rng: random.Random | None = None) -> None:
         self.tracker = tracker
         self.rng = rng or random.Random()
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..errors import BadRequestError, InternalError
-from ..resources import ResourceInfo
+from ...errors import BadRequestError, InternalError
+from ...resources import ResourceInfo
 
 __all__ = [
     "GENERATION_RESOURCES",

@@ -20,8 +20,8 @@ from typing import Any
 import orjson
 import yaml
 
-from .. import meta, yamlutil
-from ..errors import ApiError, BadRequestError, InvalidError
+from ... import meta, yamlutil
+from ...errors import ApiError, BadRequestError, InvalidError
 
 __all__ = ["decode_patch", "merge_patch", "json_patch", "strategic_merge_patch", "MERGE_KEYS"]
 

@@ -10,7 +10,7 @@ Guarantees: the simulator never overwrites a terminal phase (Succeeded/Failed) a
 owns, so a client may always set pod status through ``pods/status``. Status writes go through the status
 subresource and are retried on conflict from a fresh read. Pods on a NotReady node do not start, and running pods
 lose readiness while their node is NotReady. A pod bound to a node that does not exist registers that node
-(Ready), so that pods pinned to edge nodes run without setup. Deployments: see ``apis.fake.kubelet_deployments``.
+(Ready), so that pods pinned to edge nodes run without setup. Nodes: ``nodes``; deployments: ``deployments``.
 
 Threads: one pump per watched resource (pods, deployments, nodes) blocking on the tracker watch, and one worker
 that blocks on its queue until the next item or the next due timer (a heap); no polling.
@@ -30,12 +30,13 @@ from typing import Any
 
 import structlog
 
-from .. import meta
-from ..errors import ApiError, is_already_exists, is_conflict, is_not_found
-from ..resources import DEPLOYMENTS, NODES, PODS, GroupVersionResource
-from ..watch import BOOKMARK, DELETED, ERROR, ListOptions
-from .kubelet_deployments import TERMINAL_PHASES, DeploymentSimulator, pod_is_ready
-from .kubelet_status import (
+from ... import meta
+from ...errors import ApiError, is_conflict, is_not_found
+from ...resources import DEPLOYMENTS, NODES, PODS, GroupVersionResource
+from ...watch import BOOKMARK, DELETED, ERROR, ListOptions
+from .deployments import TERMINAL_PHASES, DeploymentSimulator, pod_is_ready
+from .nodes import SimulatedNodes
+from .status import (
     annotation_float,
     annotation_int,
     has_condition,
@@ -44,6 +45,7 @@ from .kubelet_status import (
     terminated_status,
     with_readiness,
 )
+from .tracker_api import TrackerAPI
 
 __all__ = [
     "PodSimulator",
@@ -59,7 +61,6 @@ ANNOTATION_START_DELAY = "sandbox.sedna.io/start-delay-seconds"
 ANNOTATION_RUN_SECONDS = "sandbox.sedna.io/run-seconds"
 ANNOTATION_EXIT_CODE = "sandbox.sedna.io/exit-code"
 DEFAULT_NODE = "sandbox-node"
-KUBELET_VERSION = "v1.30.0-sandbox"
 _MAX_CONFLICT_RETRIES = 10
 
 
@@ -76,7 +77,7 @@ class PodSimulator:
 
     def __init__(
         self,
-        tracker: Any,
+        tracker: TrackerAPI,
         default_node: str = DEFAULT_NODE,
         tick: float = 0.05,
         clock: Callable[[], float] = time.monotonic,
@@ -87,7 +88,7 @@ class PodSimulator:
         self.default_node = default_node
         self.tick = tick
         self.clock = clock
-        self.auto_register_nodes = auto_register_nodes
+        self.nodes = SimulatedNodes(tracker, auto_register_nodes)
         self._rng = random.Random(seed)
         self.deployments = DeploymentSimulator(tracker, self._rng)
         self._queue: queue.Queue[tuple[str, str, str] | None] = queue.Queue()
@@ -100,7 +101,6 @@ class PodSimulator:
         self._watches: set[Any] = set()
         self._pods: dict[tuple[str, str], _PodState] = {}
         self._ips = itertools.count(2)
-        self._node_ips: dict[str, str] = {}
 
     # -- lifecycle ------------------------------------------------------------------------------------------------
     def start(self) -> PodSimulator:
@@ -138,90 +138,11 @@ class PodSimulator:
     # -- nodes ----------------------------------------------------------------------------------------------------
     def add_node(self, name: str, ready: bool = True) -> dict[str, Any]:
         """Register a node (or set the readiness of an existing one); returns the stored node."""
-        node = {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {
-                "name": name,
-                "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"},
-            },
-            "spec": {},
-        }
-        try:
-            self.tracker.create(NODES, node)
-        except ApiError as err:
-            if not is_already_exists(err):
-                raise
-        return self.set_node_ready(name, ready)
+        return self.nodes.add(name, ready)
 
     def set_node_ready(self, name: str, ready: bool) -> dict[str, Any]:
         """Set the node's Ready condition (status subresource); raises NotFoundError for an unknown node."""
-        for _ in range(_MAX_CONFLICT_RETRIES):
-            node = self.tracker.get(NODES, "", name)
-            updated = dict(node)
-            updated["status"] = self._node_status(name, node.get("status") or {}, ready)
-            try:
-                return self.tracker.update(NODES, updated, subresource="status")
-            except ApiError as err:
-                if not is_conflict(err):
-                    raise
-        raise RuntimeError(f"node {name}: too many conflicts setting readiness")
-
-    def _node_ip(self, name: str) -> str:
-        with self._lock:
-            if name not in self._node_ips:
-                self._node_ips[name] = f"192.168.{len(self._node_ips) // 250}.{len(self._node_ips) % 250 + 2}"
-            return self._node_ips[name]
-
-    def _next_pod_ip(self) -> str:
-        with self._lock:
-            n = next(self._ips)
-        return f"10.244.{n // 250 % 256}.{n % 250 + 2}"
-
-    def _node_status(self, name: str, old: Mapping[str, Any], ready: bool) -> dict[str, Any]:
-        now = meta.now_rfc3339()
-        status_text = "True" if ready else "False"
-        previous = next((c for c in old.get("conditions") or [] if c.get("type") == "Ready"), None)
-        since = previous.get("lastTransitionTime", now) if previous and previous.get("status") == status_text else now
-        capacity = {"cpu": "8", "memory": "16Gi", "pods": "110", "ephemeral-storage": "100Gi"}
-        return {
-            **old,
-            "conditions": [
-                {
-                    "type": "Ready",
-                    "status": status_text,
-                    "reason": "KubeletReady" if ready else "KubeletNotReady",
-                    "message": "kubelet is posting ready status" if ready else "sandbox: node set NotReady",
-                    "lastHeartbeatTime": now,
-                    "lastTransitionTime": since,
-                }
-            ],
-            "addresses": [{"type": "InternalIP", "address": self._node_ip(name)}, {"type": "Hostname", "address": name}],
-            "capacity": capacity,
-            "allocatable": capacity,
-            "nodeInfo": {
-                "kubeletVersion": KUBELET_VERSION,
-                "containerRuntimeVersion": "sandbox://1.0",
-                "operatingSystem": "linux",
-                "architecture": "amd64",
-            },
-        }
-
-    def _node_ready(self, name: str) -> bool | None:
-        """The node's readiness; None when it does not exist (and is not auto-registered)."""
-        try:
-            node = self.tracker.get(NODES, "", name)
-        except ApiError as err:
-            if not is_not_found(err):
-                raise
-            if not self.auto_register_nodes:
-                return None
-            log.info("sandbox kubelet registering node named by a pod", key=name)
-            node = self.add_node(name)
-        for cond in (node.get("status") or {}).get("conditions") or []:
-            if cond.get("type") == "Ready":
-                return cond.get("status") == "True"
-        return False
+        return self.nodes.set_ready(name, ready)
 
     # -- threads --------------------------------------------------------------------------------------------------
     def _pump(self, gvr: GroupVersionResource) -> None:
@@ -354,7 +275,7 @@ class PodSimulator:
             bound = meta.deep_copy(pod)
             bound.setdefault("spec", {})["nodeName"] = node = self.default_node
             pod = self.tracker.update(PODS, bound, ns)
-        node_ready = self._node_ready(node)
+        node_ready = self.nodes.ready(node)
         if phase == "Pending" and state.started_at is None:
             if not node_ready:
                 return  # no kubelet to start it; a node event re-enqueues the pod
@@ -364,7 +285,7 @@ class PodSimulator:
                 if not has_condition(pod, "PodScheduled"):
                     self._write_status(pod, pending_status(pod))
                 return
-            pod = self._write_status(pod, running_status(pod, self._next_pod_ip(), self._node_ip(node)))
+            pod = self._write_status(pod, running_status(pod, self._next_pod_ip(), self.nodes.ip(node)))
             state.started_at, state.node_ready_applied, phase = now, True, "Running"
         if phase != "Running":
             return
@@ -384,6 +305,11 @@ class PodSimulator:
             state.node_ready_applied = bool(node_ready)
         elif state.node_ready_applied is None:
             state.node_ready_applied = pod_is_ready(pod)
+
+    def _next_pod_ip(self) -> str:
+        with self._lock:
+            n = next(self._ips)
+        return f"10.244.{n // 250 % 256}.{n % 250 + 2}"
 
     def _write_status(self, pod: Mapping[str, Any], status: dict[str, Any]) -> dict[str, Any]:
         updated = dict(pod)

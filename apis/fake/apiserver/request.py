@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 import yaml
 
-from .. import yamlutil
-from ..errors import BadRequestError, NotFoundError
-from ..resources import GroupVersionResource, ResourceInfo
+from ... import yamlutil
+from ...errors import BadRequestError, NotFoundError
+from ...resources import GroupVersionResource, ResourceInfo
 
 __all__ = [
-    "DeleteRequestOptions",
     "ResourceRequest",
     "media_type",
     "not_found_path",
@@ -38,21 +37,15 @@ class ResourceRequest:
         return self.info.gvr
 
 
-@dataclass(frozen=True)
-class DeleteRequestOptions:
-    """The DeleteOptions of a request: the effective propagation policy (None = the kind's default), the legacy
-    ``orphanDependents`` as sent (None when absent) and the preconditions."""
-
-    policy: str | None
-    orphan_dependents: bool | None
-    preconditions: dict[str, Any] | None
+class ResourceResolver(Protocol):
+    def resource_info(self, gvr: GroupVersionResource) -> ResourceInfo: ...
 
 
 def not_found_path() -> NotFoundError:
     return NotFoundError(404, "NotFound", "the server could not find the requested resource")
 
 
-def parse_resource_path(tracker: Any, group: str, version: str, parts: list[str]) -> ResourceRequest:
+def parse_resource_path(tracker: ResourceResolver, group: str, version: str, parts: list[str]) -> ResourceRequest:
     """Resolve ``[watch/][namespaces/<ns>/]<resource>[/<name>[/<subresource>]]`` (parts after the group version)."""
     watch = False
     if parts and parts[0] == "watch":

@@ -21,61 +21,93 @@ the tracker's lock, the way kube-controller-manager's garbage collector would ev
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Collection
+from typing import Any, Protocol
 
-from .. import meta
-from ..errors import NotFoundError
-from ..resources import GroupVersionResource, ResourceInfo
-from ..watch import DELETED, MODIFIED
+from ... import meta
+from ...errors import NotFoundError
+from ...resources import GroupVersionResource, ResourceInfo
+from ...watch import DELETED, MODIFIED
+from .store import ObjectKey
 
-if TYPE_CHECKING:
-    from .tracker_crd import ServedVersion
+__all__ = ["GarbageCollector", "OwnerIndex", "KindResolver", "Commit", "FOREGROUND_FINALIZER"]
 
-__all__ = ["GarbageCollectorMixin", "ObjectKey", "FOREGROUND_FINALIZER"]
-
-ObjectKey = tuple[GroupVersionResource, str, str]  # (gvr, namespace, name)
 FOREGROUND_FINALIZER = "foregroundDeletion"
 OWNER_PRESENT, OWNER_ABSENT, OWNER_UNRESOLVABLE = "present", "absent", "unresolvable"
 
 
-class GarbageCollectorMixin:
-    """Deletion paths of ``ObjectTracker``; every method expects the tracker lock to be held."""
+class OwnerIndex(Protocol):
+    """The reads the collector needs from the store."""
 
-    _uids: dict[str, ObjectKey]
-    _dependents: dict[str, set[ObjectKey]]
-    _crds: dict[GroupVersionResource, ServedVersion]
-    _gc_running: bool
-    _objects: dict[GroupVersionResource, dict[tuple[str, str], dict[str, Any]]]
+    def get_by_key(self, key: ObjectKey) -> dict[str, Any] | None: ...
 
-    # resource_info, _info_for_kind, _stored, _commit and _unregister_crd_locked come from ObjectTracker and its
-    # other mixins
+    def key_for_uid(self, uid: str) -> ObjectKey | None: ...
+
+    def dependents(self, owner_uid: str) -> Collection[ObjectKey]: ...
+
+    def absent_owner_uids(self) -> list[str]: ...
+
+    def find(self, group: str, resource: str, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+
+class KindResolver(Protocol):
+    """How the collector maps resources and ownerReference kinds to served resources."""
+
+    def resource_info(self, gvr: GroupVersionResource) -> ResourceInfo: ...
+
+    def info_for_kind(self, api_version: str, kind: str) -> ResourceInfo: ...
+
+
+# Writes ``new`` (MODIFIED) or drops it (DELETED) with ``prev`` as the previous state; returns the committed object.
+Commit = Callable[[ResourceInfo, dict[str, Any], dict[str, Any] | None, str], dict[str, Any]]
+
+
+def _key_order(key: ObjectKey) -> tuple[str, str, str]:
+    return (str(key[0]), key[1], key[2])
+
+
+class GarbageCollector:
+    """Deletion paths of the tracker; every method expects the tracker lock to be held.
+
+    ``on_removed(info, final)`` is called after an object is gone for good, before dependents are collected (the
+    tracker stops serving a deleted CRD's resources there).
+    """
+
+    def __init__(
+        self,
+        index: OwnerIndex,
+        resolver: KindResolver,
+        commit: Commit,
+        on_removed: Callable[[ResourceInfo, dict[str, Any]], None],
+    ) -> None:
+        self._index = index
+        self._resolver = resolver
+        self._commit = commit
+        self._on_removed = on_removed
+        self._running = False
 
     def _owner_state(self, dependent_namespace: str, ref: dict[str, Any]) -> str:
         """``OWNER_PRESENT``, ``OWNER_ABSENT`` or ``OWNER_UNRESOLVABLE`` for one ownerReference of a dependent."""
         try:
-            info = self._info_for_kind(str(ref.get("apiVersion") or ""), str(ref.get("kind") or ""))
+            info = self._resolver.info_for_kind(str(ref.get("apiVersion") or ""), str(ref.get("kind") or ""))
         except NotFoundError:
             return OWNER_UNRESOLVABLE  # the real collector fails the REST mapping and retries later
         if info.namespaced and not dependent_namespace:
             return OWNER_UNRESOLVABLE  # invalid reference; the real collector gives up without deleting
         ns = dependent_namespace if info.namespaced else ""
-        name = str(ref.get("name") or "")
-        group, resource = info.gvr.group, info.gvr.resource
-        for gvr, objects in self._objects.items():  # every served version of the resource holds the same objects
-            if gvr.group == group and gvr.resource == resource:
-                owner = objects.get((ns, name))
-                if owner is not None:
-                    return OWNER_PRESENT if meta.uid(owner) == ref.get("uid") else OWNER_ABSENT
-        return OWNER_ABSENT
+        owner = self._index.find(info.gvr.group, info.gvr.resource, ns, str(ref.get("name") or ""))
+        if owner is None:
+            return OWNER_ABSENT
+        return OWNER_PRESENT if meta.uid(owner) == ref.get("uid") else OWNER_ABSENT
 
     def _by_uid(self, uid: str) -> tuple[ResourceInfo, dict[str, Any]] | None:
-        key = self._uids.get(uid)
+        key = self._index.key_for_uid(uid)
         if key is None:
             return None
-        obj = self._stored(*key)
-        return (self.resource_info(key[0]), obj) if obj is not None else None
+        obj = self._index.get_by_key(key)
+        return (self._resolver.resource_info(key[0]), obj) if obj is not None else None
 
-    def _delete_locked(self, info: ResourceInfo, obj: dict[str, Any], policy: str) -> dict[str, Any]:
+    def delete(self, info: ResourceInfo, obj: dict[str, Any], policy: str) -> dict[str, Any]:
         """Delete ``obj`` with ``policy``; returns the final object or, while it lingers, its marked state."""
         md = obj["metadata"]
         if md.get("deletionTimestamp"):
@@ -83,17 +115,17 @@ class GarbageCollectorMixin:
         uid = md["uid"]
         if policy == "Orphan":
             self._orphan_dependents(uid)
-        elif policy == "Foreground" and self._dependents.get(uid):
+        elif policy == "Foreground" and self._index.dependents(uid):
             marked = self._mark_deleted(info, obj, FOREGROUND_FINALIZER)
-            for key in sorted(self._dependents.get(uid, ()), key=lambda k: (str(k[0]), k[1], k[2])):
-                dependent = self._stored(*key)
+            for key in sorted(self._index.dependents(uid), key=_key_order):
+                dependent = self._index.get_by_key(key)
                 if dependent is not None:
-                    self._delete_locked(self.resource_info(key[0]), dependent, "Foreground")
+                    self.delete(self._resolver.resource_info(key[0]), dependent, "Foreground")
             self._finish_foreground(uid)
             return marked  # as the API server answers a foreground delete: the object marked for deletion
         if meta.finalizers(obj):
             return self._mark_deleted(info, obj)
-        return self._remove(info, obj, obj)
+        return self.remove(info, obj, obj)
 
     def _mark_deleted(self, info: ResourceInfo, obj: dict[str, Any], extra_finalizer: str | None = None) -> dict[str, Any]:
         new = meta.deep_copy(obj)
@@ -106,18 +138,17 @@ class GarbageCollectorMixin:
             md["generation"] = int(md["generation"]) + 1
         return self._commit(info, new, obj, MODIFIED)
 
-    def _remove(self, info: ResourceInfo, final: dict[str, Any], prev: dict[str, Any]) -> dict[str, Any]:
+    def remove(self, info: ResourceInfo, final: dict[str, Any], prev: dict[str, Any]) -> dict[str, Any]:
         """Drop the object for good (DELETED event carrying ``final`` at a new RV), then collect garbage."""
         final = {**final, "metadata": dict(final["metadata"])}
         committed = self._commit(info, final, prev, DELETED)
-        if info.gvr.resource == "customresourcedefinitions" and info.gvr.group == "apiextensions.k8s.io":
-            self._unregister_crd_locked(prev)
+        self._on_removed(info, prev)
         for ref in meta.owner_references(prev):
             self._finish_foreground(ref.get("uid", ""))
         self._collect_garbage()
         return committed
 
-    def _after_update(self, info: ResourceInfo, new: dict[str, Any], old: dict[str, Any]) -> None:
+    def after_update(self, info: ResourceInfo, new: dict[str, Any], old: dict[str, Any]) -> None:
         """An owner waiting in foreground deletion may be done when a dependent dropped its reference; new
         references to absent owners are collected as after a create."""
         kept = {r.get("uid") for r in meta.owner_references(new)}
@@ -127,9 +158,9 @@ class GarbageCollectorMixin:
             if ref.get("uid") not in kept:
                 self._finish_foreground(ref.get("uid", ""))
         if kept - old_uids:
-            self._collect_if_dangling(info, new)
+            self.collect_if_dangling(info, new)
 
-    def _collect_if_dangling(self, info: ResourceInfo, obj: dict[str, Any]) -> bool:
+    def collect_if_dangling(self, info: ResourceInfo, obj: dict[str, Any]) -> bool:
         """Apply the garbage collector's rule to one object with owner references: delete it when all of its
         owners are absent, drop the dangling references when only some are; leave it alone when any reference
         cannot be resolved. True when something was written."""
@@ -147,7 +178,7 @@ class GarbageCollectorMixin:
             new["metadata"]["ownerReferences"] = alive
             self._commit(info, new, obj, MODIFIED)
         else:
-            self._delete_locked(info, obj, "Background")
+            self.delete(info, obj, "Background")
         return True
 
     def _finish_foreground(self, owner_uid: str) -> None:
@@ -158,8 +189,8 @@ class GarbageCollectorMixin:
         fins = meta.finalizers(owner)
         if not meta.deletion_timestamp(owner) or FOREGROUND_FINALIZER not in fins:
             return
-        for key in self._dependents.get(owner_uid, ()):
-            dependent = self._stored(*key)
+        for key in self._index.dependents(owner_uid):
+            dependent = self._index.get_by_key(key)
             if dependent is None:
                 continue
             for ref in meta.owner_references(dependent):
@@ -172,11 +203,11 @@ class GarbageCollectorMixin:
             self._commit(info, new, owner, MODIFIED)
         else:
             new["metadata"].pop("finalizers", None)
-            self._remove(info, new, owner)
+            self.remove(info, new, owner)
 
     def _orphan_dependents(self, owner_uid: str) -> None:
-        for key in sorted(self._dependents.get(owner_uid, ()), key=lambda k: (str(k[0]), k[1], k[2])):
-            dependent = self._stored(*key)
+        for key in sorted(self._index.dependents(owner_uid), key=_key_order):
+            dependent = self._index.get_by_key(key)
             if dependent is None:
                 continue
             new = meta.deep_copy(dependent)
@@ -185,21 +216,23 @@ class GarbageCollectorMixin:
                 new["metadata"]["ownerReferences"] = refs
             else:
                 new["metadata"].pop("ownerReferences", None)
-            self._commit(self.resource_info(key[0]), new, dependent, MODIFIED)
+            self._commit(self._resolver.resource_info(key[0]), new, dependent, MODIFIED)
 
     def _collect_garbage(self) -> None:
         """Delete objects all of whose owners are gone; strip references to gone owners from the others."""
-        if self._gc_running:
+        if self._running:
             return  # the sweep already running picks up what this deletion left dangling
-        self._gc_running = True
+        self._running = True
         try:
             progress = True
             while progress:
                 progress = False
-                for owner_uid in [u for u in self._dependents if u not in self._uids]:
-                    for key in sorted(self._dependents.get(owner_uid, ()), key=lambda k: (str(k[0]), k[1], k[2])):
-                        dependent = self._stored(*key)
-                        if dependent is not None and self._collect_if_dangling(self.resource_info(key[0]), dependent):
+                for owner_uid in self._index.absent_owner_uids():
+                    for key in sorted(self._index.dependents(owner_uid), key=_key_order):
+                        dependent = self._index.get_by_key(key)
+                        if dependent is not None and self.collect_if_dangling(
+                            self._resolver.resource_info(key[0]), dependent
+                        ):
                             progress = True
         finally:
-            self._gc_running = False
+            self._running = False

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..resources import ResourceInfo
+from ...resources import ResourceInfo
 
 __all__ = [
     "SERVER_MAJOR",

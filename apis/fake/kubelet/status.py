@@ -1,4 +1,4 @@
-"""Pod and node status documents written by the pod simulator (``apis.fake.kubelet``), shaped like a kubelet's."""
+"""Pod status documents written by the pod simulator, shaped like a kubelet's."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import structlog
 
-from .. import meta
+from ... import meta
 
 __all__ = [
     "pending_status",

@@ -1,19 +1,18 @@
 """An in-memory object store that behaves like a kube-apiserver (the heart of the fake clientset and the sandbox).
 
-Guarantees (see also ``tracker_gc`` and ``tracker_watch``):
+Guarantees (see also ``gc``, ``watchcache`` and ``lister``):
 - One global resourceVersion counter across all kinds; every write bumps it and is recorded in a bounded watch
   history (``watch_history`` events). A write that changes nothing is not a write (no new RV, no event).
-- create sets uid, creationTimestamp, resourceVersion, ``generation: 1`` (kinds that have one, see
-  ``tracker_strategy``), expands ``generateName``, fills apiVersion/kind; a create carrying a non-zero
-  resourceVersion fails with 500 as etcd3 does, while an apply that creates and ``add`` (seeding, which also keeps
-  a given uid and creationTimestamp) drop it.
-- update: a given resourceVersion must match (409 Conflict); generation is bumped per ``tracker_strategy``; on
-  kinds with a status subresource the main resource keeps the stored status and the ``status`` subresource
-  changes nothing but status.
+- create sets uid, creationTimestamp, resourceVersion, ``generation: 1`` (kinds that have one, see ``strategy``),
+  expands ``generateName``, fills apiVersion/kind; a create carrying a non-zero resourceVersion fails with 500 as
+  etcd3 does, while an apply that creates and ``add`` (seeding, which also keeps a given uid and
+  creationTimestamp) drop it.
+- update: a given resourceVersion must match (409 Conflict); generation is bumped per ``strategy``; on kinds with
+  a status subresource the main resource keeps the stored status and the ``status`` subresource changes nothing
+  but status.
 - Custom resources are pruned, defaulted and validated (422) against their CRD's openAPIV3Schema (``apis.openapi``);
   writing a CustomResourceDefinition registers what it serves.
 - Stored objects are never mutated after they are stored, and every object handed out is a copy.
-
 - A list or watch at a resourceVersion newer than the current one waits up to ``too_large_rv_wait`` seconds for
   it, then fails as kube-apiserver's watch cache does: 504 Timeout "Too large resource version" with the cause
   ``ResourceVersionTooLarge`` (raised by ``list``; one ERROR event, then the end, for ``watch``).
@@ -30,13 +29,12 @@ import random
 import string
 import threading
 import uuid
-from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from .. import meta
-from .. import resources as res
-from ..errors import (
+from ... import meta
+from ... import resources as res
+from ...errors import (
     ApiError,
     BadRequestError,
     NotFoundError,
@@ -45,17 +43,20 @@ from ..errors import (
     new_invalid,
     new_not_found,
 )
-from ..resources import GroupVersionResource, ResourceInfo
-from ..watch import ADDED, DELETED, MODIFIED, ListOptions
+from ...resources import GroupVersionResource, ResourceInfo
+from ...watch import ADDED, MODIFIED, ListOptions
+from .admission import admit, check_type_meta, resolve_namespace
+from .filter import ObjectFilter
+from .gc import GarbageCollector
+from .lister import parse_rv, select_page
 from .patch import decode_patch, json_patch, merge_patch, strategic_merge_patch
-from .tracker_crd import ServedVersion, crd_status, parse_crd
-from .tracker_gc import GarbageCollectorMixin, ObjectKey
-from .tracker_list import ListMixin, parse_rv
-from .tracker_registry import BUILTIN_GROUPS, NOT_SERVED, ResourceRegistryMixin
-from .tracker_strategy import check_no_resource_version_on_create, generation_content, has_generation
-from .tracker_watch import HistoryEvent, ObjectFilter, TrackerWatch
+from .registry import NOT_SERVED, ResourceRegistry
+from .store import ObjectStore
+from .strategy import check_no_resource_version_on_create, generation_content, has_generation
+from .watch import HistoryEvent, TrackerWatch
+from .watchcache import WatchCache
 
-__all__ = ["ObjectTracker", "TrackerWatch", "PatchOutcome", "BUILTIN_GROUPS"]
+__all__ = ["ObjectTracker", "PatchOutcome"]
 
 CRDS = res.CUSTOM_RESOURCE_DEFINITIONS
 _MODIFIED_WHY = "the object has been modified; please apply your changes to the latest version and try again"
@@ -79,127 +80,81 @@ class PatchOutcome:
     created: bool
 
 
-class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
-    """Thread-safe store of API objects with API-server semantics; see the module doc for the guarantees."""
+class ObjectTracker:
+    """Thread-safe store of API objects with API-server semantics; see the module doc for the guarantees.
+
+    Composed of an ``ObjectStore`` (objects and indexes), a ``ResourceRegistry`` (built-in kinds and CRDs), a
+    ``WatchCache`` (history and watchers) and a ``GarbageCollector`` (deletion paths), all under one lock.
+    """
 
     def __init__(self, watch_history: int = 1000, watch_buffer: int = 1000) -> None:
         if watch_history < 1 or watch_buffer < 1:
             raise ValueError("watch_history and watch_buffer must be at least 1")
         self._lock = threading.RLock()
-        self._rv_advanced = threading.Condition(self._lock)  # notified on every commit
-        self._rv = 0
-        self._objects: dict[GroupVersionResource, dict[tuple[str, str], dict[str, Any]]] = {}
-        self._uids: dict[str, ObjectKey] = {}
-        self._dependents: dict[str, set[ObjectKey]] = {}
-        self._history: deque[HistoryEvent] = deque()
-        self._watch_history = watch_history
-        self._compacted_rv = 0  # RV of the newest event dropped from the history
-        self._watchers: list[TrackerWatch] = []
-        self._crds: dict[GroupVersionResource, ServedVersion] = {}
-        self._crd_gvrs: dict[str, list[GroupVersionResource]] = {}  # CRD name → the GVRs it serves here
-        self._unserved: set[GroupVersionResource] = set()  # removed by deleting their CRD
-        self._gc_running = False
+        self._store = ObjectStore()
+        self._registry = ResourceRegistry()
+        self._watch_cache = WatchCache(self._lock, watch_history)
+        self._gc = GarbageCollector(self._store, self._registry, self._commit, self._on_removed)
         self.watch_buffer = watch_buffer
         self.bookmark_interval = 1.0  # seconds of idleness before a watcher that asked for bookmarks gets one
         self.too_large_rv_wait = 3.0  # seconds a list/watch waits for a future resourceVersion before failing (504)
 
-    # -- resources ------------------------------------------------------------------------------------------------
-    # -- helpers --------------------------------------------------------------------------------------------------
+    # -- resources --------------------------------------------------------------------------------------------------
+    def resource_info(self, gvr: GroupVersionResource) -> ResourceInfo:
+        """The served resource; ``NotFoundError`` when this tracker does not serve it."""
+        return self._registry.resource_info(gvr)
+
+    def served_resources(self) -> list[ResourceInfo]:
+        return self._registry.served_resources()
+
+    def is_custom(self, info: ResourceInfo) -> bool:
+        return self._registry.is_custom(info)
+
+    def register_crd(self, crd: dict[str, Any]) -> list[ResourceInfo]:
+        """Serve every served version of ``crd`` (idempotent); 422 ``InvalidError`` for a malformed CRD."""
+        with self._lock:
+            return self._registry.register_crd(crd)
+
     def resource_version(self) -> str:
         with self._lock:
-            return str(self._rv)
+            return str(self._store.revision)
 
-    @staticmethod
-    def _check_type_meta(info: ResourceInfo, obj: dict[str, Any]) -> None:
-        api_version, kind = obj.get("apiVersion"), obj.get("kind")
-        if api_version and api_version != info.gvr.api_version:
-            raise BadRequestError(
-                f"the API version in the data ({api_version}) does not match the expected API version ({info.gvr.api_version})"
-            )
-        if kind and kind != info.kind:
-            raise BadRequestError(f"the kind in the data ({kind}) does not match the expected kind ({info.kind})")
-        obj["apiVersion"], obj["kind"] = info.gvr.api_version, info.kind
-        if not isinstance(obj.get("metadata", {}), dict):
-            raise BadRequestError("metadata must be an object")
-        obj.setdefault("metadata", {})
+    @property
+    def open_watch_count(self) -> int:
+        """Watches the tracker still offers events to (finished ones are dropped at the next event or watch)."""
+        with self._lock:
+            return self._watch_cache.watcher_count
 
-    @staticmethod
-    def _resolve_namespace(info: ResourceInfo, request_ns: str, obj: dict[str, Any]) -> str:
-        md = obj["metadata"]
-        if not info.namespaced:
-            md.pop("namespace", None)
-            return ""
-        obj_ns = md.get("namespace") or ""
-        if request_ns and obj_ns and request_ns != obj_ns:
-            raise BadRequestError(
-                f"the namespace of the provided object ({obj_ns}) does not match the namespace sent on the request ({request_ns})"
-            )
-        ns = request_ns or obj_ns
-        if not ns:
-            raise BadRequestError(f"{info.gvr.group_resource} is namespaced: a namespace is required")
-        md["namespace"] = ns
-        return ns
-
-    def _stored(self, gvr: GroupVersionResource, ns: str, name: str) -> dict[str, Any] | None:
-        return self._objects.get(gvr, {}).get((ns, name))
-
-    def _admit(self, info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-        """Kind-specific admission: CRD acceptance, CR prune → default → validate."""
-        if info.gvr == CRDS:
-            parse_crd(obj)
-            obj["status"] = crd_status(obj, (old or {}).get("status"))
-            return
-        served = self._crds.get(info.gvr)
-        if served is None or not served.schema:
-            return
-        from .. import openapi
-
-        openapi.prune(served.schema, obj)
-        openapi.apply_defaults(served.schema, obj)
-        causes = openapi.validate(served.schema, obj)
-        if causes:
-            raise new_invalid(info.kind, meta.name(obj), causes, info.gvr.group)
-
+    # -- the write path ---------------------------------------------------------------------------------------------
     def _commit(self, info: ResourceInfo, new: dict[str, Any], prev: dict[str, Any] | None, etype: str) -> dict[str, Any]:
-        """Store (or, for DELETED, drop) ``new`` at the next RV, keep the indexes, record and fan out the event."""
-        self._rv += 1
-        md = new["metadata"]
-        md["resourceVersion"] = str(self._rv)
-        gvr, key = info.gvr, (md.get("namespace") or "", md["name"])
-        okey: ObjectKey = (gvr, key[0], key[1])
-        if prev is not None:
-            for ref in meta.owner_references(prev):
-                deps = self._dependents.get(ref.get("uid", ""))
-                if deps is not None:
-                    deps.discard(okey)
-                    if not deps:
-                        del self._dependents[ref.get("uid", "")]
-        if etype == DELETED:
-            self._objects.get(gvr, {}).pop(key, None)
-            self._uids.pop(md.get("uid", ""), None)
-        else:
-            self._objects.setdefault(gvr, {})[key] = new
-            self._uids[md["uid"]] = okey
-            for ref in meta.owner_references(new):
-                if ref.get("uid"):
-                    self._dependents.setdefault(ref["uid"], set()).add(okey)
-        event = HistoryEvent(self._rv, gvr, etype, new, prev)
-        if len(self._history) >= self._watch_history:
-            self._compacted_rv = self._history.popleft().rv
-        self._history.append(event)
-        if self._watchers:
-            self._watchers = [w for w in self._watchers if w.offer(event)]
-        self._rv_advanced.notify_all()
+        """Store (or, for DELETED, drop) ``new`` at the next RV and record the event in the watch cache."""
+        rv = self._store.commit(info.gvr, new, prev, etype)
+        self._watch_cache.record(HistoryEvent(rv, info.gvr, etype, new, prev))
         return new
 
-    # -- create / get / list --------------------------------------------------------------------------------------
+    def _on_removed(self, info: ResourceInfo, final: dict[str, Any]) -> None:
+        """A deleted CRD takes what it served with it: every object of those resources is removed first."""
+        if info.gvr != CRDS:
+            return
+        name = meta.name(final)
+        for served in self._registry.crd_resources(name):
+            objects = self._store.objects(served.gvr)
+            for obj in sorted(objects.values(), key=lambda o: (meta.namespace(o), meta.name(o))):
+                self._gc.remove(served, obj, obj)
+            self._store.drop_resource(served.gvr)
+        self._registry.unregister_crd(name)
+
+    def _admit(self, info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        admit(info, obj, old, self._registry.crd_schema(info.gvr))
+
+    # -- create / get / list ----------------------------------------------------------------------------------------
     def add(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Seed an object (a ``…List`` adds each item); like ``create`` but keeps a given uid and creationTimestamp."""
         if not isinstance(obj, dict) or not obj.get("apiVersion") or not obj.get("kind"):
             raise BadRequestError("add: the object needs apiVersion and kind")
         if obj["kind"].endswith("List") and isinstance(obj.get("items"), list):
             return {**obj, "items": [self.add(item) for item in obj["items"]]}
-        info = self._info_for_kind(obj["apiVersion"], obj["kind"])
+        info = self._registry.info_for_kind(obj["apiVersion"], obj["kind"])
         ns = (meta.namespace(obj) or "default") if info.namespaced else ""
         with self._lock:
             stored = self._create_locked(info, obj, ns, keep_identity=True, reject_rv=False)
@@ -209,7 +164,7 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
         with self._lock:
             info = self.resource_info(gvr)
             stored = self._create_locked(info, obj, namespace, keep_identity=False, reject_rv=True)
-            self._collect_if_dangling(info, stored)
+            self._gc.collect_if_dangling(info, stored)
         return meta.deep_copy(stored)
 
     def _create_locked(
@@ -219,12 +174,12 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
         if not isinstance(obj, dict):
             raise BadRequestError(f"the object must be a JSON object, got {type(obj).__name__}")
         new = meta.deep_copy(obj)
-        self._check_type_meta(info, new)
-        ns = self._resolve_namespace(info, namespace, new)
+        check_type_meta(info, new)
+        ns = resolve_namespace(info, namespace, new)
         md = new["metadata"]
         if reject_rv:
             check_no_resource_version_on_create(md)
-        store = self._objects.get(info.gvr, {})
+        store = self._store.objects(info.gvr)
         if not md.get("name"):
             prefix = md.get("generateName")
             if not prefix:
@@ -239,7 +194,7 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
             raise new_already_exists(info.gvr.resource, name, info.gvr.group)
         if not (keep_identity and md.get("uid")):
             md["uid"] = str(uuid.uuid4())
-        elif md["uid"] in self._uids:
+        elif self._store.has_uid(md["uid"]):
             raise BadRequestError(f'uid "{md["uid"]}" of {info.gvr.resource} "{name}" is already used by another object')
         if not (keep_identity and md.get("creationTimestamp")):
             md["creationTimestamp"] = meta.now_rfc3339()
@@ -254,18 +209,27 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
         self._admit(info, new, None)
         stored = self._commit(info, new, None, ADDED)
         if info.gvr == CRDS:
-            self._register_crd_locked(stored)
+            self._registry.register_crd(stored)
         return stored
 
     def get(self, gvr: GroupVersionResource, namespace: str, name: str) -> dict[str, Any]:
         with self._lock:
             info = self.resource_info(gvr)
-            obj = self._stored(gvr, namespace if info.namespaced else "", name)
+            obj = self._store.get(gvr, namespace if info.namespaced else "", name)
         if obj is None:
             raise new_not_found(gvr.resource, name, gvr.group)
         return meta.deep_copy(obj)
 
-    # -- update / patch -------------------------------------------------------------------------------------------
+    def list(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> dict[str, Any]:
+        """The List object: items sorted by namespace/name, filtered by selectors, paginated by limit/continue."""
+        options = options or ListOptions()
+        info = self.resource_info(gvr)
+        flt = ObjectFilter(info, namespace, options.label_selector, options.field_selector)
+        with self._lock:
+            page = select_page(self._store, self._watch_cache, info, flt, options, self.too_large_rv_wait)
+        return page.to_list(info)
+
+    # -- update / patch ---------------------------------------------------------------------------------------------
     def update(
         self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "", subresource: str | None = None
     ) -> dict[str, Any]:
@@ -286,14 +250,14 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
         self, info: ResourceInfo, new: dict[str, Any], namespace: str, subresource: str | None
     ) -> dict[str, Any]:
         gvr = info.gvr
-        self._check_type_meta(info, new)
-        ns = self._resolve_namespace(info, namespace, new)
+        check_type_meta(info, new)
+        ns = resolve_namespace(info, namespace, new)
         md = new["metadata"]
         name = md.get("name")
         if not name:
             cause = {"type": "FieldValueRequired", "field": "metadata.name", "message": "Required value: name is required"}
             raise new_invalid(info.kind, "", [cause], gvr.group)
-        old = self._stored(gvr, ns, name)
+        old = self._store.get(gvr, ns, name)
         if old is None:
             raise new_not_found(gvr.resource, name, gvr.group)
         old_md = old["metadata"]
@@ -340,11 +304,11 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
         if _without_rv(result) == _without_rv(old):
             return old  # nothing changed: no write, no event
         if meta.deletion_timestamp(result) and not meta.finalizers(result):
-            return self._remove(info, result, old)
+            return self._gc.remove(info, result, old)
         stored = self._commit(info, result, old, MODIFIED)
         if gvr == CRDS:
-            self._register_crd_locked(stored)
-        self._after_update(info, stored, old)
+            self._registry.register_crd(stored)
+        self._gc.after_update(info, stored, old)
         return stored
 
     def patch(
@@ -376,7 +340,7 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
         with self._lock:
             info = self._info_with_subresource(gvr, subresource)
             ns = namespace if info.namespaced else ""
-            current = self._stored(gvr, ns, name)
+            current = self._store.get(gvr, ns, name)
             if patch_type == "apply":
                 if not isinstance(doc, dict) or not doc.get("apiVersion") or not doc.get("kind"):
                     raise BadRequestError("an apply patch must be an object with apiVersion and kind")
@@ -386,35 +350,39 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
                     doc.setdefault("metadata", {})["name"] = name
                     # kube-apiserver creates through its update path here, which drops a given resourceVersion
                     created = self._create_locked(info, doc, ns, keep_identity=False, reject_rv=False)
-                    self._collect_if_dangling(info, created)
+                    self._gc.collect_if_dangling(info, created)
                     return PatchOutcome(meta.deep_copy(created), True)
             if current is None:
                 raise new_not_found(gvr.resource, name, gvr.group)
-            if patch_type == "merge" or (patch_type == "apply" and self.is_custom(info)):
-                if not isinstance(doc, dict):
-                    raise BadRequestError("a merge patch must be a JSON object")
-                new = merge_patch(current, doc)
-            elif patch_type == "json":
-                new = json_patch(current, doc)
-            else:
-                if self.is_custom(info):
-                    raise ApiError(
-                        415,
-                        "UnsupportedMediaType",
-                        "the body of the request was in an unknown format - accepted media types include: "
-                        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
-                    )
-                new = strategic_merge_patch(current, doc)
-            if not isinstance(new, dict):
-                raise BadRequestError("the patched object is not a JSON object")
-            new = meta.deep_copy(new)
+            new = self._patched(info, current, doc, patch_type)
             new_md = new.get("metadata")
             if not isinstance(new_md, dict) or new_md.get("name") != name:
                 raise BadRequestError(f"the name of the patched object must stay {name!r}")
             stored = self._update_locked(info, new, ns, subresource)
         return PatchOutcome(meta.deep_copy(stored), False)
 
-    # -- delete ---------------------------------------------------------------------------------------------------
+    def _patched(self, info: ResourceInfo, current: dict[str, Any], doc: Any, patch_type: str) -> dict[str, Any]:
+        """``current`` with the patch document applied (a new object)."""
+        if patch_type == "merge" or (patch_type == "apply" and self.is_custom(info)):
+            if not isinstance(doc, dict):
+                raise BadRequestError("a merge patch must be a JSON object")
+            new = merge_patch(current, doc)
+        elif patch_type == "json":
+            new = json_patch(current, doc)
+        else:
+            if self.is_custom(info):
+                raise ApiError(
+                    415,
+                    "UnsupportedMediaType",
+                    "the body of the request was in an unknown format - accepted media types include: "
+                    "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+                )
+            new = strategic_merge_patch(current, doc)
+        if not isinstance(new, dict):
+            raise BadRequestError("the patched object is not a JSON object")
+        return meta.deep_copy(new)
+
+    # -- delete -----------------------------------------------------------------------------------------------------
     def delete(
         self,
         gvr: GroupVersionResource,
@@ -430,7 +398,7 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
             )
         with self._lock:
             info = self.resource_info(gvr)
-            obj = self._stored(gvr, namespace if info.namespaced else "", name)
+            obj = self._store.get(gvr, namespace if info.namespaced else "", name)
             if obj is None:
                 raise new_not_found(gvr.resource, name, gvr.group)
             pre = preconditions or {}
@@ -443,7 +411,7 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
                     f"ResourceVersion in object meta: {meta.resource_version(obj)}"
                 )
                 raise new_conflict(gvr.resource, name, why, gvr.group)
-            result = self._delete_locked(info, obj, propagation_policy or "Background")
+            result = self._gc.delete(info, obj, propagation_policy or "Background")
         return meta.deep_copy(result)
 
     def delete_collection(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> None:
@@ -452,12 +420,12 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
         info = self.resource_info(gvr)
         flt = ObjectFilter(info, namespace, options.label_selector, options.field_selector)
         with self._lock:
-            for key in sorted(k for k, o in self._objects.get(gvr, {}).items() if flt.matches(o)):
-                obj = self._stored(gvr, *key)
+            for key in sorted(k for k, o in self._store.objects(gvr).items() if flt.matches(o)):
+                obj = self._store.get(gvr, *key)
                 if obj is not None:
-                    self._delete_locked(info, obj, "Background")
+                    self._gc.delete(info, obj, "Background")
 
-    # -- watch ----------------------------------------------------------------------------------------------------
+    # -- watch ------------------------------------------------------------------------------------------------------
     def watch(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> TrackerWatch:
         """A watch per the API server's rules: initial events for RV ""/"0", replay after an exact RV, one 410
         ERROR event when that RV is older than the retained history, one 504 "Too large resource version" ERROR
@@ -470,29 +438,15 @@ class ObjectTracker(ResourceRegistryMixin, ListMixin, GarbageCollectorMixin):
         rv_opt = options.resource_version
         with self._lock:
             if rv_opt in (None, "", "0"):
-                objects = self._objects.get(gvr, {})
+                objects = self._store.objects(gvr)
                 initial = [objects[k] for k in sorted(k for k, o in objects.items() if flt.matches(o))]
                 end_bookmark = bool(options.send_initial_events and options.allow_watch_bookmarks)
-                w.queue_initial(initial, self._rv, end_bookmark)
+                w.queue_initial(initial, self._store.revision, end_bookmark)
+                self._watch_cache.add(w)
             else:
-                rv = parse_rv(rv_opt)
-                if rv < self._compacted_rv:
-                    w.fail(self._expired(rv).to_status())
-                    return w
-                if rv > self._rv:
-                    w.await_resource_version(rv, self._rv, self.too_large_rv_wait)
-                else:
-                    for event in self._history:
-                        if event.rv > rv and not w.offer(event):
-                            break
-                    w.set_progress(rv)
-            self._watchers = [x for x in self._watchers if not x.finished]
-            self._watchers.append(w)
+                self._watch_cache.start(w, parse_rv(rv_opt), self.too_large_rv_wait)
         return w
 
     def close_watches(self) -> None:
         """End every open watch (as a server shutting down does)."""
-        with self._lock:
-            watchers, self._watchers = self._watchers, []
-        for w in watchers:
-            w.close()
+        self._watch_cache.close_all()

@@ -8,7 +8,7 @@ from fake_tracker_helpers import make_pod
 from apis import errors
 from apis import resources as r
 from apis.fake import ObjectTracker
-from apis.fake.patch import json_patch, merge_patch, strategic_merge_patch
+from apis.fake.tracker.patch import json_patch, merge_patch, strategic_merge_patch
 
 
 def test_merge_patch_rfc7386_examples() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import meta
-from ..errors import new_invalid
-from ..resources import GroupVersionResource, ResourceInfo
+from ... import meta
+from ...errors import new_invalid
+from ...resources import GroupVersionResource, ResourceInfo
 
 __all__ = ["ServedVersion", "parse_crd", "crd_status"]
 
