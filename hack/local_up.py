@@ -6,7 +6,7 @@
    pod simulator, writing a kubeconfig into a temporary directory (printed: ``kubectl --kubeconfig <it> get eaijob``
    works while this runs);
 2. starts ``sedna-gm`` (``python -m globalmanager.app --kubeconfig <it> --no-leader-elect``) and waits for /readyz;
-3. creates the sample job with the annotations ``sandbox.sedna.io/start-delay-seconds`` and
+3. creates the sample job (and its namespace, when missing) with the annotations ``sandbox.sedna.io/start-delay-seconds`` and
    ``sandbox.sedna.io/run-seconds`` (the controller copies
    ``sandbox.sedna.io/*`` job annotations onto the master pod, so the simulated master runs that long and exits 0);
 4. prints every change of the job's phase and conditions until it has Succeeded;
@@ -173,6 +173,11 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
         annotations["sandbox.sedna.io/run-seconds"] = str(args.run_seconds)
         ns, name = md["namespace"], md["name"]
         cs = Clientset.from_kubeconfig(str(kubeconfig))
+        try:  # the sandbox, like a cluster, only takes objects in namespaces that exist
+            cs.core_v1().namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        except errors.ApiError as exc:
+            if not errors.is_already_exists(exc):
+                raise
         jobs = cs.elasticdl_v1alpha1().elastic_ai_jobs(ns)
         jobs.create(job)
         say(f"==> created ElasticAIJob {ns}/{name} (master simulated for {args.run_seconds}s)")

@@ -27,8 +27,10 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--no-kubelet", action="store_true", help="do not run the pod-lifecycle simulator")
     p.add_argument(
         "--namespace-lifecycle",
-        action="store_true",
-        help="reject creation in a namespace that does not exist, as kube-apiserver's NamespaceLifecycle admission does",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="objects only in namespaces that exist, as kube-apiserver's NamespaceLifecycle admission (default on; "
+        "--no-namespace-lifecycle: lenient mode)",
     )
     p.add_argument("--watch-history", type=int, default=1000, metavar="N", help="replayable watch events (1000)")
     p.add_argument("--fault-drop-watch-after", type=float, metavar="SECONDS", help="end every watch after SECONDS")

@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ... import meta, openapi
-from ...errors import ApiError, BadRequestError, ForbiddenError, NotFoundError, new_invalid
-from ...resources import CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES
+from ...errors import ApiError, BadRequestError, NotFoundError, new_invalid
+from ...resources import CUSTOM_RESOURCE_DEFINITIONS
 from ...watch import ListOptions
 from . import tables
+from .admission import NamespaceLifecycle
 from .options import delete_options, list_options, query_value, validate_list_options
 from .request import ResourceRequest, media_type, parse_json, parse_yaml
 
@@ -51,6 +52,7 @@ class ResourceEndpoints:
 
     def __init__(self, sandbox: Any) -> None:
         self.sandbox = sandbox
+        self.namespaces = NamespaceLifecycle(sandbox.tracker, sandbox.namespace_lifecycle)
 
     @property
     def tracker(self) -> Any:
@@ -113,28 +115,6 @@ class ResourceEndpoints:
         quoted = [p.replace("\\", "\\\\").replace('"', '\\"') for p in problems]
         return {"Warning": ", ".join(f'299 - "{q}"' for q in quoted)}
 
-    def _admit_create(self, req: ResourceRequest, name: str) -> None:
-        """The NamespaceLifecycle admission plugin: no creation in a terminating namespace, nor (only when the sandbox
-        runs with ``namespace_lifecycle``) in a missing one — by default namespaces need not exist."""
-        if not req.namespace:
-            return
-        try:
-            namespace = self.tracker.get(NAMESPACES, "", req.namespace)
-        except NotFoundError:
-            if self.sandbox.namespace_lifecycle:
-                raise  # 404 namespaces "<ns>" not found
-            return
-        if meta.deletion_timestamp(namespace):
-            why = f"unable to create new content in namespace {req.namespace} because it is being terminated"
-            cause = {"type": "NamespaceTerminating", "message": why, "field": "metadata.namespace"}
-            group = f".{req.gvr.group}" if req.gvr.group else ""
-            raise ForbiddenError(
-                403,
-                "Forbidden",
-                f'{req.gvr.resource}{group} "{name}" is forbidden: {why}',
-                details={"name": name, "group": req.gvr.group, "kind": req.gvr.resource, "causes": [cause]},
-            )
-
     @staticmethod
     def _decode_object(body: bytes, headers: Headers) -> dict[str, Any]:
         if not body.strip():
@@ -155,7 +135,7 @@ class ResourceEndpoints:
     def create(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
         obj = self._decode_object(body, headers)
         warnings = self._field_validation(req, query, obj, "CreateOptions")
-        self._admit_create(req, meta.name(obj))
+        self.namespaces.admit("create", req, meta.name(obj))
         created = self.tracker.create(req.gvr, obj, req.namespace)
         return self._answer(201, req, created, headers, warnings)
 
@@ -167,6 +147,7 @@ class ResourceEndpoints:
             raise BadRequestError(
                 f"the name of the object ({body_name}) does not match the name on the URL ({req.name})"
             )
+        self.namespaces.admit("update", req, req.name)
         updated = self.tracker.update(req.gvr, obj, req.namespace, subresource=req.subresource)
         return self._answer(200, req, updated, headers, warnings)
 
@@ -192,8 +173,8 @@ class ResourceEndpoints:
                 raise BadRequestError("an apply patch must be a YAML or JSON object")
             if not query_value(query, "fieldManager"):
                 raise BadRequestError("PATCH with application/apply-patch+yaml requires the fieldManager query parameter")
-            if req.subresource is None and not self._exists(req):
-                self._admit_create(req, req.name)  # an apply that creates is a create
+        creates = patch_type == "apply" and req.subresource is None and not self._exists(req)
+        self.namespaces.admit("create" if creates else "update", req, req.name)  # an apply that creates is a create
         outcome = self.tracker.patch_with_outcome(
             req.gvr, req.namespace, req.name, patch, patch_type, subresource=req.subresource
         )
@@ -208,6 +189,7 @@ class ResourceEndpoints:
 
     def delete(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes) -> Response:
         options = delete_options(query, body)
+        self.namespaces.admit("delete", req, req.name)
         deleted = self.tracker.delete(req.gvr, req.namespace, req.name, options.policy, options.preconditions)
         pending = bool(meta.deletion_timestamp(deleted))
         # kube-apiserver answers 200 whether the object went away or is only marked, except 202 for an object not

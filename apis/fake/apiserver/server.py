@@ -89,6 +89,8 @@ class SandboxAPIServer:
 
     ``kubelet=True`` starts a ``PodSimulator`` on the same tracker. ``faults`` (a ``Faults``) may be changed while
     the server runs. ``watch_history`` bounds the replayable watch history when the server creates the tracker.
+    ``namespace_lifecycle`` (default on): objects are created only in namespaces that exist, as kube-apiserver's
+    NamespaceLifecycle admission plugin requires; off is the lenient mode (any namespace).
     """
 
     def __init__(
@@ -100,7 +102,7 @@ class SandboxAPIServer:
         kubelet: bool = True,
         faults: Faults | None = None,
         watch_history: int = 1000,
-        namespace_lifecycle: bool = False,
+        namespace_lifecycle: bool = True,
     ) -> None:
         if tracker is None:
             tracker = ObjectTracker(watch_history=watch_history)
@@ -109,7 +111,7 @@ class SandboxAPIServer:
         self.faults = faults if faults is not None else Faults()
         self.crd_dirs = [Path(d) for d in crd_dirs]
         self.stopping = threading.Event()
-        # Off by default: objects may be created in namespaces nobody created (tests and local runs need no setup).
+        # On by default, as kube-apiserver's NamespaceLifecycle admission: objects only in namespaces that exist.
         self.namespace_lifecycle = namespace_lifecycle
         self.kubelet: Any = None
         if kubelet:
