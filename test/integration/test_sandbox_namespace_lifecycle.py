@@ -83,7 +83,7 @@ def test_create_in_a_terminating_namespace_is_403(http: RawClient) -> None:
         'configmaps "a" is forbidden: unable to create new content in namespace leaving because it is being terminated'
     )
     assert body["details"]["causes"] == [
-        {"type": "NamespaceTerminating", "message": "namespace leaving is being terminated", "field": "metadata.namespace"}
+        {"reason": "NamespaceTerminating", "message": "namespace leaving is being terminated", "field": "metadata.namespace"}
     ]
 
 

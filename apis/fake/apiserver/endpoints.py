@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ... import meta, openapi
+from ... import meta
 from ...errors import ApiError, BadRequestError, NotFoundError, new_invalid
 from ...resources import CUSTOM_RESOURCE_DEFINITIONS
 from ...watch import ListOptions
@@ -17,18 +17,29 @@ from .admission import NamespaceLifecycle
 from .options import delete_options, list_options, query_value, validate_list_options
 from .request import ResourceRequest, media_type, parse_json, parse_yaml
 
-__all__ = ["Headers", "PATCH_TYPES", "ResourceEndpoints", "Response", "YAML_TYPES"]
+__all__ = ["BODY_TYPES", "Headers", "PATCH_TYPES", "ResourceEndpoints", "Response", "unsupported_media_type"]
 
+# In the order kube-apiserver lists them in its 415 answer.
 PATCH_TYPES = {
-    "application/merge-patch+json": "merge",
     "application/json-patch+json": "json",
+    "application/merge-patch+json": "merge",
     "application/strategic-merge-patch+json": "strategic",
     "application/apply-patch+yaml": "apply",
 }
-YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
+JSON_TYPE, YAML_TYPE = "application/json", "application/yaml"
+BODY_TYPES = (JSON_TYPE, YAML_TYPE)
 FIELD_VALIDATIONS = ("Ignore", "Strict", "Warn")
 # Built-in kinds whose DELETE answers a Status; pods and custom resources answer the deleted object.
 _STATUS_ON_DELETE_GROUPS = ("", "apps", "autoscaling", "batch", "coordination.k8s.io", "apiextensions.k8s.io")
+
+
+def unsupported_media_type(accepted: Any) -> ApiError:
+    """kube-apiserver's 415 for a body it cannot decode."""
+    return ApiError(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: " + ", ".join(accepted),
+    )
 
 
 class Headers(Protocol):
@@ -80,29 +91,21 @@ class ResourceEndpoints:
         crd = self._crd(req)
         return tables.crd_printer_columns(crd, req.gvr.version) if crd is not None else None
 
-    def _crd_schema(self, req: ResourceRequest) -> dict[str, Any] | None:
-        crd = self._crd(req)
-        for version in ((crd or {}).get("spec") or {}).get("versions") or []:
-            if version.get("name") == req.gvr.version:
-                return ((version.get("schema") or {}).get("openAPIV3Schema")) or None
-        return None
-
     def _field_validation(
         self, req: ResourceRequest, query: dict[str, list[str]], obj: dict[str, Any] | None, options_kind: str
     ) -> dict[str, str]:
-        """Server-side field validation of a custom resource body (``fieldValidation``, default Warn): unknown
-        fields are a 400 under Strict, ``Warning`` headers under Warn; the answer is the headers to send."""
+        """Server-side field validation of a body (``fieldValidation``, default Warn): fields the kind does not
+        have (or its CRD's schema prunes) are a 400 under Strict, ``Warning`` headers under Warn (they are dropped
+        either way); the answer is the headers to send."""
         directive = query_value(query, "fieldValidation") or "Warn"
         if directive not in FIELD_VALIDATIONS:
             supported = ", ".join(f'"{v}"' for v in FIELD_VALIDATIONS)
             message = f'Unsupported value: "{directive}": supported values: {supported}'
             cause = {"type": "FieldValueNotSupported", "field": "fieldValidation", "message": message}
             raise new_invalid(options_kind, "", [cause], "meta.k8s.io")
-        schema = self._crd_schema(req) if obj is not None and directive != "Ignore" else None
-        if schema is None:
+        if obj is None or directive == "Ignore":
             return {}
-        unknown: list[str] = []
-        openapi.prune(schema, meta.deep_copy(obj), pruned=unknown)
+        unknown = self.tracker.unknown_fields(req.gvr, obj)
         if not unknown:
             return {}
         problems = [f'unknown field "{path}"' for path in unknown]
@@ -117,10 +120,13 @@ class ResourceEndpoints:
 
     @staticmethod
     def _decode_object(body: bytes, headers: Headers) -> dict[str, Any]:
+        # kube-apiserver takes a missing Content-Type as its first media type (JSON); others are 415
+        media = media_type(headers.get("Content-Type")) or JSON_TYPE
+        if media not in BODY_TYPES:
+            raise unsupported_media_type(BODY_TYPES)
         if not body.strip():
             raise BadRequestError("the request body is empty: expected a JSON (or YAML) object")
-        media = media_type(headers.get("Content-Type"))
-        obj = parse_yaml(body) if media in YAML_TYPES else parse_json(body)
+        obj = parse_yaml(body) if media == YAML_TYPE else parse_json(body)
         if not isinstance(obj, dict):
             raise BadRequestError(f"the request body must be a JSON object, got {type(obj).__name__}")
         return obj
@@ -152,15 +158,10 @@ class ResourceEndpoints:
         return self._answer(200, req, updated, headers, warnings)
 
     def patch(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
-        media = media_type(headers.get("Content-Type"))
-        patch_type = PATCH_TYPES.get(media)
-        if patch_type is None:
-            raise ApiError(
-                415,
-                "UnsupportedMediaType",
-                f"the body of the request was in an unknown format ({media or 'no Content-Type'}) - accepted media "
-                "types include: " + ", ".join(PATCH_TYPES),
-            )
+        patch_type = PATCH_TYPES.get(media_type(headers.get("Content-Type")))
+        custom = self.tracker.is_custom(req.info)
+        if patch_type is None or (patch_type == "strategic" and custom):
+            raise unsupported_media_type([t for t, p in PATCH_TYPES.items() if not (custom and p == "strategic")])
         if not body.strip():
             raise BadRequestError("the patch body is empty")
         patch = parse_yaml(body, "apply patch") if patch_type == "apply" else parse_json(body, "patch")
@@ -187,7 +188,13 @@ class ResourceEndpoints:
             return False
         return True
 
-    def delete(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes) -> Response:
+    @staticmethod
+    def _check_body_type(body: bytes, headers: Headers) -> None:
+        if body.strip() and (media_type(headers.get("Content-Type")) or JSON_TYPE) not in BODY_TYPES:
+            raise unsupported_media_type(BODY_TYPES)
+
+    def delete(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
+        self._check_body_type(body, headers)
         options = delete_options(query, body)
         self.namespaces.admit("delete", req, req.name)
         deleted = self.tracker.delete(req.gvr, req.namespace, req.name, options.policy, options.preconditions)
@@ -199,9 +206,12 @@ class ResourceEndpoints:
             return Response(code, deleted)
         return Response(code, _success_status(req, deleted))
 
-    def delete_collection(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes) -> Response:
+    def delete_collection(
+        self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers
+    ) -> Response:
         """As kube-apiserver: list with the selectors, delete each item with the request's DeleteOptions (one gone
         meanwhile is skipped), answer the list of what was deleted."""
+        self._check_body_type(body, headers)
         options = delete_options(query, body)
         selection = list_options(query)
         validate_list_options(selection, watch=False)

@@ -23,6 +23,7 @@ from .endpoints import ResourceEndpoints, Response
 from .options import list_options, query_bool, query_value, validate_list_options
 from .request import ResourceRequest, not_found_path, parse_resource_path
 from .watchstream import WatchStreamer
+from .wire import wire_status
 
 __all__ = ["SandboxRequestHandler", "SandboxContext"]
 
@@ -165,10 +166,7 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
         self._send_json(response.code, response.body, response.headers)
 
     def _send_error(self, err: ApiError, headers: dict[str, str] | None = None) -> None:
-        status = err.to_status()
-        if not status.get("reason"):
-            status.pop("reason", None)  # StatusReasonUnknown is omitted on the wire
-        self._send_json(err.status, status, headers)
+        self._send_json(err.status, wire_status(err.to_status()), headers)
 
     # -- dispatch -------------------------------------------------------------------------------------------------
     def _dispatch(self, method: str) -> None:
@@ -272,7 +270,7 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
             elif method == "POST" and (req.namespace or not req.info.namespaced):
                 self._send_response(endpoints.create(req, query, body, self.headers))
             elif method == "DELETE" and (req.namespace or not req.info.namespaced):
-                self._send_response(endpoints.delete_collection(req, query, body))
+                self._send_response(endpoints.delete_collection(req, query, body, self.headers))
             else:
                 raise MethodNotAllowedError("the server does not allow this method on the requested resource")
             return
@@ -288,7 +286,7 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
         elif method == "PATCH":
             self._send_response(endpoints.patch(req, query, body, self.headers))
         elif method == "DELETE" and req.subresource is None:
-            self._send_response(endpoints.delete(req, query, body))
+            self._send_response(endpoints.delete(req, query, body, self.headers))
         else:
             raise MethodNotAllowedError("the server does not allow this method on the requested resource")
 

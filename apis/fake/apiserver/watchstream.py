@@ -16,6 +16,7 @@ from ...errors import ApiError
 from ...watch import ADDED, DELETED, ERROR, MODIFIED, ListOptions, Watch, WatchEvent
 from . import tables
 from .request import ResourceRequest
+from .wire import wire_status
 
 __all__ = ["StreamSink", "WatchStreamer"]
 
@@ -110,7 +111,8 @@ class WatchStreamer:
 
 
 def _event_line(event: WatchEvent) -> bytes:
-    return orjson.dumps({"type": event.type, "object": event.object}) + b"\n"
+    obj = wire_status(event.object) if event.type == ERROR else event.object
+    return orjson.dumps({"type": event.type, "object": obj}) + b"\n"
 
 
 def _as_table_event(req: ResourceRequest, event: WatchEvent, table_version: str, columns: Any, first: bool) -> WatchEvent:

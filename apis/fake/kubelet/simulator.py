@@ -39,7 +39,6 @@ from .nodes import SimulatedNodes
 from .status import (
     annotation_float,
     annotation_int,
-    has_condition,
     pending_status,
     running_status,
     terminated_status,
@@ -271,10 +270,9 @@ class PodSimulator:
             if state is None or state.uid != meta.uid(pod):
                 state = self._pods[(ns, name)] = _PodState(meta.uid(pod), first_seen=now)
         node = (pod.get("spec") or {}).get("nodeName")
-        if not node:
-            bound = meta.deep_copy(pod)
-            bound.setdefault("spec", {})["nodeName"] = node = self.default_node
-            pod = self.tracker.update(PODS, bound, ns)
+        if not node:  # the scheduler's part: bind it (spec.nodeName never changes through an update)
+            node = self.default_node
+            pod = self.tracker.bind(ns, name, node)
         node_ready = self.nodes.ready(node)
         if phase == "Pending" and state.started_at is None:
             if not node_ready:
@@ -282,7 +280,7 @@ class PodSimulator:
             due = state.first_seen + annotation_float(pod, ANNOTATION_START_DELAY, 0.0)
             if now < due:
                 self._schedule(due, ("pod", ns, name))
-                if not has_condition(pod, "PodScheduled"):
+                if not (pod.get("status") or {}).get("containerStatuses"):  # containers not reported as creating yet
                     self._write_status(pod, pending_status(pod))
                 return
             pod = self._write_status(pod, running_status(pod, self._next_pod_ip(), self.nodes.ip(node)))

@@ -23,6 +23,8 @@ class TrackerAPI(Protocol):
         self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "", subresource: str | None = None
     ) -> dict[str, Any]: ...
 
+    def bind(self, namespace: str, name: str, node_name: str) -> dict[str, Any]: ...
+
     def delete(
         self,
         gvr: GroupVersionResource,

@@ -23,7 +23,7 @@ import yaml
 from ... import meta, yamlutil
 from ...errors import ApiError, BadRequestError, InvalidError
 
-__all__ = ["decode_patch", "merge_patch", "json_patch", "strategic_merge_patch", "MERGE_KEYS"]
+__all__ = ["apply_patch", "decode_patch", "merge_patch", "json_patch", "strategic_merge_patch", "MERGE_KEYS"]
 
 # field name → merge key of its list items (from the patchMergeKey tags of k8s.io/api).
 MERGE_KEYS: dict[str, str] = {
@@ -62,6 +62,30 @@ def decode_patch(body: Any, patch_type: str) -> Any:
             except yaml.YAMLError as yexc:
                 raise BadRequestError(f"error decoding YAML: {yexc}") from None
         raise BadRequestError(f"error decoding patch: {exc}") from None
+
+
+def apply_patch(current: dict[str, Any], doc: Any, patch_type: str, custom: bool) -> dict[str, Any]:
+    """``current`` with the decoded patch document applied (a new object): merge, json, strategic (built-in kinds
+    only: 415 for ``custom`` resources, as kube-apiserver answers) or apply (strategic merge of the applied
+    configuration for built-in kinds, JSON merge for custom resources)."""
+    if patch_type == "merge" or (patch_type == "apply" and custom):
+        if not isinstance(doc, dict):
+            raise BadRequestError("a merge patch must be a JSON object")
+        new = merge_patch(current, doc)
+    elif patch_type == "json":
+        new = json_patch(current, doc)
+    else:
+        if custom:
+            raise ApiError(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: "
+                "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+            )
+        new = strategic_merge_patch(current, doc)
+    if not isinstance(new, dict):
+        raise BadRequestError("the patched object is not a JSON object")
+    return meta.deep_copy(new)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ etcd3 store do (release 1.30–1.32):
 
 from __future__ import annotations
 
+import random
 import re
 from typing import Any
 
@@ -23,8 +24,10 @@ __all__ = [
     "GENERATION_RESOURCES",
     "RV_SET_ON_CREATE",
     "check_no_resource_version_on_create",
+    "generated_name",
     "generation_content",
     "has_generation",
+    "without_rv",
 ]
 
 # (group, resource) of the built-in kinds whose strategy sets generation 1 on create and bumps it on spec change.
@@ -64,3 +67,18 @@ def check_no_resource_version_on_create(metadata: dict[str, Any]) -> None:
         raise BadRequestError(f"metadata.resourceVersion must be a string, got {type(rv).__name__}")
     if _UINT.fullmatch(rv) and 0 < int(rv) < 2**64:
         raise InternalError(500, "", RV_SET_ON_CREATE)
+
+
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's utilrand alphabet (no vowels, no 0/1/3)
+_MAX_GENERATED_NAME_LENGTH = 63 - 5
+
+
+def generated_name(prefix: str) -> str:
+    """``prefix`` (cut to 58 characters) and 5 random characters, as apiserver's SimpleNameGenerator makes them."""
+    return prefix[:_MAX_GENERATED_NAME_LENGTH] + "".join(random.choices(_NAME_ALPHABET, k=5))
+
+
+def without_rv(obj: dict[str, Any]) -> dict[str, Any]:
+    md = dict(obj.get("metadata") or {})
+    md.pop("resourceVersion", None)
+    return {**obj, "metadata": md}

@@ -10,8 +10,11 @@ Guarantees (see also ``gc``, ``watchcache`` and ``lister``):
 - update: a given resourceVersion must match (409 Conflict); generation is bumped per ``strategy``; on kinds with
   a status subresource the main resource keeps the stored status and the ``status`` subresource changes nothing
   but status.
-- Custom resources are pruned, defaulted and validated (422) against their CRD's openAPIV3Schema (``apis.openapi``);
-  writing a CustomResourceDefinition registers what it serves.
+- Every write is decoded and validated first (``admission``): a body that does not decode into the kind's Go type
+  is a 400 (a patch result: 422 on ``patch``), unknown fields of built-in kinds are dropped, ObjectMeta problems and
+  changes to immutable fields are one 422; custom resources are pruned, defaulted and validated against their CRD's
+  openAPIV3Schema (``apis.openapi``). A refused write changes nothing. Writing a CustomResourceDefinition registers
+  what it serves. A pod's ``spec.nodeName`` changes only through ``bind`` (the ``pods/binding`` subresource).
 - Stored objects are never mutated after they are stored, and every object handed out is a copy.
 - A list or watch at a resourceVersion newer than the current one waits up to ``too_large_rv_wait`` seconds for
   it, then fails as kube-apiserver's watch cache does: 504 Timeout "Too large resource version" with the cause
@@ -20,13 +23,12 @@ Guarantees (see also ``gc``, ``watchcache`` and ``lister``):
 Simplifications, on purpose: "apply" patches are a strategic merge of the applied configuration for built-in kinds
 and a JSON merge for custom resources (no field managers, no conflicts), and create the object when it is missing
 (``patch_with_outcome`` tells whether it did); strategic merge patches on custom resources are refused with 415 as
-kube-apiserver does; namespaces are not required to exist and deleting one does not empty it.
+kube-apiserver does; namespaces are not required to exist (the sandbox API server's NamespaceLifecycle admission
+checks that) and deleting one does not empty it.
 """
 
 from __future__ import annotations
 
-import random
-import string
 import threading
 import uuid
 from dataclasses import dataclass
@@ -45,14 +47,29 @@ from ...errors import (
 )
 from ...resources import GroupVersionResource, ResourceInfo
 from ...watch import ADDED, MODIFIED, ListOptions
-from .admission import admit, check_type_meta, resolve_namespace
+from .admission import (
+    admit_create,
+    admit_update,
+    check_decodes,
+    check_type_meta,
+    drop_unknown_fields,
+    resolve_namespace,
+    unknown_fields,
+)
 from .filter import ObjectFilter
 from .gc import GarbageCollector
 from .lister import parse_rv, select_page
-from .patch import decode_patch, json_patch, merge_patch, strategic_merge_patch
+from .patch import apply_patch, decode_patch
 from .registry import NOT_SERVED, ResourceRegistry
+from .services import allocate_cluster_ip, keep_allocated_values
 from .store import ObjectStore
-from .strategy import check_no_resource_version_on_create, generation_content, has_generation
+from .strategy import (
+    check_no_resource_version_on_create,
+    generated_name,
+    generation_content,
+    has_generation,
+    without_rv,
+)
 from .watch import HistoryEvent, TrackerWatch
 from .watchcache import WatchCache
 
@@ -60,16 +77,6 @@ __all__ = ["ObjectTracker", "PatchOutcome"]
 
 CRDS = res.CUSTOM_RESOURCE_DEFINITIONS
 _MODIFIED_WHY = "the object has been modified; please apply your changes to the latest version and try again"
-
-
-def _random_suffix() -> str:
-    return "".join(random.choices(string.ascii_lowercase + string.digits, k=5))
-
-
-def _without_rv(obj: dict[str, Any]) -> dict[str, Any]:
-    md = dict(obj.get("metadata") or {})
-    md.pop("resourceVersion", None)
-    return {**obj, "metadata": md}
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,11 @@ class ObjectTracker:
         with self._lock:
             return self._registry.register_crd(crd)
 
+    def unknown_fields(self, gvr: GroupVersionResource, obj: Any) -> list[str]:
+        """The paths of the fields of ``obj`` a write of ``gvr`` would drop (for ``fieldValidation`` warnings)."""
+        info = self.resource_info(gvr)
+        return unknown_fields(info, obj, self._registry.crd_schema(gvr))
+
     def resource_version(self) -> str:
         with self._lock:
             return str(self._store.revision)
@@ -144,9 +156,6 @@ class ObjectTracker:
             self._store.drop_resource(served.gvr)
         self._registry.unregister_crd(name)
 
-    def _admit(self, info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-        admit(info, obj, old, self._registry.crd_schema(info.gvr))
-
     # -- create / get / list ----------------------------------------------------------------------------------------
     def add(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Seed an object (a ``…List`` adds each item); like ``create`` but keeps a given uid and creationTimestamp."""
@@ -168,12 +177,21 @@ class ObjectTracker:
         return meta.deep_copy(stored)
 
     def _create_locked(
-        self, info: ResourceInfo, obj: dict[str, Any], namespace: str, keep_identity: bool, reject_rv: bool
+        self,
+        info: ResourceInfo,
+        obj: dict[str, Any],
+        namespace: str,
+        keep_identity: bool,
+        reject_rv: bool,
+        patched: bool = False,
     ) -> dict[str, Any]:
-        """Create ``obj``; ``reject_rv``: a given resourceVersion is an error (POST); otherwise it is dropped."""
+        """Create ``obj``; ``reject_rv``: a given resourceVersion is an error (POST); otherwise it is dropped;
+        ``patched``: ``obj`` is the result of an apply patch (decoding errors are the patch's 422)."""
         if not isinstance(obj, dict):
             raise BadRequestError(f"the object must be a JSON object, got {type(obj).__name__}")
+        check_decodes(info, obj, patched)
         new = meta.deep_copy(obj)
+        drop_unknown_fields(info, new)
         check_type_meta(info, new)
         ns = resolve_namespace(info, namespace, new)
         md = new["metadata"]
@@ -186,7 +204,7 @@ class ObjectTracker:
                 cause = {"type": "FieldValueRequired", "field": "metadata.name", "message": "Required value: name or generateName is required"}
                 raise new_invalid(info.kind, "", [cause], info.gvr.group)
             for _ in range(16):
-                md["name"] = prefix + _random_suffix()
+                md["name"] = generated_name(prefix)
                 if (ns, md["name"]) not in store:
                     break
         name = md["name"]
@@ -206,7 +224,9 @@ class ObjectTracker:
             md.pop("generation", None)
         if info.gvr == res.PODS and not new.get("status"):
             new["status"] = {"phase": "Pending"}
-        self._admit(info, new, None)
+        if info.gvr == res.SERVICES:
+            allocate_cluster_ip(new, self._store.objects(res.SERVICES).values())
+        admit_create(info, new, self._registry.crd_schema(info.gvr))
         stored = self._commit(info, new, None, ADDED)
         if info.gvr == CRDS:
             self._registry.register_crd(stored)
@@ -237,7 +257,10 @@ class ObjectTracker:
             raise BadRequestError(f"the object must be a JSON object, got {type(obj).__name__}")
         with self._lock:
             info = self._info_with_subresource(gvr, subresource)
-            stored = self._update_locked(info, meta.deep_copy(obj), namespace, subresource)
+            check_decodes(info, obj)
+            new = meta.deep_copy(obj)
+            drop_unknown_fields(info, new)
+            stored = self._update_locked(info, new, namespace, subresource)
         return meta.deep_copy(stored)
 
     def _info_with_subresource(self, gvr: GroupVersionResource, subresource: str | None) -> ResourceInfo:
@@ -293,7 +316,9 @@ class ObjectTracker:
                     md[field] = old_md[field]
                 else:
                     md.pop(field, None)
-        self._admit(info, result, old)
+        if gvr == res.SERVICES and subresource != "status":
+            keep_allocated_values(result, old)
+        admit_update(info, result, old, self._registry.crd_schema(gvr))
         custom = self.is_custom(info)
         if (
             subresource != "status"
@@ -301,7 +326,7 @@ class ObjectTracker:
             and generation_content(result, custom) != generation_content(old, custom)
         ):
             result["metadata"]["generation"] = int(old_md.get("generation") or 0) + 1
-        if _without_rv(result) == _without_rv(old):
+        if without_rv(result) == without_rv(old):
             return old  # nothing changed: no write, no event
         if meta.deletion_timestamp(result) and not meta.finalizers(result):
             return self._gc.remove(info, result, old)
@@ -349,38 +374,46 @@ class ObjectTracker:
                 if current is None and subresource is None:
                     doc.setdefault("metadata", {})["name"] = name
                     # kube-apiserver creates through its update path here, which drops a given resourceVersion
-                    created = self._create_locked(info, doc, ns, keep_identity=False, reject_rv=False)
+                    created = self._create_locked(info, doc, ns, keep_identity=False, reject_rv=False, patched=True)
                     self._gc.collect_if_dangling(info, created)
                     return PatchOutcome(meta.deep_copy(created), True)
             if current is None:
                 raise new_not_found(gvr.resource, name, gvr.group)
-            new = self._patched(info, current, doc, patch_type)
+            new = apply_patch(current, doc, patch_type, self.is_custom(info))
+            check_decodes(info, new, patched=True)
+            drop_unknown_fields(info, new)
             new_md = new.get("metadata")
             if not isinstance(new_md, dict) or new_md.get("name") != name:
-                raise BadRequestError(f"the name of the patched object must stay {name!r}")
+                raise BadRequestError(f"the name of the object ({meta.name(new)}) does not match the name on the URL ({name})")
             stored = self._update_locked(info, new, ns, subresource)
         return PatchOutcome(meta.deep_copy(stored), False)
 
-    def _patched(self, info: ResourceInfo, current: dict[str, Any], doc: Any, patch_type: str) -> dict[str, Any]:
-        """``current`` with the patch document applied (a new object)."""
-        if patch_type == "merge" or (patch_type == "apply" and self.is_custom(info)):
-            if not isinstance(doc, dict):
-                raise BadRequestError("a merge patch must be a JSON object")
-            new = merge_patch(current, doc)
-        elif patch_type == "json":
-            new = json_patch(current, doc)
-        else:
-            if self.is_custom(info):
-                raise ApiError(
-                    415,
-                    "UnsupportedMediaType",
-                    "the body of the request was in an unknown format - accepted media types include: "
-                    "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
-                )
-            new = strategic_merge_patch(current, doc)
-        if not isinstance(new, dict):
-            raise BadRequestError("the patched object is not a JSON object")
-        return meta.deep_copy(new)
+    def bind(self, namespace: str, name: str, node_name: str) -> dict[str, Any]:
+        """Bind a pod to a node, as a POST to ``pods/binding`` does (the only way ``spec.nodeName`` changes): sets
+        it and the ``PodScheduled`` condition; 409 when the pod is being deleted or already bound."""
+        gvr = res.PODS
+        with self._lock:
+            info = self.resource_info(gvr)
+            pod = self._store.get(gvr, namespace, name)
+            if pod is None:
+                raise new_not_found(gvr.resource, name, gvr.group)
+            why = None
+            if meta.deletion_timestamp(pod):
+                why = f"pod {name} is being deleted, cannot be assigned to a host"
+            elif (pod.get("spec") or {}).get("nodeName"):
+                why = f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"'
+            if why is not None:
+                raise new_conflict("pods/binding", name, why, gvr.group)
+            bound = meta.deep_copy(pod)
+            bound.setdefault("spec", {})["nodeName"] = node_name
+            status = bound.setdefault("status", {})
+            conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+            status["conditions"] = [
+                *conditions,
+                {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": meta.now_rfc3339()},
+            ]
+            stored = self._commit(info, bound, pod, MODIFIED)
+        return meta.deep_copy(stored)
 
     # -- delete -----------------------------------------------------------------------------------------------------
     def delete(

@@ -9,8 +9,8 @@ from apis.fake import ObjectTracker
 from apis.watch import ADDED, DELETED, MODIFIED, ListOptions
 
 
-def _ghost(name: str = "ghost", uid: str = "no-such-uid") -> dict:
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "name": name, "uid": uid, "controller": True}
+def _ghost(name: str = "ghost", uid: str = "no-such-uid", controller: bool = True) -> dict:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "name": name, "uid": uid, "controller": controller}
 
 
 def _deployment(tracker: ObjectTracker, name: str) -> dict:
@@ -36,7 +36,7 @@ def _pod_names(tracker: ObjectTracker) -> list[str]:
 def test_create_with_only_absent_owners_is_collected_with_added_then_deleted(tracker: ObjectTracker) -> None:
     tracker.create(r.CONFIGMAPS, {"metadata": {"name": "unrelated"}}, "default")  # RV "0" would mean "initial list"
     start = tracker.resource_version()
-    created = tracker.create(r.PODS, make_pod("orphan", owner_references=[_ghost(), _ghost("other", "uid-2")]))
+    created = tracker.create(r.PODS, make_pod("orphan", owner_references=[_ghost(), _ghost("other", "uid-2", controller=False)]))
     assert created["metadata"]["uid"]  # the create itself succeeds, as on a real server
     assert _pod_names(tracker) == []
     assert _pod_events(tracker, start) == [(ADDED, "orphan"), (DELETED, "orphan")]
@@ -54,7 +54,7 @@ def test_uid_mismatch_with_a_same_name_owner_counts_as_absent(tracker: ObjectTra
 def test_one_live_owner_keeps_the_object_and_drops_only_dangling_references(tracker: ObjectTracker) -> None:
     owner = _deployment(tracker, "d")
     start = tracker.resource_version()
-    tracker.create(r.PODS, make_pod("shared", owner_references=[_ghost(), owner_ref(owner)]))
+    tracker.create(r.PODS, make_pod("shared", owner_references=[_ghost(), owner_ref(owner, controller=False)]))
     pod = tracker.get(r.PODS, "default", "shared")
     assert [ref["name"] for ref in pod["metadata"]["ownerReferences"]] == ["d"]
     assert _pod_events(tracker, start) == [(ADDED, "shared"), (MODIFIED, "shared")]

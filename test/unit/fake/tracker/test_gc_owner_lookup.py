@@ -32,7 +32,7 @@ def test_namespaced_owner_in_another_namespace_is_absent(tracker: ObjectTracker)
 
 def test_cross_namespace_reference_is_dropped_when_another_owner_is_present(tracker: ObjectTracker) -> None:
     here, there = _deployment(tracker, "here"), _deployment(tracker, "there", "other")
-    tracker.create(r.PODS, make_pod("p", owner_references=[owner_ref(here), owner_ref(there)]), "default")
+    tracker.create(r.PODS, make_pod("p", owner_references=[owner_ref(here), owner_ref(there, controller=False)]), "default")
     refs = tracker.get(r.PODS, "default", "p")["metadata"]["ownerReferences"]
     assert [ref["name"] for ref in refs] == ["here"]
 

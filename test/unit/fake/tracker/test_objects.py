@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from fake_tracker_helpers import make_pod
+from fake_tracker_helpers import make_pod, make_widget, widget_crd
 
 from apis import errors
 from apis import resources as r
 from apis.fake import ObjectTracker
+from apis.resources import GroupVersionResource
 
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 
@@ -162,9 +163,19 @@ def test_status_subresource_unknown_where_not_served(tracker: ObjectTracker) -> 
 
 
 def test_kind_without_status_subresource_updates_status_with_main_resource(tracker: ObjectTracker) -> None:
-    lease = tracker.create(r.LEASES, {"metadata": {"name": "l"}, "spec": {"holderIdentity": "a"}}, "default")
-    lease["status"] = {"anything": True}
-    assert tracker.update(r.LEASES, lease)["status"] == {"anything": True}
+    tracker.register_crd(widget_crd(status=False))
+    widgets = GroupVersionResource("example.com", "v1", "widgets")
+    widget = tracker.create(widgets, make_widget("w"), "default")
+    widget["status"] = {"anything": True}
+    assert tracker.update(widgets, widget)["status"] == {"anything": True}
+
+
+def test_builtin_fields_the_kind_does_not_have_are_dropped_as_decoding_drops_them(tracker: ObjectTracker) -> None:
+    lease = tracker.create(r.LEASES, {"metadata": {"name": "l"}, "spec": {"holderIdentity": "a", "typo": 1}}, "default")
+    assert lease["spec"] == {"holderIdentity": "a"}
+    lease["status"] = {"anything": True}  # Lease has no status
+    assert "status" not in tracker.update(r.LEASES, lease)
+    assert tracker.unknown_fields(r.LEASES, {"spec": {"holderIdentity": "a", "typo": 1}, "status": {}}) == ["spec.typo", "status"]
 
 
 def test_finalizers_defer_deletion_until_last_one_is_removed(tracker: ObjectTracker) -> None:
