@@ -140,6 +140,25 @@ def test_immutable_fields_are_422_and_allowed_changes_pass(http: RawClient) -> N
     assert body["message"] == 'Service "web" is invalid: spec.clusterIPs[0]: Invalid value: []string{"10.96.7.7"}: may not change once set'
 
 
+def test_identity_metadata_cannot_be_changed_by_an_update(http: RawClient) -> None:
+    """As kube-apiserver: another uid fails the precondition (409), another namespace or name is a 400, a changed
+    creationTimestamp is ignored (the stored one is kept)."""
+    created = http.request("POST", CMS, _cm("c")).json()
+    md = created["metadata"]
+    merge = "application/merge-patch+json"
+    uid = http.request("PATCH", f"{CMS}/c", {"metadata": {"uid": "another"}}, content_type=merge)
+    assert _status(uid, 409, "Conflict")["message"].endswith(
+        f"Precondition failed: UID in precondition: another, UID in object meta: {md['uid']}"
+    )
+    moved = http.request("PATCH", f"{CMS}/c", {"metadata": {"namespace": "kube-system"}}, content_type=merge)
+    assert "does not match the namespace sent on the request" in _status(moved, 400, "BadRequest")["message"]
+    renamed = http.request("PATCH", f"{CMS}/c", {"metadata": {"name": "d"}}, content_type=merge)
+    assert _status(renamed, 400, "BadRequest")["message"] == "the name of the object (d) does not match the name on the URL (c)"
+    put = http.request("PUT", f"{CMS}/c", {**created, "metadata": {**md, "creationTimestamp": "2001-01-01T00:00:00Z"}})
+    assert put.status == 200 and put.json()["metadata"]["creationTimestamp"] == md["creationTimestamp"]
+    assert http.get(f"{CMS}/c").json()["metadata"]["uid"] == md["uid"]
+
+
 def test_content_types_are_checked_as_kube_apiserver_checks_them(http: RawClient) -> None:
     accepted = "the body of the request was in an unknown format - accepted media types include: "
     body = _status(http.request("POST", CMS, json.dumps(_cm("t")), content_type="text/plain"), 415, "UnsupportedMediaType")

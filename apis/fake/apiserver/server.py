@@ -1,16 +1,5 @@
-"""The sandbox API server: an ``ObjectTracker`` behind the Kubernetes HTTP API, for the ``kubernetes`` package,
-``kubectl`` and our own clientset, without a cluster (the server object, its connections and its start-up).
-
-    server = SandboxAPIServer(crd_dirs=["charts/sedna/crds"]).start()
-    server.write_kubeconfig("/tmp/kubeconfig")
-    ...
-    server.stop()
-
-or ``python -m apis.fake.apiserver --port 0 --kubeconfig-out /tmp/kubeconfig`` (prints ``listening on <url>``).
-Serves discovery, CRUD, status subresources, merge/json/strategic/apply patches, pagination, ``?watch=1``
-streams and CRD registration; optional fault injection (``apis.fake.faults``) and a pod-lifecycle simulator
-(``apis.fake.kubelet``). Plain HTTP, no authentication (any bearer token is accepted).
-"""
+"""``SandboxAPIServer``: the server object, its HTTP connections and its start-up (CRDs, default namespaces,
+the pod simulator); see the package doc for what it serves."""
 
 from __future__ import annotations
 
