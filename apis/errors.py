@@ -384,7 +384,8 @@ def is_too_large_resource_version(err: BaseException) -> bool:
     """The server's cache has not caught up with the requested resourceVersion (any of the three wire forms)."""
     if not isinstance(err, ApiError):
         return False
-    if any(c.get("type") == CAUSE_RESOURCE_VERSION_TOO_LARGE for c in err.causes):
+    # a StatusCause's type is "reason" on the wire ("type" in causes built locally)
+    if any(CAUSE_RESOURCE_VERSION_TOO_LARGE in (c.get("reason"), c.get("type")) for c in err.causes):
         return True
     if err.reason == "Timeout" or err.status == 504:
         if any(c.get("message") == "Too large resource version" for c in err.causes):

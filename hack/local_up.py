@@ -12,7 +12,8 @@ node, and a sample ElasticAIJob followed until it succeeds.
    rootfs and database in the work directory) and waits until both are connected; creates the sample Dataset on
    ``edge-1`` with an index file of 5 samples, prints its ``numberOfSamples`` as the LC reports it, appends 3 lines
    and prints the new count;
-4. creates the sample job with the annotations ``sandbox.sedna.io/start-delay-seconds`` and
+4. creates the sample job (and its namespace, when missing) with the annotations
+   ``sandbox.sedna.io/start-delay-seconds`` and
    ``sandbox.sedna.io/run-seconds`` (the controller copies
    ``sandbox.sedna.io/*`` job annotations onto the master pod, so the simulated master runs that long and exits 0);
 5. prints every change of the job's phase and conditions until it has Succeeded;
@@ -234,6 +235,11 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
         annotations["sandbox.sedna.io/start-delay-seconds"] = str(args.start_delay_seconds)
         annotations["sandbox.sedna.io/run-seconds"] = str(args.run_seconds)
         ns, name = md["namespace"], md["name"]
+        try:  # the sandbox, like a cluster, only takes objects in namespaces that exist
+            cs.core_v1().namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        except errors.ApiError as exc:
+            if not errors.is_already_exists(exc):
+                raise
         jobs = cs.elasticdl_v1alpha1().elastic_ai_jobs(ns)
         jobs.create(job)
         say(f"==> created ElasticAIJob {ns}/{name} (master simulated for {args.run_seconds}s)")

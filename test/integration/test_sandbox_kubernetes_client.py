@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 
 import pytest
-from kubernetes import client, config, watch
+from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 from testkit import wait_for
 
@@ -42,16 +41,6 @@ GADGET_CRD = {
         ],
     },
 }
-
-
-@pytest.fixture
-def api(sandbox) -> Iterator[client.ApiClient]:
-    """An ApiClient on its own Configuration loaded from the sandbox kubeconfig (never the global default)."""
-    cfg = client.Configuration()
-    config.load_kube_config(config_file=sandbox.kubeconfig, client_configuration=cfg)
-    api_client = client.ApiClient(cfg)
-    yield api_client
-    api_client.close()
 
 
 def _pod(name: str, **annotations: str) -> dict:

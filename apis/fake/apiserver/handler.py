@@ -1,0 +1,299 @@
+"""HTTP plumbing of the sandbox API server: one ``SandboxRequestHandler`` per connection (HTTP/1.1 keep-alive)
+reads the request, answers health probes and discovery, injects faults, and routes resource requests to the
+``ResourceEndpoints`` verbs or the ``WatchStreamer``. Every failure is answered with a Kubernetes ``Status`` body
+and the matching HTTP code; every response leaves in one write.
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler
+from typing import Any, Protocol
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import orjson
+import structlog
+
+from ...errors import ApiError, BadRequestError, MethodNotAllowedError
+from ..faults import Faults
+from . import discovery, tables
+from .endpoints import ResourceEndpoints, Response
+from .options import list_options, query_bool, query_value, validate_list_options
+from .request import ResourceRequest, not_found_path, parse_resource_path
+from .watchstream import WatchStreamer
+from .wire import wire_status
+
+__all__ = ["SandboxRequestHandler", "SandboxContext"]
+
+log = structlog.get_logger()
+
+MAX_BODY_BYTES = 16 * 1024 * 1024
+HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
+
+
+class SandboxContext(Protocol):
+    """What the handler needs from the server that owns it."""
+
+    tracker: Any
+    faults: Faults
+    stopping: threading.Event
+    namespace_lifecycle: bool
+
+    @property
+    def server_address_text(self) -> str: ...
+
+    def track_watch(self, watch: Any) -> None: ...
+
+    def untrack_watch(self, watch: Any) -> None: ...
+
+
+class _ChunkedSink:
+    """A watch stream's chunked response on the handler's connection."""
+
+    def __init__(self, handler: SandboxRequestHandler) -> None:
+        self._handler = handler
+
+    def start(self) -> None:
+        h = self._handler
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.send_header("Cache-Control", "no-cache, private")
+        h.end_headers()
+
+    def write(self, data: bytes) -> None:
+        self._handler.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def end(self) -> None:
+        self._handler.wfile.write(b"0\r\n\r\n")
+        if self._handler.sandbox.stopping.is_set():
+            self._handler.close_connection = True
+
+    def client_gone(self) -> bool:
+        connection = self._handler.connection
+        try:
+            readable, _, _ = select.select([connection], [], [], 0)
+            if not readable:
+                return False
+            return connection.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):
+            return True
+
+
+class SandboxRequestHandler(BaseHTTPRequestHandler):
+    """Serves one HTTP/1.1 connection of the sandbox API server."""
+
+    protocol_version = "HTTP/1.1"
+    server_version = "sandbox-apiserver"
+    timeout = 120  # idle keep-alive connections are closed after this many seconds
+
+    # -- plumbing -------------------------------------------------------------------------------------------------
+    def setup(self) -> None:
+        super().setup()
+        # Responses and watch events are small writes: without TCP_NODELAY, Nagle's algorithm holds each one back
+        # until the client's delayed ACK (~40 ms) on a kept-alive connection. kube-apiserver (Go) sets it too.
+        try:
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
+
+    @property
+    def sandbox(self) -> SandboxContext:
+        return self.server.sandbox  # type: ignore[attr-defined]
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence the stderr access log
+        return
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:  # noqa: N802
+        self._dispatch("PUT")
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        self._dispatch("PATCH")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._dispatch("DELETE")
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        self._dispatch("HEAD")
+
+    def do_OPTIONS(self) -> None:  # noqa: N802
+        self._dispatch("OPTIONS")
+
+    def _read_body(self) -> bytes:
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            chunks, total = [], 0
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return b"".join(chunks)
+                total += size
+                if total > MAX_BODY_BYTES:
+                    raise ApiError(413, "RequestEntityTooLarge", f"request body larger than {MAX_BODY_BYTES} bytes")
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY_BYTES:
+            raise ApiError(413, "RequestEntityTooLarge", f"request body larger than {MAX_BODY_BYTES} bytes")
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _send_bytes(self, code: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-cache, private")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        # status line, headers and body leave in one write
+        self._headers_buffer.append(b"\r\n")
+        if self.command != "HEAD":
+            self._headers_buffer.append(data)
+        self.flush_headers()
+
+    def _send_json(self, code: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+        self._send_bytes(code, orjson.dumps(obj), "application/json", headers)
+
+    def _send_response(self, response: Response) -> None:
+        self._send_json(response.code, response.body, response.headers)
+
+    def _send_error(self, err: ApiError, headers: dict[str, str] | None = None) -> None:
+        self._send_json(err.status, wire_status(err.to_status()), headers)
+
+    # -- dispatch -------------------------------------------------------------------------------------------------
+    def _dispatch(self, method: str) -> None:
+        url = urlsplit(self.path)
+        path = unquote(url.path).rstrip("/") or "/"
+        query = parse_qs(url.query, keep_blank_values=True)
+        try:
+            body = self._read_body()
+        except (ApiError, ValueError) as exc:
+            self.close_connection = True
+            err = exc if isinstance(exc, ApiError) else BadRequestError(f"unreadable request body: {exc}")
+            self._send_error(err)
+            return
+        try:
+            if path in HEALTH_PATHS or path.startswith(tuple(p + "/" for p in HEALTH_PATHS)):
+                self._send_bytes(200, b"ok", "text/plain; charset=utf-8")
+                return
+            delay = self.sandbox.faults.latency_seconds()
+            if delay:
+                self.sandbox.stopping.wait(delay)
+            parts = [p for p in path.split("/") if p]
+            if self._serve_discovery(method, path, parts):
+                return
+            self._serve_resource(method, parts, query, body)
+        except ApiError as err:
+            self._send_error(err)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as exc:  # a bug in the sandbox: answer 500 and keep serving
+            log.exception("sandbox request failed", method=method, path=path)
+            self._send_error(ApiError(500, "InternalError", f"internal error in the sandbox API server: {exc!r}"))
+
+    def _serve_discovery(self, method: str, path: str, parts: list[str]) -> bool:
+        """Answer /version, /api, /apis, group and group-version documents and /openapi; False for anything else."""
+        is_discovery = path in ("/version", "/api", "/apis") or path.startswith("/openapi") or (
+            (parts[:1] == ["api"] and len(parts) == 2) or (parts[:1] == ["apis"] and len(parts) in (2, 3))
+        )
+        if not is_discovery:
+            return False
+        if method not in ("GET", "HEAD"):
+            raise MethodNotAllowedError("the server does not allow this method on the requested resource")
+        infos = self.sandbox.tracker.served_resources()
+        doc: dict[str, Any] | None
+        if path == "/version":
+            doc = discovery.version_info()
+        elif path == "/api":
+            doc = discovery.core_api_versions(self.sandbox.server_address_text)
+        elif path == "/apis":
+            doc = discovery.group_list(infos)
+        elif parts[0] == "api":
+            doc = discovery.resource_list(infos, "", parts[1])
+        elif parts[0] == "apis" and len(parts) == 2:
+            doc = discovery.api_group(infos, parts[1])
+        elif parts[0] == "apis":
+            doc = discovery.resource_list(infos, parts[1], parts[2])
+        elif path == "/openapi/v2":
+            protobuf = "proto-openapi.spec.v2" in (self.headers.get("Accept") or "")
+            self._send_bytes(200, *discovery.openapi_v2(protobuf))
+            return True
+        else:  # /openapi/v3 is not served: clients fall back to /openapi/v2
+            doc = None
+        if doc is None:
+            raise not_found_path()
+        self._send_json(200, doc)
+        return True
+
+    def _inject_error(self) -> bool:
+        code = self.sandbox.faults.pick_error()
+        if code == 429:
+            err = ApiError(429, "TooManyRequests", "sandbox fault injection: too many requests, please try again later")
+            err.details = {"retryAfterSeconds": 1}
+            self._send_error(err, {"Retry-After": "1"})
+            return True
+        if code == 500:
+            self._send_error(ApiError(500, "InternalError", "sandbox fault injection: internal error"))
+            return True
+        return False
+
+    def _serve_resource(self, method: str, parts: list[str], query: dict[str, list[str]], body: bytes) -> None:
+        if parts[:2] == ["api", "v1"]:
+            group, version, rest = "", "v1", parts[2:]
+        elif parts[:1] == ["apis"] and len(parts) >= 3:
+            group, version, rest = parts[1], parts[2], parts[3:]
+        else:
+            raise not_found_path()
+        req = parse_resource_path(self.sandbox.tracker, group, version, rest)
+        if self._inject_error():
+            return
+        if query_value(query, "dryRun"):
+            raise BadRequestError("dryRun is not supported by the sandbox API server")
+        is_watch = req.watch or bool(query_bool(query, "watch"))
+        endpoints = ResourceEndpoints(self.sandbox)
+        if not req.name:
+            if method in ("GET", "HEAD"):
+                options = list_options(query)
+                validate_list_options(options, is_watch)
+                if is_watch:
+                    self._serve_watch(endpoints, req, options)
+                else:
+                    self._send_response(endpoints.list(req, options, self.headers))
+            elif method == "POST" and (req.namespace or not req.info.namespaced):
+                self._send_response(endpoints.create(req, query, body, self.headers))
+            elif method == "DELETE" and (req.namespace or not req.info.namespaced):
+                self._send_response(endpoints.delete_collection(req, query, body, self.headers))
+            else:
+                raise MethodNotAllowedError("the server does not allow this method on the requested resource")
+            return
+        if is_watch:  # a watch on one object: the collection watch narrowed to its name
+            options = list_options(query)
+            validate_list_options(options, True)
+            options.field_selector = ",".join(filter(None, [options.field_selector, f"metadata.name={req.name}"]))
+            self._serve_watch(endpoints, req, options)
+        elif method in ("GET", "HEAD"):
+            self._send_response(endpoints.get(req, self.headers))
+        elif method == "PUT":
+            self._send_response(endpoints.update(req, query, body, self.headers))
+        elif method == "PATCH":
+            self._send_response(endpoints.patch(req, query, body, self.headers))
+        elif method == "DELETE" and req.subresource is None:
+            self._send_response(endpoints.delete(req, query, body, self.headers))
+        else:
+            raise MethodNotAllowedError("the server does not allow this method on the requested resource")
+
+    def _serve_watch(self, endpoints: ResourceEndpoints, req: ResourceRequest, options: Any) -> None:
+        table = tables.wanted_table_version(self.headers.get("Accept"))
+        columns = endpoints.printer_columns(req) if table else None
+        try:
+            WatchStreamer(self.sandbox).serve(req, options, _ChunkedSink(self), table, columns)
+        except OSError:
+            self.close_connection = True  # the client went away

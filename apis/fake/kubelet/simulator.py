@@ -1,0 +1,315 @@
+"""Pod-lifecycle simulator: plays the scheduler, the kubelets and the deployment controller on an ObjectTracker.
+
+A new pod is bound to ``default_node`` when it has no ``spec.nodeName``, stays Pending for
+``sandbox.sedna.io/start-delay-seconds`` (default 0), then runs (phase Running, IPs, startTime, conditions
+PodScheduled/Initialized/ContainersReady/Ready, one running containerStatus per container). With
+``sandbox.sedna.io/run-seconds: "N"`` it exits after N seconds with ``sandbox.sedna.io/exit-code`` (default 0):
+Succeeded for 0, Failed otherwise. Annotation values may be fractions (``"0.2"``).
+
+Guarantees: the simulator never overwrites a terminal phase (Succeeded/Failed) and acts only on transitions it
+owns, so a client may always set pod status through ``pods/status``. Status writes go through the status
+subresource and are retried on conflict from a fresh read. Pods on a NotReady node do not start, and running pods
+lose readiness while their node is NotReady. A pod bound to a node that does not exist registers that node
+(Ready), so that pods pinned to edge nodes run without setup. Nodes: ``nodes``; deployments: ``deployments``.
+
+Threads: one pump per watched resource (pods, deployments, nodes) blocking on the tracker watch, and one worker
+that blocks on its queue until the next item or the next due timer (a heap); no polling.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import queue
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from ... import meta
+from ...errors import ApiError, is_conflict, is_not_found
+from ...resources import DEPLOYMENTS, NODES, PODS, GroupVersionResource
+from ...watch import BOOKMARK, DELETED, ERROR, ListOptions
+from .deployments import TERMINAL_PHASES, DeploymentSimulator, pod_is_ready
+from .nodes import SimulatedNodes
+from .status import (
+    annotation_float,
+    annotation_int,
+    pending_status,
+    running_status,
+    terminated_status,
+    with_readiness,
+)
+from .tracker_api import TrackerAPI
+
+__all__ = [
+    "PodSimulator",
+    "ANNOTATION_START_DELAY",
+    "ANNOTATION_RUN_SECONDS",
+    "ANNOTATION_EXIT_CODE",
+    "DEFAULT_NODE",
+]
+
+log = structlog.get_logger()
+
+ANNOTATION_START_DELAY = "sandbox.sedna.io/start-delay-seconds"
+ANNOTATION_RUN_SECONDS = "sandbox.sedna.io/run-seconds"
+ANNOTATION_EXIT_CODE = "sandbox.sedna.io/exit-code"
+DEFAULT_NODE = "sandbox-node"
+_MAX_CONFLICT_RETRIES = 10
+
+
+@dataclass
+class _PodState:
+    uid: str
+    first_seen: float
+    started_at: float | None = None
+    node_ready_applied: bool | None = None
+
+
+class PodSimulator:
+    """See the module doc. ``clock`` (monotonic seconds) is injectable; ``tick`` coalesces timers due together."""
+
+    def __init__(
+        self,
+        tracker: TrackerAPI,
+        default_node: str = DEFAULT_NODE,
+        tick: float = 0.05,
+        clock: Callable[[], float] = time.monotonic,
+        auto_register_nodes: bool = True,
+        seed: int | None = None,
+    ) -> None:
+        self.tracker = tracker
+        self.default_node = default_node
+        self.tick = tick
+        self.clock = clock
+        self.nodes = SimulatedNodes(tracker, auto_register_nodes)
+        self._rng = random.Random(seed)
+        self.deployments = DeploymentSimulator(tracker, self._rng)
+        self._queue: queue.Queue[tuple[str, str, str] | None] = queue.Queue()
+        self._pending: set[tuple[str, str, str]] = set()
+        self._timers: list[tuple[float, int, tuple[str, str, str]]] = []
+        self._seq = itertools.count()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._watches: set[Any] = set()
+        self._pods: dict[tuple[str, str], _PodState] = {}
+        self._ips = itertools.count(2)
+
+    # -- lifecycle ------------------------------------------------------------------------------------------------
+    def start(self) -> PodSimulator:
+        """Register the default node (Ready) if absent and start the threads; returns self."""
+        if self._threads:
+            raise RuntimeError("PodSimulator already started")
+        self._stop.clear()
+        try:
+            self.tracker.get(NODES, "", self.default_node)
+        except ApiError as err:
+            if not is_not_found(err):
+                raise
+            self.add_node(self.default_node)
+        self._threads = [threading.Thread(target=self._work, name="sandbox-kubelet", daemon=True)]
+        for gvr in (PODS, DEPLOYMENTS, NODES):
+            self._threads.append(
+                threading.Thread(target=self._pump, args=(gvr,), name=f"sandbox-kubelet-{gvr.resource}", daemon=True)
+            )
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the watches and join every thread. Idempotent."""
+        self._stop.set()
+        with self._lock:
+            watches = list(self._watches)
+        for watch in watches:
+            watch.stop()
+        self._queue.put(None)
+        for thread in self._threads:
+            thread.join(timeout)
+        self._threads = []
+
+    # -- nodes ----------------------------------------------------------------------------------------------------
+    def add_node(self, name: str, ready: bool = True) -> dict[str, Any]:
+        """Register a node (or set the readiness of an existing one); returns the stored node."""
+        return self.nodes.add(name, ready)
+
+    def set_node_ready(self, name: str, ready: bool) -> dict[str, Any]:
+        """Set the node's Ready condition (status subresource); raises NotFoundError for an unknown node."""
+        return self.nodes.set_ready(name, ready)
+
+    # -- threads --------------------------------------------------------------------------------------------------
+    def _pump(self, gvr: GroupVersionResource) -> None:
+        """Feed watch events of ``gvr`` to the worker; re-watch when the tracker ends the stream."""
+        resource_version: str | None = None
+        while not self._stop.is_set():
+            watch = self.tracker.watch(gvr, "", ListOptions(resource_version=resource_version))
+            with self._lock:
+                self._watches.add(watch)
+            if self._stop.is_set():
+                watch.stop()
+            try:
+                for event in watch:
+                    if event.type == ERROR:  # history expired: start over from a full initial list
+                        resource_version = None
+                        break
+                    resource_version = meta.resource_version(event.object) or resource_version
+                    if event.type != BOOKMARK:
+                        self._on_event(gvr, event.type, event.object)
+            finally:
+                watch.stop()
+                with self._lock:
+                    self._watches.discard(watch)
+            self._stop.wait(0.05)  # a closed (slow) watcher resumes shortly from its last resourceVersion
+
+    def _on_event(self, gvr: GroupVersionResource, event_type: str, obj: Mapping[str, Any]) -> None:
+        ns, name = meta.namespace(obj), meta.name(obj)
+        if gvr == PODS:
+            if event_type == DELETED:
+                with self._lock:
+                    self._pods.pop((ns, name), None)
+            else:
+                self._enqueue(("pod", ns, name))
+            owner = meta.get_controller_of(obj)
+            if owner and owner.get("kind") == "Deployment":
+                self._enqueue(("deployment", ns, owner.get("name", "")))
+        elif gvr == DEPLOYMENTS:
+            if event_type != DELETED:
+                self._enqueue(("deployment", ns, name))
+        elif gvr == NODES:
+            self._enqueue(("node", "", name))
+
+    def _enqueue(self, item: tuple[str, str, str]) -> None:
+        with self._lock:
+            if item in self._pending:
+                return
+            self._pending.add(item)
+        self._queue.put(item)
+
+    def _schedule(self, due: float, item: tuple[str, str, str]) -> None:
+        with self._lock:
+            heapq.heappush(self._timers, (due, next(self._seq), item))
+        self._queue.put(None)  # wake the worker so it recomputes its wait
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:
+                wait = max(self._timers[0][0] - self.clock(), 0.0) if self._timers else None
+            try:
+                item = self._queue.get(timeout=wait)
+            except queue.Empty:
+                item = None
+            if self._stop.is_set():
+                return
+            items: list[tuple[str, str, str]] = []
+            if item is not None:
+                with self._lock:
+                    self._pending.discard(item)
+                items.append(item)
+            with self._lock:
+                horizon = self.clock() + self.tick
+                while self._timers and self._timers[0][0] <= horizon:
+                    due_item = heapq.heappop(self._timers)[2]
+                    if due_item not in items:
+                        items.append(due_item)
+            for it in items:
+                self._sync(it)
+
+    def _sync(self, item: tuple[str, str, str]) -> None:
+        kind, ns, name = item
+        for _ in range(_MAX_CONFLICT_RETRIES):
+            try:
+                if kind == "pod":
+                    self._sync_pod(ns, name)
+                elif kind == "deployment":
+                    self.deployments.sync(ns, name)
+                else:
+                    self._sync_node(name)
+                return
+            except ApiError as err:
+                if is_conflict(err):
+                    continue  # somebody wrote in between: redo from a fresh read
+                if not is_not_found(err):
+                    log.warning("sandbox kubelet sync failed", key=f"{ns}/{name}", kind=kind, error=str(err))
+                return
+            except Exception:
+                log.exception("sandbox kubelet sync crashed", key=f"{ns}/{name}", kind=kind)
+                return
+        log.warning("sandbox kubelet gave up after conflicts", key=f"{ns}/{name}", kind=kind)
+
+    # -- pods -----------------------------------------------------------------------------------------------------
+    def _sync_node(self, name: str) -> None:
+        for pod in self.tracker.list(PODS, "")["items"]:
+            if (pod.get("spec") or {}).get("nodeName") == name:
+                self._enqueue(("pod", meta.namespace(pod), meta.name(pod)))
+
+    def _sync_pod(self, ns: str, name: str) -> None:
+        try:
+            pod = self.tracker.get(PODS, ns, name)
+        except ApiError as err:
+            if is_not_found(err):
+                with self._lock:
+                    self._pods.pop((ns, name), None)
+                return
+            raise
+        if meta.deletion_timestamp(pod):
+            return
+        phase = (pod.get("status") or {}).get("phase") or "Pending"
+        if phase in TERMINAL_PHASES:
+            with self._lock:
+                self._pods.pop((ns, name), None)
+            return
+        now = self.clock()
+        with self._lock:
+            state = self._pods.get((ns, name))
+            if state is None or state.uid != meta.uid(pod):
+                state = self._pods[(ns, name)] = _PodState(meta.uid(pod), first_seen=now)
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node:  # the scheduler's part: bind it (spec.nodeName never changes through an update)
+            node = self.default_node
+            pod = self.tracker.bind(ns, name, node)
+        node_ready = self.nodes.ready(node)
+        if phase == "Pending" and state.started_at is None:
+            if not node_ready:
+                return  # no kubelet to start it; a node event re-enqueues the pod
+            due = state.first_seen + annotation_float(pod, ANNOTATION_START_DELAY, 0.0)
+            if now < due:
+                self._schedule(due, ("pod", ns, name))
+                if not (pod.get("status") or {}).get("containerStatuses"):  # containers not reported as creating yet
+                    self._write_status(pod, pending_status(pod))
+                return
+            pod = self._write_status(pod, running_status(pod, self._next_pod_ip(), self.nodes.ip(node)))
+            state.started_at, state.node_ready_applied, phase = now, True, "Running"
+        if phase != "Running":
+            return
+        if state.started_at is None:  # a client moved it to Running: its run time counts from now
+            state.started_at = now
+        run_seconds = annotation_float(pod, ANNOTATION_RUN_SECONDS, None)
+        if run_seconds is not None:
+            due = state.started_at + run_seconds
+            if now >= due:
+                self._write_status(pod, terminated_status(pod, annotation_int(pod, ANNOTATION_EXIT_CODE, 0)))
+                with self._lock:
+                    self._pods.pop((ns, name), None)
+                return
+            self._schedule(due, ("pod", ns, name))
+        if state.node_ready_applied is not None and bool(node_ready) != state.node_ready_applied:
+            self._write_status(pod, with_readiness(pod, bool(node_ready)))
+            state.node_ready_applied = bool(node_ready)
+        elif state.node_ready_applied is None:
+            state.node_ready_applied = pod_is_ready(pod)
+
+    def _next_pod_ip(self) -> str:
+        with self._lock:
+            n = next(self._ips)
+        return f"10.244.{n // 250 % 256}.{n % 250 + 2}"
+
+    def _write_status(self, pod: Mapping[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+        updated = dict(pod)
+        updated["status"] = status
+        return self.tracker.update(PODS, updated, meta.namespace(pod), subresource="status")

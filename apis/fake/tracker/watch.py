@@ -1,0 +1,242 @@
+"""One watch stream of the object tracker: per-watcher filtering, a bounded buffer, bookmarks.
+
+A writer hands every committed event to each watcher with ``TrackerWatch.offer``, which never blocks: the event
+is filtered (namespace, label and field selectors, with the ADDED/DELETED transitions the real API server makes
+when an object starts or stops matching) and queued. A watcher with ``buffer`` undelivered events is closed, as
+the API server closes a slow watcher; its reader still gets what was buffered, then the stream ends.
+The object of each delivered event is copied in the reader's thread, so the store's objects are never shared.
+A watch from a resourceVersion the tracker has not reached yet delivers nothing up to that version, and ends with
+one "Too large resource version" ERROR event when the version does not appear in time.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from ... import meta
+from ...errors import CAUSE_RESOURCE_VERSION_TOO_LARGE, TimeoutError
+from ...resources import GroupVersionResource, ResourceInfo
+from ...watch import ADDED, BOOKMARK, DELETED, ERROR, INITIAL_EVENTS_END_ANNOTATION, MODIFIED, WatchEvent
+from .filter import ObjectFilter
+
+__all__ = ["HistoryEvent", "TrackerWatch", "too_large_resource_version"]
+
+log = structlog.get_logger()
+
+def too_large_resource_version(requested: int, current: int) -> TimeoutError:
+    """The error kube-apiserver's watch cache answers when it has not reached ``requested`` in time (504)."""
+    return TimeoutError(
+        504,
+        "Timeout",
+        f"Timeout: Too large resource version: {requested}, current: {current}",
+        details={
+            "causes": [{"type": CAUSE_RESOURCE_VERSION_TOO_LARGE, "message": "Too large resource version"}],
+            "retryAfterSeconds": 1,
+        },
+    )
+
+
+@dataclass(frozen=True)
+class HistoryEvent:
+    """One committed change: ``obj`` is the stored object after it (for DELETED: its final state), ``prev`` before."""
+
+    rv: int
+    gvr: GroupVersionResource
+    type: str
+    obj: dict[str, Any]
+    prev: dict[str, Any] | None
+
+
+class TrackerWatch:
+    """One watch stream (implements ``apis.watch.Watch``); created by ``ObjectTracker.watch``."""
+
+    def __init__(
+        self,
+        info: ResourceInfo,
+        object_filter: ObjectFilter,
+        buffer: int,
+        bookmark_interval: float | None,
+        timeout_seconds: float | None = None,
+    ) -> None:
+        self.info = info
+        self._filter = object_filter
+        self._buffer = max(1, buffer)
+        self._bookmark_interval = bookmark_interval
+        self._cond = threading.Condition(threading.Lock())
+        # (type, object, resourceVersion to stamp on the copy or None)
+        self._queue: deque[tuple[str, dict[str, Any], int | None]] = deque()
+        self._progress_rv = 0  # every event up to this RV has been considered for this watcher
+        self._stopped = False
+        self._closed = False  # no more events will be queued; the reader drains then ends
+        self._last_activity = time.monotonic()
+        self._deadline = time.monotonic() + timeout_seconds if timeout_seconds else None
+        self._awaited_rv: int | None = None  # a future RV asked for: nothing is delivered up to it
+        self._awaited_deadline = 0.0
+
+    # -- writer side (called with the tracker lock held; never blocks on the reader) ---------------------------------
+    def offer(self, event: HistoryEvent) -> bool:
+        """Queue ``event`` if it concerns this watcher; False when the watcher is finished (drop it)."""
+        converted = self._convert(event) if event.gvr == self.info.gvr else None
+        with self._cond:
+            if self._stopped or self._closed:
+                return False
+            self._progress_rv = event.rv
+            if self._awaited_rv is not None:
+                if event.rv <= self._awaited_rv:
+                    if event.rv == self._awaited_rv:
+                        self._awaited_rv = None  # caught up: deliver what comes after
+                    return True
+                self._awaited_rv = None
+            if converted is None:
+                return True
+            if len(self._queue) >= self._buffer:
+                self._closed = True
+                self._cond.notify_all()
+                log.warning(
+                    "closing slow watcher",
+                    resource=str(self.info.gvr),
+                    namespace=self._filter.namespace,
+                    buffered=len(self._queue),
+                    key=f"{meta.namespace(event.obj)}/{meta.name(event.obj)}",
+                )
+                return False
+            self._queue.append(converted)
+            self._cond.notify_all()
+            return True
+
+    def _convert(self, event: HistoryEvent) -> tuple[str, dict[str, Any], int | None] | None:
+        if event.type == DELETED:
+            return (DELETED, event.obj, None) if self._filter.matches(event.obj) else None
+        now_matches = self._filter.matches(event.obj)
+        was_matching = event.prev is not None and self._filter.matches(event.prev)
+        if event.type == ADDED:
+            return (ADDED, event.obj, None) if now_matches else None
+        if now_matches:
+            return (MODIFIED if was_matching else ADDED, event.obj, None)
+        if was_matching:  # stopped matching: the previous content, at the event's resourceVersion
+            return (DELETED, event.prev, event.rv)  # type: ignore[return-value]
+        return None
+
+    def queue_initial(self, objects: list[dict[str, Any]], rv: int, end_bookmark: bool) -> None:
+        """Synthetic ADDED for each current object (and the initial-events-end bookmark when asked)."""
+        with self._cond:
+            for obj in objects:
+                self._queue.append((ADDED, obj, None))
+            if end_bookmark:
+                self._queue.append((BOOKMARK, self._bookmark_object(rv, initial_end=True), None))
+            self._progress_rv = rv
+            self._cond.notify_all()
+
+    def await_resource_version(self, rv: int, current: int, wait: float) -> None:
+        """Deliver only events after ``rv`` (newer than ``current``, the tracker's RV); when ``rv`` has not been
+        reached ``wait`` seconds from now, deliver one "Too large resource version" ERROR event and end."""
+        with self._cond:
+            self._awaited_rv = rv
+            self._awaited_deadline = time.monotonic() + max(0.0, wait)
+            self._progress_rv = current
+            self._cond.notify_all()
+
+    def set_progress(self, rv: int) -> None:
+        with self._cond:
+            self._progress_rv = max(self._progress_rv, rv)
+
+    def fail(self, status: dict[str, Any]) -> None:
+        """Deliver one ERROR event (a Status object) and end the stream."""
+        with self._cond:
+            self._queue.append((ERROR, status, None))
+            self._closed = True
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        """End the stream after what is buffered (the server side went away)."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    # -- reader side ----------------------------------------------------------------------------------------------
+    def _bookmark_object(self, rv: int, initial_end: bool = False) -> dict[str, Any]:
+        md: dict[str, Any] = {"resourceVersion": str(rv)}
+        if initial_end:
+            md["annotations"] = {INITIAL_EVENTS_END_ANNOTATION: "true"}
+        return {"kind": self.info.kind, "apiVersion": self.info.gvr.api_version, "metadata": md}
+
+    def next_event(self, timeout: float | None = None) -> WatchEvent | None:
+        """The next event; None after ``timeout`` seconds without one; raises StopIteration once the watch ended."""
+        give_up = time.monotonic() + timeout if timeout is not None else None
+        with self._cond:
+            while True:
+                if self._stopped:
+                    raise StopIteration
+                if self._queue:
+                    etype, obj, rv = self._queue.popleft()
+                    self._last_activity = time.monotonic()
+                    break
+                now = time.monotonic()
+                if self._closed or (self._deadline is not None and now >= self._deadline):
+                    self._stopped = True
+                    raise StopIteration
+                waits = []
+                if self._awaited_rv is not None:
+                    if now >= self._awaited_deadline:
+                        status = too_large_resource_version(self._awaited_rv, self._progress_rv).to_status()
+                        self._awaited_rv = None
+                        self._queue.append((ERROR, status, None))
+                        self._closed = True
+                        continue
+                    waits.append(self._awaited_deadline - now)
+                elif self._bookmark_interval is not None:
+                    due = self._last_activity + self._bookmark_interval
+                    if now >= due and self._progress_rv:
+                        self._last_activity = now
+                        return WatchEvent(BOOKMARK, self._bookmark_object(self._progress_rv))
+                    waits.append(max(due - now, 0.001))
+                if give_up is not None:
+                    if now >= give_up:
+                        return None
+                    waits.append(give_up - now)
+                if self._deadline is not None:
+                    waits.append(self._deadline - now)
+                self._cond.wait(min(waits) if waits else None)
+        copied = meta.deep_copy(obj)
+        if rv is not None:
+            copied.setdefault("metadata", {})["resourceVersion"] = str(rv)
+        return WatchEvent(etype, copied)
+
+    def __iter__(self) -> Iterator[WatchEvent]:
+        while True:
+            try:
+                event = self.next_event(None)
+            except StopIteration:
+                return
+            if event is not None:
+                yield event
+
+    def stop(self) -> None:
+        """End the watch now (idempotent, thread-safe); wakes a blocked reader."""
+        with self._cond:
+            self._stopped = True
+            self._queue.clear()
+            self._cond.notify_all()
+
+    @property
+    def finished(self) -> bool:
+        """No more events will be queued (stopped, closed or past its timeout); a lock-free hint for the tracker."""
+        return self._stopped or self._closed or (self._deadline is not None and time.monotonic() >= self._deadline)
+
+    @property
+    def stopped(self) -> bool:
+        with self._cond:
+            return self._stopped or (self._closed and not self._queue)
+
+    def __enter__(self) -> TrackerWatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
