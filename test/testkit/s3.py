@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -43,7 +44,7 @@ class S3Server:
         return f"http://{self.endpoint}"
 
     def start(self, timeout: float = 60.0) -> S3Server:
-        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "moto.server", "-H", self.host, "-p", str(self.port)],
@@ -71,8 +72,6 @@ class S3Server:
 
     def reset(self) -> None:
         """Forget every bucket and object."""
-        import urllib.request
-
         urllib.request.urlopen(urllib.request.Request(f"{self.url}/moto-api/reset", method="POST"), timeout=10).close()
 
     def credential(self, **overrides: str) -> dict[str, str]:

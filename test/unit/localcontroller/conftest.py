@@ -1,12 +1,22 @@
-"""Fixtures of the LocalController unit tests: a real S3-compatible server (``testkit.s3.S3Server``)."""
+"""Fixtures of the LocalController unit tests: a rootfs directory and a real S3-compatible server
+(``testkit.s3.S3Server``)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from testkit.s3 import S3Server
+
+
+@pytest.fixture
+def rootfs(tmp_path: Path) -> Path:
+    """An empty directory standing for the host's ``/`` mounted into the LC."""
+    root = tmp_path / "rootfs"
+    root.mkdir()
+    return root
 
 
 @pytest.fixture(scope="session")

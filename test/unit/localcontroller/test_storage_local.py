@@ -23,13 +23,6 @@ from localcontroller.storage import (
 
 
 @pytest.fixture
-def rootfs(tmp_path: Path) -> Path:
-    root = tmp_path / "rootfs"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
 def storage(rootfs: Path) -> Storage:
     return Storage(rootfs)
 

@@ -20,13 +20,6 @@ MiB = 1024 * 1024
 
 
 @pytest.fixture
-def rootfs(tmp_path: Path) -> Path:
-    root = tmp_path / "rootfs"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
 def storage(rootfs: Path, s3_server: S3Server) -> Storage:
     return Storage(rootfs, credential=s3_server.credential_json())
 
