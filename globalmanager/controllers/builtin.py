@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from .elasticdl.controller import NAME as ELASTICDL_NAME
 from .elasticdl.controller import new_controller as new_elasticdl_controller
+from .federatedlearning import NAME as FEDERATED_LEARNING_NAME
+from .federatedlearning import new_controller as new_federated_learning_controller
+from .jointinference import NAME as JOINT_INFERENCE_NAME
+from .jointinference import new_controller as new_joint_inference_controller
 from .registry import register
 
 register(ELASTICDL_NAME, new_elasticdl_controller)
+register(JOINT_INFERENCE_NAME, new_joint_inference_controller)
+register(FEDERATED_LEARNING_NAME, new_federated_learning_controller)

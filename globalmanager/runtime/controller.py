@@ -215,12 +215,24 @@ class BaseController(OwnedObjects):
             self._downstream(DELETE, job)
         self.enqueue_controller(obj, immediate=True)
 
+    def retry_later(self, key: str) -> bool:
+        """Sync ``key`` again after its rate-limited backoff (for a wait that no event ends, e.g. a missing Secret);
+        returns False for ``sync`` to return (its rate-limit history is kept, so the waits grow)."""
+        self.queue.add_rate_limited(key)
+        return False
+
     # -- edge -----------------------------------------------------------------------------------------------------
     def send_to_edge(self, node: str, operation: str, obj: Mapping[str, Any]) -> None:
         """Queue ``operation`` of ``obj`` (kind set) for ``node``; nothing without an edge link or a node."""
         if self.edge is None or not node:
             return
         self.edge.send_to_edge(node, operation, self.typed(obj))
+
+    def log_edge_skip(self, obj: Mapping[str, Any], why: str) -> None:
+        self._log.warning("not sent to the edge", key=f"{meta.namespace(obj)}/{meta.name(obj)}", reason=why)
+
+    def log_report_dropped(self, msg: UpstreamMessage, why: str) -> None:
+        self._log.warning("edge report dropped", key=f"{msg.namespace}/{msg.name}", node=msg.node, reason=why)
 
     def _downstream(self, operation: str, job: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> None:
         if self.edge is None:

@@ -5,9 +5,10 @@ what their status says.
   ownerReference, ``replicas`` (when given) and ``template`` from ``spec``; ``inject_deployment_param`` adds storage
   (when ``param.mounts`` is set), the generated labels and ``app.sedna.io=<owner>-<workerType>-svc`` to the
   Deployment, its template and its selector, and ``param.env`` to every container.
-* ``ensure_deployment(controller, job, desired, source)``: create it when missing (counted against the recreation
-  TTL), update it in place (template and labels; replicas are left to the HPA or the user) when ``source`` — what it
-  is built from — changed; an object of that name not controlled by the job raises ``NotOwnedError``.
+* ``ensure_deployment(controller, job, name, source, build)``: create it when missing (counted against the
+  recreation TTL), update it in place (template and labels; replicas are left to the HPA or the user) when
+  ``source`` — what it is built from — changed; an object of that name not controlled by the job raises
+  ``NotOwnedError``.
 * ``deployment_failure(d)``: why a Deployment failed (``Progressing=False`` with ``ProgressDeadlineExceeded``, or
   ``ReplicaFailure=True``), ``""`` otherwise; ``deployment_available(d)``: ``Available=True``. A Deployment that is
   neither is still progressing, which is not a failure.
@@ -15,7 +16,7 @@ what their status says.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from apis import meta
@@ -87,25 +88,36 @@ def deployment_from_template(owner: Mapping[str, Any], spec: Mapping[str, Any], 
 
 
 def ensure_deployment(
-    controller: BaseController, job: Mapping[str, Any], desired: dict[str, Any], source: Any, what: str = "deployment"
+    controller: BaseController,
+    job: Mapping[str, Any],
+    name: str,
+    source: Any,
+    build: Callable[[], dict[str, Any]],
+    what: str = "deployment",
+    recreation: bool = False,
 ) -> dict[str, Any] | None:
-    """Make the job's Deployment ``desired`` exist and match ``source``; returns it (``None`` when it was just
-    created by someone else or must wait for the recreation TTL: the job is requeued for then)."""
-    ns, name = meta.namespace(desired), meta.name(desired)
+    """Make the job's Deployment ``name`` exist and match ``source`` (what it is built from); ``build()`` makes the
+    desired Deployment and is called only when one must be created or updated. A creation with ``recreation`` (the
+    job had its workers already) counts against the recreation TTL. Returns the Deployment, or ``None`` when it was
+    just created by someone else or must wait for the recreation TTL (the job is requeued for then)."""
+    ns = meta.namespace(job)
     existing = controller.get_cached(DEPLOYMENTS, ns, name)
     if existing is None:
         wait = controller.recreation_wait(job, DEPLOYMENTS, name)
         if wait > 0:
-            controller.queue.add_after(f"{meta.namespace(job)}/{meta.name(job)}", wait)
+            controller.queue.add_after(f"{ns}/{meta.name(job)}", wait)
             return None
+        desired = build()
         stamp_spec_hash(desired, source)
         created = controller.create_owned(DEPLOYMENTS, job, desired, what)
-        controller.mark_recreated(job, DEPLOYMENTS, name)
+        if recreation:
+            controller.mark_recreated(job, DEPLOYMENTS, name)
         return created
     if not meta.is_controlled_by(existing, job):
         raise NotOwnedError(f"deployment {ns}/{name} exists and is not controlled by {job.get('kind')} {meta.name(job)}")
     if meta.deletion_timestamp(existing) or spec_hash_matches(existing, source):
         return existing
+    desired = build()
     updated = meta.deep_copy(existing)
     updated["metadata"]["labels"] = {**(updated["metadata"].get("labels") or {}), **meta.labels(desired)}
     stamp_spec_hash(updated, source)

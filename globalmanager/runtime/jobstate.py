@@ -1,8 +1,10 @@
 """All a controller remembers about one job between syncs, in one record per job UID.
 
 A ``JobState`` holds the recreation guard (``prevent_recreation``: the job's workers are being replaced on purpose),
-the objects recreated in the last ``ttl`` seconds (``recreated``, a ``RecreatedPods`` TTL set), and free-form
-``markers`` a controller keeps per job (e.g. a finished worker seen going). ``JobStates`` is keyed by UID, so a job
+the objects recreated in the last ``ttl`` seconds (``recreated``, a ``RecreatedPods`` TTL set), the creations not yet
+seen in the informer cache (``expected``, client-go's ControllerExpectations: a sync must not create workers again
+while the ones it created are on their way), and free-form ``markers`` a controller keeps per job (e.g. a finished
+worker seen going). ``JobStates`` is keyed by UID, so a job
 deleted and created again under the same name starts clean; ``forget`` (called by ``BaseController`` when the job
 is deleted or found gone) drops everything about a job in one place. Thread-safe.
 """
@@ -30,6 +32,7 @@ class JobState:
     key: str
     recreated: RecreatedPods
     prevent_recreation: bool = False
+    expected: dict[str, float] = field(default_factory=dict)  # object key → deadline (timer) of the expectation
     markers: dict[str, Any] = field(default_factory=dict)
 
 
@@ -38,7 +41,7 @@ class JobStates:
 
     def __init__(self, ttl: float = RECREATION_TTL, timer: Callable[[], float] = time.monotonic) -> None:
         self.ttl = ttl
-        self._timer = timer
+        self.timer = timer
         self._lock = threading.Lock()
         self._by_uid: dict[str, JobState] = {}
         self._uid_by_key: dict[str, str] = {}
@@ -52,7 +55,7 @@ class JobStates:
                 old = self._uid_by_key.get(key)
                 if old is not None and old != uid:
                     self._by_uid.pop(old, None)
-                state = JobState(uid, key, RecreatedPods(self.ttl, _PER_JOB_RECREATED_MAX, self._timer))
+                state = JobState(uid, key, RecreatedPods(self.ttl, _PER_JOB_RECREATED_MAX, self.timer))
                 self._by_uid[uid] = state
                 self._uid_by_key[key] = uid
             return state

@@ -10,6 +10,8 @@ Owned resources (pods, Deployments, Services, HPAs...):
   once per ``recreation_ttl`` (5 s) per object, never while the job's workers are being replaced on purpose
   (``JobState.prevent_recreation``), never when ``should_recreate`` says no, never when the job is gone or being
   deleted (asked from the API server, not only the cache: Sedna #466);
+* creation expectations (``expect_creation`` / ``creations_pending``): objects created but not yet seen by the
+  informer, so that a sync running before the cache caught up does not create a second set;
 * ``create_owned`` / ``update_owned`` / ``delete_object``: API calls with the Events and logs every kind wants.
 
 Referenced resources (Models, Datasets): ``watch_references(gvr, refs)`` indexes jobs by the objects they name and
@@ -30,7 +32,9 @@ from .events import NORMAL, WARNING
 from .indexes import CONTROLLER_UID_INDEX, controller_uid_index_func, ensure_index, reference_index_func
 from .selfheal import object_for_recreation
 
-__all__ = ["OwnedObjects"]
+__all__ = ["EXPECTATION_TIMEOUT", "OwnedObjects"]
+
+EXPECTATION_TIMEOUT = 300.0  # client-go's ExpectationsTimeout
 
 
 def _unwrap(obj: Any) -> Any:
@@ -81,16 +85,9 @@ class OwnedObjects:
     def watch_references(self, gvr: GroupVersionResource, refs: Callable[[Mapping[str, Any]], Iterable[str]]) -> Any:
         """Wake the jobs whose ``refs(job)`` (names in the job's namespace; a module-level function) name an object
         of ``gvr`` when that object is added, deleted or its spec changes. Returns the lister of ``gvr``."""
-        index = f"references:{gvr.resource}"
-        ensure_index(self.job_informer.informer(), index, reference_index_func(refs))
+        ensure_index(self.job_informer.informer(), f"references:{gvr.resource}", reference_index_func(refs))
         generic = self.informer_factory.for_resource(gvr)
-
-        def wake(obj: Any) -> None:
-            obj = _unwrap(obj)
-            if not isinstance(obj, Mapping):
-                return
-            for job in self.job_informer.informer().get_indexer().by_index(index, f"{meta.namespace(obj)}/{meta.name(obj)}"):
-                self.enqueue_controller(job, immediate=True)
+        wake = functools.partial(self.wake_referencing, gvr)
 
         def changed(old: Any, cur: Any) -> None:
             if old.get("spec") != cur.get("spec"):
@@ -99,6 +96,15 @@ class OwnedObjects:
         generic.informer().add_event_handler(ResourceEventHandlerFuncs(add_func=wake, update_func=changed, delete_func=wake))
         self.cache_syncs.append(generic.informer().has_synced)
         return generic.lister()
+
+    def wake_referencing(self, gvr: GroupVersionResource, obj: Any) -> None:
+        """Enqueue every job that references ``obj`` (an object of ``gvr``, or its tombstone), found by index."""
+        obj = _unwrap(obj)
+        if not isinstance(obj, Mapping):
+            return
+        key = f"{meta.namespace(obj)}/{meta.name(obj)}"
+        for job in self.job_informer.informer().get_indexer().by_index(f"references:{gvr.resource}", key):
+            self.enqueue_controller(job, immediate=True)
 
     # -- lookups --------------------------------------------------------------------------------------------------
     def owned(self, gvr: GroupVersionResource, job: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -128,6 +134,7 @@ class OwnedObjects:
         # a pod already being deleted (seen after a restart) is only a reason to look at its job again;
         # a failed pod wakes its job after the backoff, as in Sedna
         immediate = meta.deletion_timestamp(pod) is not None or (pod.get("status") or {}).get("phase") != "Failed"
+        self._observe_creation(PODS, pod)
         self.enqueue_by_pod(pod, immediate)
 
     def update_pod(self, old: Any, cur: Any) -> None:
@@ -138,6 +145,7 @@ class OwnedObjects:
         self._delete_owned(PODS, obj)
 
     def add_deployment(self, deployment: Any) -> None:
+        self._observe_creation(DEPLOYMENTS, deployment)
         self.enqueue_by_deployment(deployment, True)
 
     def update_deployment(self, old: Any, cur: Any) -> None:
@@ -148,6 +156,7 @@ class OwnedObjects:
         self._delete_owned(DEPLOYMENTS, obj)
 
     def _add_owned(self, gvr: GroupVersionResource, obj: Any) -> None:
+        self._observe_creation(gvr, obj)
         self.enqueue_by_owner(obj, True)
 
     def _update_owned(self, gvr: GroupVersionResource, old: Any, cur: Any) -> None:
@@ -161,6 +170,7 @@ class OwnedObjects:
         if not isinstance(obj, Mapping) or obj.get("kind", kind) != kind:
             self._log.warning(f"delete handler of {gvr.resource}: not a {kind}", object=repr(obj)[:200])
             return
+        self._observe_creation(gvr, obj)  # created and deleted before the cache showed it
         if gvr == PODS:
             self.enqueue_by_pod(obj, True)
         elif gvr == DEPLOYMENTS:
@@ -207,9 +217,34 @@ class OwnedObjects:
             state.recreated.unmark(self.recreation_key(gvr, ns, meta.name(obj)))
             self._log.warning("recreation failed", key=job_key, object=obj_key, error=str(exc))
             return False
+        self.expect_creation(job, gvr, meta.name(obj))
         self._log.info("recreated an object deleted from under its job", key=job_key, object=obj_key)
         self.recorder.event(job, NORMAL, "Recreated", f"recreated {lookup(gvr).kind} {meta.name(obj)} deleted from under it")
         return True
+
+    def expect_creation(self, job: Mapping[str, Any], gvr: GroupVersionResource, name: str) -> None:
+        """Remember that ``name`` was just created for ``job``: ``creations_pending`` is True until the informer has
+        seen it (or ``EXPECTATION_TIMEOUT`` passed, as client-go's expectations)."""
+        state = self.job_state(job)
+        state.expected[self.recreation_key(gvr, meta.namespace(job), name)] = self.job_states.timer() + EXPECTATION_TIMEOUT
+
+    def creations_pending(self, job: Mapping[str, Any], gvr: GroupVersionResource) -> int:
+        """How many objects of ``gvr`` created for ``job`` the cache has not shown yet (seen ones are forgotten)."""
+        state = self.job_state(job)
+        prefix, now = f"{gvr.resource}:", self.job_states.timer()
+        for key, deadline in list(state.expected.items()):
+            if not key.startswith(prefix):
+                continue
+            ns, _, name = key[len(prefix):].partition("/")
+            if deadline <= now or self.get_cached(gvr, ns, name) is not None:
+                state.expected.pop(key, None)
+        return sum(1 for key in state.expected if key.startswith(prefix))
+
+    def _observe_creation(self, gvr: GroupVersionResource, obj: Mapping[str, Any]) -> None:
+        ref = meta.get_controller_of(obj)
+        state = self.job_states.get(ref.get("uid", "")) if ref is not None else None
+        if state is not None and state.expected:
+            state.expected.pop(self.recreation_key(gvr, meta.namespace(obj), meta.name(obj)), None)
 
     def recreation_wait(self, job: Mapping[str, Any], gvr: GroupVersionResource, name: str) -> float:
         """Seconds before the missing ``name`` may be created again by ``sync`` (0: now): it was (re)created less

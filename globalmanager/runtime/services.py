@@ -69,7 +69,7 @@ def ensure_service(controller: BaseController, job: Mapping[str, Any], worker_ty
     desired = edge_mesh_service(job, worker_type, port)
     existing = controller.get_cached(SERVICES, meta.namespace(desired), meta.name(desired))
     if existing is None:
-        controller.create_owned(SERVICES, job, desired, f"{worker_type} service")
+        controller.create_owned(SERVICES, job, desired, f"{worker_type.lower()} service")
     elif not meta.is_controlled_by(existing, job):
         raise NotOwnedError(f"service {meta.namespace(existing)}/{meta.name(existing)} exists and is not controlled "
                             f"by {job.get('kind')} {meta.name(job)}")

@@ -146,3 +146,20 @@ def new_job() -> Any:
 @pytest.fixture
 def new_replica_pod() -> Any:
     return replica_pod
+
+
+@pytest.fixture
+def make_sedna_harness() -> Any:
+    """Build ``sedna_test_helpers.Harness`` objects; their queues are shut down after the test."""
+    from sedna_test_helpers import Harness
+
+    made: list[Any] = []
+
+    def make(controller_cls: Any, job_resource: Any, *objects: dict[str, Any], **kwargs: Any) -> Any:
+        harness = Harness(controller_cls, job_resource, *objects, **kwargs)
+        made.append(harness)
+        return harness
+
+    yield make
+    for harness in made:
+        harness.close()
