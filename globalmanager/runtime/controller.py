@@ -47,11 +47,13 @@ from .owned import OwnedObjects
 from .selfheal import RECREATION_TTL
 from .status import Mutation, update_status
 
-__all__ = ["BaseController", "DEFAULT_MAX_RETRIES"]
+__all__ = ["BaseController", "DEFAULT_MAX_RETRIES", "KindController"]
 
 log = structlog.get_logger(__name__)
 
 DEFAULT_MAX_RETRIES = 15
+DEFAULT_LC_SERVER = "http://localhost:9100"
+DEFAULT_KB_SERVER = "http://localhost:9020"
 WORKER_RESTART_PERIOD = 1.0
 
 
@@ -59,9 +61,14 @@ class BaseController(OwnedObjects):
     """Subclasses implement ``sync(key) -> bool``; ``kind`` and ``gvk`` come from ``job_resource``.
 
     ``owns``: the resources whose objects the kind creates (pods, deployments, services, HPAs; watched, indexed by
-    controller UID); ``recreates``: those of them recreated when deleted from under a live job.
+    controller UID); ``recreates``: those of them recreated when deleted from under a live job. ``lc_server`` and
+    ``kb_server`` are what Sedna workers get as ``LC_SERVER``/``KB_SERVER``; ``now`` gives status timestamps.
+    A kind plugs its edge hooks in as class attributes: ``sync_to_edge = downstream.sync_to_edge`` and
+    ``update_from_edge = upstream.update_from_edge`` (functions taking the controller first, as Go's methods).
     """
 
+    NAME: str = ""  # the registry name, used by ``from_context``
+    update_from_edge: Callable[..., None] | None = None  # upstream hook, registered with ``edge`` when set
     backoff_base: float = 10.0  # Sedna's GetBackoff: base·2^(requeues−1) for non-immediate enqueues
     backoff_max: float = 360.0
 
@@ -83,6 +90,9 @@ class BaseController(OwnedObjects):
         drain_timeout: float = 10.0,
         recreation_ttl: float = RECREATION_TTL,
         recreation_timer: Callable[[], float] = time.monotonic,
+        now: Callable[[], str] = meta.now_rfc3339,
+        lc_server: str = DEFAULT_LC_SERVER,
+        kb_server: str = DEFAULT_KB_SERVER,
     ) -> None:
         if workers < 1:
             raise ValueError(f"{name}: workers must be >= 1, got {workers}")
@@ -96,6 +106,9 @@ class BaseController(OwnedObjects):
         self.gvk = lookup(job_resource).gvk
         self.kind = self.gvk.kind
         self.edge = edge
+        self.now = now
+        self.lc_server = lc_server
+        self.kb_server = kb_server
         self.recorder = recorder or EventRecorder(clientset, "sedna-gm")
         self.metrics = controller_metrics(registry)
         self.queue = RateLimitingQueue(rate_limiter or default_controller_rate_limiter(), name=name)
@@ -109,9 +122,23 @@ class BaseController(OwnedObjects):
         )
         self.cache_syncs: list[Callable[[], bool]] = [self.job_informer.informer().has_synced]
         self._watch_owned(owns, recreates)
+        if self.update_from_edge is not None:
+            self.register_upstream(self.update_from_edge)
         self.synced = threading.Event()
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
+
+    @classmethod
+    def from_context(cls, ctx: Any) -> Any:
+        """Registry factory: the controller built from a ``ControllerContext`` (workers, recorder, metrics registry,
+        drain timeout, edge link, and the LC/KB servers of the config)."""
+        cfg = ctx.config
+        return cls(
+            ctx.clientset, ctx.informer_factory, ctx.workers_for(cls.NAME), recorder=ctx.recorder,
+            registry=ctx.registry, drain_timeout=ctx.drain_timeout, edge=ctx.edge,
+            lc_server=cfg.local_controller.server if cfg is not None else DEFAULT_LC_SERVER,
+            kb_server=cfg.knowledge_base_server.server if cfg is not None else DEFAULT_KB_SERVER,
+        )
 
     # -- to implement ---------------------------------------------------------------------------------------------
     def sync(self, key: str) -> bool:
@@ -355,3 +382,31 @@ class BaseController(OwnedObjects):
         drainer.join(1.0)
         self._log.info("controller stopped")
         return drained
+
+
+class KindController(BaseController):
+    """A ``BaseController`` declared by class attributes, the usual way to write a kind::
+
+        class JointInferenceController(KindController):
+            NAME = "JointInference"                      # registry name
+            JOB_RESOURCE = JOINT_INFERENCE_SERVICES      # the kind (its informer, lister, status client)
+            OWNS = (DEPLOYMENTS, SERVICES, HORIZONTAL_POD_AUTOSCALERS)
+            RECREATES = (DEPLOYMENTS,)                   # self-healed when deleted from under a live job
+            REFERENCES = {MODELS: model_refs}            # job → names; events of those objects wake the job
+            sync_to_edge = downstream.sync_to_edge
+            update_from_edge = upstream.update_from_edge
+
+            def sync(self, key): ...
+
+    ``reference_listers[gvr]`` are the listers of the referenced kinds; ``new_controller = Cls.from_context``.
+    """
+
+    JOB_RESOURCE: GroupVersionResource
+    OWNS: tuple[GroupVersionResource, ...] = ()
+    RECREATES: tuple[GroupVersionResource, ...] = ()
+    REFERENCES: Mapping[GroupVersionResource, Callable[[Mapping[str, Any]], Any]] = {}
+
+    def __init__(self, clientset: ClientsetBase, informer_factory: Any, workers: int = 2, **kwargs: Any) -> None:
+        super().__init__(self.NAME, clientset, informer_factory, self.JOB_RESOURCE, workers, owns=self.OWNS,
+                         recreates=self.RECREATES, **kwargs)
+        self.reference_listers = {gvr: self.watch_references(gvr, refs) for gvr, refs in self.REFERENCES.items()}

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testkit import CRDS, http_get, start_gm, wait_for
+from testkit import CRDS, http_get, start_gm, update_with_retry, wait_for
 
 from apis import errors, meta
 from apis.clientset import Clientset
@@ -90,9 +90,8 @@ def test_joint_inference_service(gm):
     # rolls: a changed HEM parameter updates the edge Deployment in place, the cloud one is left alone
     cloud_generation = meta.generation(deployments.get("ji-deployment-cloud"))
     uid = meta.uid(deployments.get("ji-deployment-edge"))
-    svc = services.get("ji")
-    svc["spec"]["edgeWorker"]["hardExampleMining"]["parameters"][0]["value"] = "0.5"
-    services.update(svc)
+    update_with_retry(services, "ji",
+                      lambda svc: svc["spec"]["edgeWorker"]["hardExampleMining"]["parameters"][0].update(value="0.5"))
 
     def edge_param() -> str:
         d = deployments.get("ji-deployment-edge")
@@ -154,9 +153,8 @@ def test_federated_learning_job(gm):
     assert len(job_pods()) == 3
 
     # rolls: a new batch size replaces the job's pods with pods of the new spec
-    job = jobs.get("fl")
-    job["spec"]["trainingWorkers"][0]["template"]["spec"]["containers"][0]["env"][0]["value"] = "16"
-    jobs.update(job)
+    update_with_retry(jobs, "fl", lambda job: job["spec"]["trainingWorkers"][0]["template"]["spec"]["containers"][0]
+                      ["env"][0].update(value="16"))
 
     def rolled() -> bool:
         current = job_pods(2)

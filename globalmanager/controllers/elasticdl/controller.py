@@ -26,14 +26,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from apis import errors, meta
 from apis.client import ClientsetBase
 from apis.resources import ELASTIC_AI_JOBS, PODS
-from globalmanager.runtime.controller import BaseController
-from globalmanager.runtime.events import NORMAL, WARNING, EventRecorder
+from globalmanager.runtime.controller import KindController
+from globalmanager.runtime.events import NORMAL, WARNING
 from globalmanager.runtime.indexes import ensure_index
 from globalmanager.runtime.revisions import is_current_generation
 
@@ -75,21 +75,14 @@ def replica_index_func(pod: Any) -> list[str]:
     return [f"{meta.namespace(pod)}/{lbls.get(JOB_NAME_LABEL, '')}"]
 
 
-class ElasticAIJobController(BaseController):
-    def __init__(
-        self,
-        clientset: ClientsetBase,
-        informer_factory: Any,
-        workers: int = 2,
-        *,
-        recorder: EventRecorder | None = None,
-        now: Callable[[], str] = meta.now_rfc3339,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(NAME, clientset, informer_factory, ELASTIC_AI_JOBS, workers, owns=(PODS,),
-                         recreates=(PODS,), recorder=recorder, **kwargs)
+class ElasticAIJobController(KindController):
+    NAME = NAME
+    JOB_RESOURCE = ELASTIC_AI_JOBS
+    OWNS = RECREATES = (PODS,)
+
+    def __init__(self, clientset: ClientsetBase, informer_factory: Any, workers: int = 2, **kwargs: Any) -> None:
+        super().__init__(clientset, informer_factory, workers, **kwargs)
         ensure_index(self.pod_informer.informer(), REPLICA_INDEX, replica_index_func)
-        self.now = now
 
     # -- handlers -------------------------------------------------------------------------------------------------
     def update_job(self, old: Any, cur: Any) -> None:
@@ -310,14 +303,4 @@ class ElasticAIJobController(BaseController):
                 self.delete_object(PODS, meta.namespace(pod), meta.name(pod))
 
 
-def new_controller(ctx: Any) -> ElasticAIJobController:
-    """Registry factory."""
-    return ElasticAIJobController(
-        ctx.clientset,
-        ctx.informer_factory,
-        ctx.workers_for(NAME),
-        recorder=ctx.recorder,
-        registry=ctx.registry,
-        drain_timeout=ctx.drain_timeout,
-        edge=ctx.edge,
-    )
+new_controller = ElasticAIJobController.from_context

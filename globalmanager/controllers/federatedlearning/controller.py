@@ -22,10 +22,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from apis import meta
-from apis.client import ClientsetBase
 from apis.resources import DATASETS, FEDERATED_LEARNING_JOBS, MODELS, PODS, SERVICES
-from globalmanager.runtime.controller import BaseController
-from globalmanager.runtime.edge import UpstreamMessage
+from globalmanager.runtime.controller import KindController
 from globalmanager.runtime.events import NORMAL, WARNING
 from globalmanager.runtime.jobstatus import (
     PHASE_FAILED,
@@ -45,9 +43,7 @@ from .workers import AGG_PORT, AGGREGATION, Refs, aggregation_pod, training_pod
 
 __all__ = ["FederatedLearningController", "NAME", "new_controller"]
 
-NAME = "FederatedLearning"
 COND_COMPLETE = "Complete"
-DEFAULT_LC_SERVER = "http://localhost:9100"
 FAILED_MESSAGE = "the worker of FederatedLearningJob failed"
 
 
@@ -67,25 +63,14 @@ def dataset_refs(job: Mapping[str, Any]) -> list[str]:
     return [str(((w or {}).get("dataset") or {}).get("name") or "") for w in _spec(job).get("trainingWorkers") or []]
 
 
-class FederatedLearningController(BaseController):
-    def __init__(
-        self, clientset: ClientsetBase, informer_factory: Any, workers: int = 2, *, lc_server: str = DEFAULT_LC_SERVER,
-        now: Any = meta.now_rfc3339, **kwargs: Any,
-    ) -> None:
-        super().__init__(NAME, clientset, informer_factory, FEDERATED_LEARNING_JOBS, workers,
-                         owns=(PODS, SERVICES), recreates=(PODS,), **kwargs)
-        self.lc_server = lc_server
-        self.now = now
-        self.model_lister = self.watch_references(MODELS, model_refs)
-        self.dataset_lister = self.watch_references(DATASETS, dataset_refs)
-        self.register_upstream(self.update_from_edge)
-
-    # -- hooks ----------------------------------------------------------------------------------------------------
-    def sync_to_edge(self, operation: str, job: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> None:
-        downstream.sync_to_edge(self, operation, job, old)
-
-    def update_from_edge(self, msg: UpstreamMessage) -> None:
-        upstream.update_from_edge(self, msg)
+class FederatedLearningController(KindController):
+    NAME = "FederatedLearning"
+    JOB_RESOURCE = FEDERATED_LEARNING_JOBS
+    OWNS = (PODS, SERVICES)
+    RECREATES = (PODS,)
+    REFERENCES = {MODELS: model_refs, DATASETS: dataset_refs}
+    sync_to_edge = downstream.sync_to_edge
+    update_from_edge = upstream.update_from_edge
 
     def update_job(self, old: Any, cur: Any) -> None:
         if meta.resource_version(old) != meta.resource_version(cur) and meta.generation(old) != meta.generation(cur):
@@ -167,12 +152,12 @@ class FederatedLearningController(BaseController):
         def credential(obj: Mapping[str, Any], what: str) -> Mapping[str, Any] | None:
             return get_credential(self.clientset, ns, str((obj.get("spec") or {}).get("credentialName") or ""), what)
 
-        model = get_referenced(self.model_lister, "Model", ns, agg_model, " (aggregation model)")
-        pretrained = get_referenced(self.model_lister, "Model", ns, pretrained_name, " (pretrained model)") \
+        model = get_referenced(self.reference_listers[MODELS], "Model", ns, agg_model, " (aggregation model)")
+        pretrained = get_referenced(self.reference_listers[MODELS], "Model", ns, pretrained_name, " (pretrained model)") \
             if pretrained_name else None
         datasets = []
         for name in dataset_refs(job):
-            dataset = get_referenced(self.dataset_lister, "Dataset", ns, name)
+            dataset = get_referenced(self.reference_listers[DATASETS], "Dataset", ns, name)
             datasets.append((dataset, credential(dataset, f"dataset {name}")))
         s3 = (spec.get("transmitter") or {}).get("s3") or {}
         return Refs(
@@ -215,11 +200,5 @@ class FederatedLearningController(BaseController):
             self.recorder.event(job, WARNING, cond.get("reason") or "Failed", cond.get("message") or FAILED_MESSAGE)
 
 
-def new_controller(ctx: Any) -> FederatedLearningController:
-    """Registry factory."""
-    cfg = ctx.config
-    return FederatedLearningController(
-        ctx.clientset, ctx.informer_factory, ctx.workers_for(NAME),
-        lc_server=cfg.local_controller.server if cfg is not None else DEFAULT_LC_SERVER,
-        recorder=ctx.recorder, registry=ctx.registry, drain_timeout=ctx.drain_timeout, edge=ctx.edge,
-    )
+NAME = FederatedLearningController.NAME
+new_controller = FederatedLearningController.from_context

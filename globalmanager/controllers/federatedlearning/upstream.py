@@ -63,7 +63,7 @@ def _update_model_metrics(
 ) -> None:
     name = str((((job.get("spec") or {}).get("aggregationWorker") or {}).get("model") or {}).get("name") or "")
     try:
-        model = controller.model_lister.namespaced(meta.namespace(job)).get(name)
+        model = controller.reference_listers[MODELS].namespaced(meta.namespace(job)).get(name)
     except errors.NotFoundError:
         controller.log_report_dropped(msg, f"aggregation model {meta.namespace(job)}/{name} not found")
         return

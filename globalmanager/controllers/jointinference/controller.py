@@ -22,12 +22,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from apis import meta
-from apis.client import ClientsetBase
 from apis.resources import DEPLOYMENTS, HORIZONTAL_POD_AUTOSCALERS, JOINT_INFERENCE_SERVICES, MODELS, SERVICES
 from globalmanager.runtime.autoscaling import ensure_hpa
-from globalmanager.runtime.controller import BaseController
+from globalmanager.runtime.controller import KindController
 from globalmanager.runtime.deployments import deployment_name, ensure_deployment
-from globalmanager.runtime.edge import UpstreamMessage
 from globalmanager.runtime.events import WARNING
 from globalmanager.runtime.owned_errors import NotOwnedError
 from globalmanager.runtime.references import MissingReference, get_credential, get_referenced
@@ -45,8 +43,6 @@ from .workers import BIG_MODEL_PORT, CLOUD, EDGE, WORKER_SPEC, build_worker_depl
 
 __all__ = ["JointInferenceController", "NAME", "new_controller"]
 
-NAME = "JointInference"
-DEFAULT_LC_SERVER = "http://localhost:9100"
 _RETRIED = ("SecretNotFound", "FailedCreate")
 _STATE = ("type", "reason", "message")
 
@@ -57,23 +53,14 @@ def model_refs(service: Mapping[str, Any]) -> list[str]:
     return [str(((spec.get(field) or {}).get("model") or {}).get("name") or "") for field in WORKER_SPEC.values()]
 
 
-class JointInferenceController(BaseController):
-    def __init__(
-        self, clientset: ClientsetBase, informer_factory: Any, workers: int = 2, *, lc_server: str = DEFAULT_LC_SERVER,
-        now: Any = meta.now_rfc3339, **kwargs: Any,
-    ) -> None:
-        super().__init__(NAME, clientset, informer_factory, JOINT_INFERENCE_SERVICES, workers,
-                         owns=(DEPLOYMENTS, SERVICES, HORIZONTAL_POD_AUTOSCALERS), recreates=(DEPLOYMENTS,), **kwargs)
-        self.lc_server = lc_server
-        self.now = now
-        self.model_lister = self.watch_references(MODELS, model_refs)
-        self.register_upstream(self.update_from_edge)
-
-    def sync_to_edge(self, operation: str, job: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> None:
-        downstream.sync_to_edge(self, operation, job, old)
-
-    def update_from_edge(self, msg: UpstreamMessage) -> None:
-        upstream.update_from_edge(self, msg)
+class JointInferenceController(KindController):
+    NAME = "JointInference"
+    JOB_RESOURCE = JOINT_INFERENCE_SERVICES
+    OWNS = (DEPLOYMENTS, SERVICES, HORIZONTAL_POD_AUTOSCALERS)
+    RECREATES = (DEPLOYMENTS,)
+    REFERENCES = {MODELS: model_refs}
+    sync_to_edge = downstream.sync_to_edge
+    update_from_edge = upstream.update_from_edge
 
     # -- sync -----------------------------------------------------------------------------------------------------
     def sync(self, key: str) -> bool:
@@ -110,7 +97,7 @@ class JointInferenceController(BaseController):
 
     def _model(self, service: Mapping[str, Any], worker_type: str) -> dict[str, Any]:
         name = model_refs(service)[list(WORKER_SPEC).index(worker_type)]
-        return get_referenced(self.model_lister, "Model", meta.namespace(service), name, f" of the {worker_type.lower()} worker")
+        return get_referenced(self.reference_listers[MODELS], "Model", meta.namespace(service), name, f" of the {worker_type.lower()} worker")
 
     def _reconcile(self, service: Mapping[str, Any], workers: dict[str, Mapping[str, Any]]) -> None:
         """Make the workers, the cloud Service and the HPAs match the spec; ``workers`` (Deployments by name) gets
@@ -155,11 +142,5 @@ class JointInferenceController(BaseController):
                 self.recorder.event(service, WARNING, after.get("reason") or "Failed", after.get("message") or "")
 
 
-def new_controller(ctx: Any) -> JointInferenceController:
-    """Registry factory."""
-    cfg = ctx.config
-    lc_server = cfg.local_controller.server if cfg is not None else DEFAULT_LC_SERVER
-    return JointInferenceController(
-        ctx.clientset, ctx.informer_factory, ctx.workers_for(NAME), lc_server=lc_server, recorder=ctx.recorder,
-        registry=ctx.registry, drain_timeout=ctx.drain_timeout, edge=ctx.edge,
-    )
+NAME = JointInferenceController.NAME
+new_controller = JointInferenceController.from_context

@@ -13,6 +13,8 @@ from prometheus_client import CollectorRegistry
 # the tests import their shared steps and fakes from the *_test_helpers.py modules next to this file
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from sedna_test_helpers import FakeTimer  # noqa: E402
+
 from apis import meta  # noqa: E402
 from apis.fake import FakeClientset  # noqa: E402
 from globalmanager.controllers.elasticdl.controller import ElasticAIJobController  # noqa: E402
@@ -36,17 +38,6 @@ def job_dict(name: str = "mnist", **spec_overrides: Any) -> dict[str, Any]:
         "metadata": {"name": name, "namespace": NS},
         "spec": spec,
     }
-
-
-class FakeTimer:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-    def advance(self, seconds: float) -> None:
-        self.t += seconds
 
 
 class Harness:
