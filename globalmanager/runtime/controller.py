@@ -41,7 +41,7 @@ from workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_li
 
 from .edge import DELETE, INSERT, UPDATE, EdgeLink, UpstreamMessage
 from .events import EventRecorder
-from .jobstate import JobState, JobStates, PreventRecreationView
+from .jobstate import JobState, JobStates, PreventRecreationView, RecreatedPodsView
 from .metrics import controller_metrics
 from .owned import OwnedObjects
 from .selfheal import RECREATION_TTL
@@ -113,7 +113,8 @@ class BaseController(OwnedObjects):
         self.metrics = controller_metrics(registry)
         self.queue = RateLimitingQueue(rate_limiter or default_controller_rate_limiter(), name=name)
         self.job_states = JobStates(recreation_ttl, recreation_timer)
-        self.prevent_recreation = PreventRecreationView(self.job_states)
+        self.prevent_recreation = PreventRecreationView(self.job_states)  # DESIGN's names, as views of JobState
+        self.recreated_pods = RecreatedPodsView(self.job_states)
         self._log = log.bind(controller=name)
         self.job_informer = informer_factory.for_resource(job_resource)
         self.job_lister = self.job_informer.lister()
@@ -359,8 +360,8 @@ class BaseController(OwnedObjects):
             self.synced.set()
             for i in range(self.workers):
                 t = threading.Thread(target=self._run_worker, name=f"{self.name}-worker-{i}", daemon=True)
+                self._threads.append(t)  # before start: a shutdown racing with the start must wait for it too
                 t.start()
-                self._threads.append(t)
             stop.wait()
         finally:
             self.shutdown()

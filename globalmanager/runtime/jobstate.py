@@ -21,7 +21,7 @@ from apis import meta
 
 from .selfheal import RECREATION_TTL, RecreatedPods
 
-__all__ = ["JobState", "JobStates", "PreventRecreationView"]
+__all__ = ["JobState", "JobStates", "PreventRecreationView", "RecreatedPodsView"]
 
 _PER_JOB_RECREATED_MAX = 1024
 
@@ -84,6 +84,10 @@ class JobStates:
         with self._lock:
             return len(self._by_uid)
 
+    def states(self) -> list[JobState]:
+        with self._lock:
+            return list(self._by_uid.values())
+
 
 class PreventRecreationView:
     """``key in view``: whether job ``namespace/name`` is having its workers replaced on purpose right now."""
@@ -94,3 +98,14 @@ class PreventRecreationView:
     def __contains__(self, key: object) -> bool:
         state = self._states.by_key(key) if isinstance(key, str) else None
         return state is not None and state.prevent_recreation
+
+
+class RecreatedPodsView:
+    """``"namespace/pod" in view``: whether that pod was recreated less than the TTL ago (DESIGN's
+    ``recreated_pods``, now kept per job in ``JobState.recreated``)."""
+
+    def __init__(self, states: JobStates) -> None:
+        self._states = states
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and any(f"pods:{key}" in state.recreated for state in self._states.states())

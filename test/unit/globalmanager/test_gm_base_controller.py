@@ -6,6 +6,7 @@ import threading
 
 import pytest
 from prometheus_client import CollectorRegistry
+from testkit import wait_for
 
 from apis import meta
 from apis.fake import FakeClientset
@@ -104,12 +105,14 @@ def test_shutdown_waits_for_in_flight_work_but_is_bounded():
 
     c = ScriptedController(behaviour, drain_timeout=0.2)
     stop, t = run_controller(c)
-    c.queue.add("ns/slow")
-    c.queue.add("ns/never")  # queued behind: not taken once stopping
-    assert entered.wait(5)
-    assert c.shutdown(timeout=0.2) is False  # still busy: gives up after the bound
-    release.set()
-    stop_controller(c, stop, t)
+    try:
+        c.queue.add("ns/slow")
+        c.queue.add("ns/never")  # queued behind: not taken once stopping
+        assert entered.wait(5)
+        assert c.shutdown(timeout=0.2) is False  # still busy: gives up after the bound
+    finally:
+        release.set()
+        stop_controller(c, stop, t)
     assert "ns/never" not in c.seen
 
 
@@ -223,6 +226,7 @@ def test_a_deleted_deployment_is_recreated_unless_its_job_is_being_updated():
     (created,) = cs.apps_v1().deployments("ns").list()["items"]
     assert meta.name(created) == "d" and meta.uid(created) != "old" and "status" not in created
     assert c.creations_pending(job, DEPLOYMENTS) == 1  # expected until the informer shows it
+    assert "ns/d" not in c.recreated_pods  # a Deployment, not a pod
     c.add_deployment(created)
     assert c.creations_pending(job, DEPLOYMENTS) == 0
     assert [e["reason"] for e in cs.core_v1().events("ns").list()["items"]] == ["Recreated"]
@@ -250,3 +254,35 @@ def test_edge_hooks_never_raise_into_their_callers():
     edge.report("n1", "ns", "ElasticAIJob", "j", {"phase": "x"})
     assert len(calls) == 1 and c.queue.len() == 1
     c.queue.shut_down()
+
+
+def test_a_shutdown_racing_with_the_workers_start_still_waits_for_them(monkeypatch):
+    """The workers are registered before they start: a shutdown right after a start sees them."""
+    import globalmanager.runtime.controller as controller_module
+
+    release, entered, results = threading.Event(), threading.Event(), []
+
+    def behaviour(c, key):
+        entered.set()
+        release.wait(10)
+        return True
+
+    c = ScriptedController(behaviour, drain_timeout=0.2)
+    real_thread = threading.Thread
+
+    class RacingStart(real_thread):
+        def start(self):
+            super().start()
+            if self.name.startswith("Scripted-worker"):
+                entered.wait(5)
+                results.append(c.shutdown(timeout=0.2))  # before run() has done anything else
+
+    monkeypatch.setattr(controller_module.threading, "Thread", RacingStart)
+    c.queue.add("ns/slow")
+    stop, t = run_controller(c)
+    try:
+        wait_for("the racing shutdown", lambda: results, timeout=10)
+        assert results == [False]  # it waited (bounded) for the busy worker
+    finally:
+        release.set()
+        stop_controller(c, stop, t)

@@ -187,6 +187,7 @@ def test_a_deleted_worker_is_recreated_once_per_5_seconds_and_never_after_the_jo
     h.controller.delete_pod(train)
     (create,) = h.actions("create", "pods")
     assert create.object["metadata"]["name"] == meta.name(train) and "uid" not in create.object["metadata"]
+    assert f"{NS}/{meta.name(train)}" in h.controller.recreated_pods
     again = h.client(r.PODS).get(meta.name(train))
     h.client(r.PODS).delete(meta.name(train))
     h.controller.delete_pod(again)
