@@ -51,6 +51,7 @@ __all__ = [
     "INSERT",
     "JobState",
     "JobStates",
+    "KindController",
     "ModelHotUpdate",
     "MountURL",
     "NORMAL",
@@ -109,9 +110,9 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:  # BaseController pulls in informers; import it only when asked
-    if name == "BaseController":
-        from .controller import BaseController
+def __getattr__(name: str) -> object:  # the controllers pull in informers; import them only when asked
+    if name in ("BaseController", "KindController"):
+        from . import controller
 
-        return BaseController
+        return getattr(controller, name)
     raise AttributeError(f"module 'globalmanager.runtime' has no attribute {name!r}")
