@@ -109,7 +109,7 @@ class FederatedLearningController(KindController):
             obs.failure = ("InvalidSpec", problem)
         elif not obs.counts["failed"] and not current and not on_their_way and self.job_is_live(job):
             try:
-                obs.counts["active"] += self._create_workers(job)
+                obs.counts["active"] += self.create_workers(job)
             except MissingReference as exc:
                 obs.waiting, retry = True, exc.reason == "SecretNotFound"
                 self.recorder.event(job, WARNING, exc.reason, f"cannot create the workers: {exc}")
@@ -169,7 +169,7 @@ class FederatedLearningController(KindController):
             datasets=datasets,
         )
 
-    def _create_workers(self, job: Mapping[str, Any]) -> int:
+    def create_workers(self, job: Mapping[str, Any]) -> int:
         """The aggregation pod, its Service, the training pods (Sedna's order); returns how many pods were created."""
         refs = self._refs(job)
         created = self._create_pod(job, aggregation_pod(job, refs))

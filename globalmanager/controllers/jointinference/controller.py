@@ -75,7 +75,7 @@ class JointInferenceController(KindController):
             obs.add_failure("InvalidSpec", problem)
         else:
             try:
-                self._reconcile(service, workers)
+                self.create_workers(service, workers)
             except MissingReference as exc:
                 obs.add_failure(exc.reason, str(exc))
             except NotOwnedError as exc:
@@ -99,9 +99,9 @@ class JointInferenceController(KindController):
         name = model_refs(service)[list(WORKER_SPEC).index(worker_type)]
         return get_referenced(self.reference_listers[MODELS], "Model", meta.namespace(service), name, f" of the {worker_type.lower()} worker")
 
-    def _reconcile(self, service: Mapping[str, Any], workers: dict[str, Mapping[str, Any]]) -> None:
-        """Make the workers, the cloud Service and the HPAs match the spec; ``workers`` (Deployments by name) gets
-        those created or updated."""
+    def create_workers(self, service: Mapping[str, Any], workers: dict[str, Mapping[str, Any]]) -> None:
+        """Sedna's ``createWorkers``, level-triggered: create the missing workers, cloud Service and HPAs and bring
+        existing ones up to date with the spec; ``workers`` (Deployments by name) gets those created or updated."""
         ns = meta.namespace(service)
         missing = any(self.get_cached(DEPLOYMENTS, ns, deployment_name(service, w)) is None for w in WORKER_SPEC)
         missing = missing or self.get_cached(SERVICES, ns, edge_mesh_service_name(service, CLOUD)) is None
