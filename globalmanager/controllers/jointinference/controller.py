@@ -117,7 +117,9 @@ class JointInferenceController(KindController):
     def _ensure_worker(self, service: Mapping[str, Any], worker_type: str) -> Mapping[str, Any] | None:
         worker = (service.get("spec") or {}).get(WORKER_SPEC[worker_type]) or {}
         model = self._model(service, worker_type)
-        source = {"worker": worker, "model": model.get("spec"), "lcServer": self.lc_server}
+        # what the Deployment is built from (its HPA is not: changing only the HPA never restarts the worker)
+        source = {"worker": {k: v for k, v in worker.items() if k != "hpa"}, "model": model.get("spec"),
+                  "lcServer": self.lc_server}
 
         def build() -> dict[str, Any]:
             credential = str((model.get("spec") or {}).get("credentialName") or "")

@@ -202,8 +202,10 @@ def test_hpa_follows_the_spec(ji):
     assert meta.labels(obj)["jointinferenceservice.sedna.io/worker-type"] == "edge"
     h.update_spec(NAME, lambda spec: spec["edgeWorker"]["hpa"].update(maxReplicas=5))
     h.refresh()
+    h.cs.clear_actions()
     h.sync(NAME)
     assert h.client(HPAS).get(f"hpa-{EDGE_DEPLOY}")["spec"]["maxReplicas"] == 5
+    assert h.actions("update", "deployments") == []  # an HPA change does not restart the worker
     h.update_spec(NAME, lambda spec: (spec["edgeWorker"].pop("hpa"), spec["cloudWorker"].update(hpa={"maxReplicas": 2})))
     h.refresh()
     h.sync(NAME)
