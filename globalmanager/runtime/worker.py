@@ -1,7 +1,8 @@
 """What a Sedna worker gets besides its template (Sedna's ``worker.go``): ``WorkerParam`` and its injection.
 
 ``inject_worker_param(pod, param, owner)`` applies, in Sedna's order: storage (``storage.inject_storage``), the model
-hot-update mount and env (inference workers with ``model_hot_update.enable``), ``param.env`` to every container, the
+hot-update mount, env and the ``sedna.io/model-hot-update-config`` annotation naming the host's config file
+(inference workers with ``model_hot_update.enable``, as Sedna's IL sets them), ``param.env`` to every container, the
 generated labels, ``generateName`` ``<owner>-<lower(workerType)>-`` and the namespace, ``hostNetwork``,
 ``restartPolicy`` (only when the template leaves it empty), ``dnsPolicy`` and ``param.annotations``.
 """
@@ -71,7 +72,9 @@ def model_hot_update_config_file(obj: Mapping[str, Any], prefix: str = MODEL_HOT
 
 
 def _inject_model_hot_update(pod_spec: dict[str, Any], param: WorkerParam, owner: Mapping[str, Any]) -> None:
-    host_dir = model_hot_update_config_file(owner).rpartition("/")[0] + "/"
+    config_file = model_hot_update_config_file(owner)
+    param.annotations.setdefault(MODEL_HOT_UPDATE_ANNOTATION, config_file)  # where the LC writes the config
+    host_dir = config_file.rpartition("/")[0] + "/"
     volume = convert_k8s_valid_name(MODEL_HOT_UPDATE_VOLUME)
     inject_volumes(
         pod_spec,

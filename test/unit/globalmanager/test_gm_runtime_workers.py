@@ -142,8 +142,7 @@ def test_credential_annotation_is_added_to_a_copy():
 # -- worker params -------------------------------------------------------------------------------------------------------
 def test_inference_worker_with_model_hot_update():
     param = WorkerParam("inference", env={"X": "1"}, host_network=True, dns_policy="ClusterFirstWithHostNet",
-                        restart_policy="OnFailure", model_hot_update=ModelHotUpdate(True, 60),
-                        annotations={"sedna.io/model-hot-update-config": "/x"})
+                        restart_policy="OnFailure", model_hot_update=ModelHotUpdate(True, 60), annotations={"a": "b"})
     template = {"metadata": {"labels": {"app": "a"}, "annotations": {"t": "1"}, "finalizers": ["f"]},
                 "spec": {"containers": [{"name": "c"}, {"name": "d"}]}}
     pod = pod_from_template(IL, template, param)
@@ -158,7 +157,9 @@ def test_inference_worker_with_model_hot_update():
     assert pod["spec"]["restartPolicy"] == "OnFailure"
     md = pod["metadata"]
     assert md["labels"]["app"] == "a" and md["labels"]["incrementallearningjob.sedna.io/worker-type"] == "inference"
-    assert md["annotations"] == {"t": "1", "sedna.io/model-hot-update-config": "/x"} and md["finalizers"] == ["f"]
+    assert md["annotations"] == {"t": "1", "a": "b", "sedna.io/model-hot-update-config":
+                                 "/var/lib/sedna/model-hot-update/default/incrementallearningjob/j/model_config.json"}
+    assert md["finalizers"] == ["f"]
     assert md["ownerReferences"][0]["kind"] == "IncrementalLearningJob" and md["namespace"] == "default"
     train = pod_from_template(IL, template, WorkerParam("train", model_hot_update=ModelHotUpdate(True, 60)))
     assert "volumes" not in train["spec"]  # only inference workers get the hot-update mount
