@@ -6,6 +6,10 @@ from .dataset.controller import NAME as DATASET_NAME
 from .dataset.controller import new_controller as new_dataset_controller
 from .elasticdl.controller import NAME as ELASTICDL_NAME
 from .elasticdl.controller import new_controller as new_elasticdl_controller
+from .federatedlearning import NAME as FEDERATED_LEARNING_NAME
+from .federatedlearning import new_controller as new_federated_learning_controller
+from .jointinference import NAME as JOINT_INFERENCE_NAME
+from .jointinference import new_controller as new_joint_inference_controller
 from .model.controller import NAME as MODEL_NAME
 from .model.controller import new_controller as new_model_controller
 from .registry import register
@@ -13,3 +17,5 @@ from .registry import register
 register(ELASTICDL_NAME, new_elasticdl_controller)
 register(DATASET_NAME, new_dataset_controller)
 register(MODEL_NAME, new_model_controller)
+register(JOINT_INFERENCE_NAME, new_joint_inference_controller)
+register(FEDERATED_LEARNING_NAME, new_federated_learning_controller)

@@ -4,6 +4,7 @@
 """
 
 from .edgepeers import FakeGM, GoLC, make_frame, parse_frame
+from .objects import update_with_retry
 from .procs import (
     CRDS,
     REPO,
@@ -37,6 +38,7 @@ __all__ = [
     "start_gm",
     "start_lc",
     "start_sandbox",
+    "update_with_retry",
     "wait_for",
     "wait_until",
 ]

@@ -13,6 +13,8 @@ from prometheus_client import CollectorRegistry
 # the tests import their shared steps and fakes from the *_test_helpers.py modules next to this file
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from sedna_test_helpers import FakeTimer  # noqa: E402
+
 from apis import meta  # noqa: E402
 from apis.fake import FakeClientset  # noqa: E402
 from globalmanager.controllers.elasticdl.controller import ElasticAIJobController  # noqa: E402
@@ -36,17 +38,6 @@ def job_dict(name: str = "mnist", **spec_overrides: Any) -> dict[str, Any]:
         "metadata": {"name": name, "namespace": NS},
         "spec": spec,
     }
-
-
-class FakeTimer:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-    def advance(self, seconds: float) -> None:
-        self.t += seconds
 
 
 class Harness:
@@ -146,3 +137,20 @@ def new_job() -> Any:
 @pytest.fixture
 def new_replica_pod() -> Any:
     return replica_pod
+
+
+@pytest.fixture
+def make_sedna_harness() -> Any:
+    """Build ``sedna_test_helpers.Harness`` objects; their queues are shut down after the test."""
+    from sedna_test_helpers import Harness
+
+    made: list[Any] = []
+
+    def make(controller_cls: Any, job_resource: Any, *objects: dict[str, Any], **kwargs: Any) -> Any:
+        harness = Harness(controller_cls, job_resource, *objects, **kwargs)
+        made.append(harness)
+        return harness
+
+    yield make
+    for harness in made:
+        harness.close()
