@@ -6,10 +6,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-import structlog
-
 from apis import resources as r
 from apis.client import ClientsetBase
+from apis.logs import get_logger
 from apis.resources import GroupVersionResource
 
 from .backoff import Backoff
@@ -22,7 +21,7 @@ from .synced import wait_for_cache_sync
 
 __all__ = ["SharedInformerFactory", "GenericInformer"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class GenericInformer:

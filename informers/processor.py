@@ -8,7 +8,7 @@ import time
 from collections import deque
 from typing import Any
 
-import structlog
+from apis.logs import get_logger
 
 from .backoff import REAL_CLOCK, Clock
 from .handlers import on_add_caller
@@ -16,7 +16,7 @@ from .keys import deletion_handling_meta_namespace_key_func
 
 __all__ = ["ProcessorListener", "SharedProcessor", "determine_resync_period", "MINIMUM_RESYNC_PERIOD"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MINIMUM_RESYNC_PERIOD = 1.0
 

@@ -24,9 +24,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-import structlog
-
 from apis import errors
+from apis.logs import get_logger
 from apis.watch import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, ListOptions
 
 from .backoff import REAL_CLOCK, Backoff, Clock
@@ -43,7 +42,7 @@ __all__ = [
     "MIN_WATCH_TIMEOUT",
 ]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MIN_WATCH_TIMEOUT = 300.0  # seconds; the watch timeout is drawn from [min, 2 * min)
 WATCH_INACTIVITY_MARGIN = 30.0  # seconds beyond the server-side timeout before a silent watch is declared dead
@@ -444,7 +443,10 @@ class Reflector:
             # plain dicts first (the common case), then dict subclasses (e.g. typed views)
             md = obj.get("metadata") if obj.__class__ is dict or isinstance(obj, dict) else None
             if md is None or not isinstance(md, dict):
-                log.error("unable to understand watch event", reflector=name, event_type=etype, object=repr(obj)[:200])
+                # the object's shape only: objects may carry credentials and never go into a log line
+                log.error("unable to understand watch event", reflector=name, event_type=etype,
+                          object_type=type(obj).__name__,
+                          fields=sorted(str(k) for k in obj)[:20] if isinstance(obj, dict) else None)
                 continue
             try:
                 if etype == ADDED:

@@ -7,7 +7,7 @@ import threading
 from collections import deque
 from typing import Any
 
-import structlog
+from apis.logs import get_logger
 
 from .backoff import REAL_CLOCK, Clock
 from .controller import Config, Controller, process_deltas
@@ -35,7 +35,7 @@ __all__ = [
     "MAX_HELD_REPLACED",
 ]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class InformerStoppedError(RuntimeError):

@@ -7,8 +7,8 @@ import random
 import threading
 import time
 
-import structlog
 from informer_test_helpers import FakeClock, FakeWatch, pod, status
+from testkit.logs import capture_library_logs
 
 from apis import errors
 from informers import ListWatch, Reflector, SharedIndexInformer, Store, default_watch_error_handler
@@ -113,7 +113,7 @@ def test_default_handler_treats_an_expired_list_error_as_expired():
     else:
         raise AssertionError("list_and_watch did not raise")
     assert raised is gone and errors.is_expired_or_gone(raised)
-    with structlog.testing.capture_logs() as logs:
+    with capture_library_logs() as logs:
         default_watch_error_handler(r, raised)
     assert [(e["event"], e["log_level"]) for e in logs] == [("watch closed", "debug")]
     assert "failed to list" in logs[0]["context"]
