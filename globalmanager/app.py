@@ -209,7 +209,7 @@ class GlobalManager:
     def run_controllers(self, stop: threading.Event) -> None:
         """Build the enabled controllers, start the informers and run the controllers until ``stop``."""
         from globalmanager.controllers import ControllerContext, select
-        from globalmanager.runtime.events import EventRecorder
+        from apis.record import EventRecorder
         from informers import SharedInformerFactory
 
         cfg = self.cfg
