@@ -62,7 +62,7 @@ class _CoreV1(_Group):
         return self._f.for_resource(r.SECRETS)
 
     def config_maps(self) -> GenericInformer:
-        return self._f.for_resource(r.CONFIGMAPS)
+        return self._f.for_resource(r.CONFIG_MAPS)
 
     configmaps = config_maps
 

@@ -239,7 +239,7 @@ _TYPED: dict[GroupVersionResource, type[Lister]] = {
     r.SERVICES: ServiceLister,
     r.EVENTS: EventLister,
     r.SECRETS: SecretLister,
-    r.CONFIGMAPS: ConfigMapLister,
+    r.CONFIG_MAPS: ConfigMapLister,
     r.DEPLOYMENTS: DeploymentLister,
     r.LEASES: LeaseLister,
     r.DATASETS: DatasetLister,
