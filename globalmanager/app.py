@@ -208,8 +208,8 @@ class GlobalManager:
 
     def run_controllers(self, stop: threading.Event) -> None:
         """Build the enabled controllers, start the informers and run the controllers until ``stop``."""
-        from globalmanager.controllers import ControllerContext, select
         from apis.record import EventRecorder
+        from globalmanager.controllers import ControllerContext, select
         from informers import SharedInformerFactory
 
         cfg = self.cfg

@@ -15,8 +15,7 @@ from typing import Any, NamedTuple, Protocol
 
 from apis.logs import get_logger
 
-from .keys import DeletedFinalStateUnknown, KeyFunc, meta_namespace_key_func
-from .keys import KeyError as ObjectKeyError
+from .keys import DeletedFinalStateUnknown, KeyFunc, ObjectKeyError, meta_namespace_key_func
 
 __all__ = [
     "DeltaType",

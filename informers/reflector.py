@@ -27,8 +27,9 @@ from typing import Any
 from apis import errors
 from apis.logs import get_logger
 from apis.watch import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, ListOptions
+from workqueue.clock import REAL_CLOCK, Clock
 
-from .backoff import REAL_CLOCK, Backoff, Clock
+from .backoff import Backoff
 from .gc_policy import paused_gc
 from .listwatch import ListerWatcher
 from .pager import ListPager
@@ -40,6 +41,7 @@ __all__ = [
     "VeryShortWatchError",
     "is_connection_refused",
     "MIN_WATCH_TIMEOUT",
+    "WatchSupervisor",
 ]
 
 log = get_logger(__name__)
@@ -115,7 +117,7 @@ def _is_watch_error_retriable(err: BaseException) -> bool:
     return is_connection_refused(err) or errors.is_too_many_requests(err)
 
 
-class _WatchSupervisor(threading.Thread):
+class WatchSupervisor(threading.Thread):
     """Per ``list_and_watch``: runs resyncs, stops the current watch on stop or when it has gone silent."""
 
     def __init__(self, reflector: Reflector, stop_event: threading.Event) -> None:
@@ -285,7 +287,7 @@ class Reflector:
         without touching the store when ``stop_event`` is set meanwhile."""
         if not self._list(stop_event) or stop_event.is_set():
             return
-        supervisor = _WatchSupervisor(self, stop_event)
+        supervisor = WatchSupervisor(self, stop_event)
         self._threads = [t for t in self._threads if t.is_alive()]
         self._threads.append(supervisor)
         supervisor.start()
@@ -364,7 +366,7 @@ class Reflector:
     def _watch_timeout(self) -> int:
         return int(self.min_watch_timeout * (self._rng.random() + 1.0))
 
-    def _watch_loop(self, stop_event: threading.Event, supervisor: _WatchSupervisor) -> BaseException | None:
+    def _watch_loop(self, stop_event: threading.Event, supervisor: WatchSupervisor) -> BaseException | None:
         """Watch (and re-watch) until stopped or the watch must be given up; returns the resync error if one
         ended it (client-go hands that to nobody: ``list_and_watch`` returns normally)."""
         while True:
@@ -417,7 +419,7 @@ class Reflector:
         start: float,
         timeout: float,
         stop_event: threading.Event,
-        supervisor: _WatchSupervisor,
+        supervisor: WatchSupervisor,
     ) -> BaseException | None:
         supervisor.set_watch(w, timeout)
         store = self.store
@@ -428,7 +430,7 @@ class Reflector:
         except Exception as e:  # the stream broke mid-way: relist, as client-go does for decode errors
             return e
 
-    def _consume(self, w: Any, stop_event: threading.Event, supervisor: _WatchSupervisor, add: Any, update: Any,
+    def _consume(self, w: Any, stop_event: threading.Event, supervisor: WatchSupervisor, add: Any, update: Any,
                  delete: Any, rv_updater: Any, start: float) -> BaseException | None:
         name = self.name
         count = 0
