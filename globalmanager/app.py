@@ -128,11 +128,10 @@ class GlobalManager:
         if self.stop_event.is_set():
             return False, "shutting down"
         if self.elector is not None and not self.elector.leading:
-            if not self.elector.lease_rounds_healthy():
-                return False, (
-                    f"no lease round succeeded within {self.cfg.leader_election.lease_duration:g}s "
-                    "(API server unreachable?)"
-                )
+            healthy, why = self.elector.lease_round_status()
+            if not healthy:  # a replica that cannot reach or write its lease would never take over
+                le = self.cfg.leader_election
+                return False, f"lease {le.namespace}/{le.lease_name}: {why}"
             leader = self.elector.get_leader()
             return True, f"standing by (leader: {leader or 'none'})"
         if not self._controllers_started.is_set():

@@ -23,14 +23,19 @@ __all__ = [
     "LocalControllerConfig",
     "WebsocketConfig",
     "config_from_dict",
+    "default_lease_namespace",
     "load_config",
     "parse_address",
+    "DEFAULT_LEASE_NAMESPACE",
     "DEFAULT_WORKERS",
+    "SERVICE_ACCOUNT_NAMESPACE_FILE",
     "LOG_LEVELS",
     "LOG_FORMATS",
 ]
 
 DEFAULT_WORKERS = 2
+DEFAULT_LEASE_NAMESPACE = "sedna"
+SERVICE_ACCOUNT_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("json", "console", "")  # "" = console on a TTY, else JSON
 
@@ -81,13 +86,24 @@ class KnowledgeBaseServerConfig:
     server: str = field(default="http://localhost:9020", metadata=_key("server"))
 
 
+def default_lease_namespace(path: str | None = None) -> str:
+    """The pod's own namespace (the service account's ``namespace`` file, ``SERVICE_ACCOUNT_NAMESPACE_FILE`` unless
+    ``path`` is given), else ``sedna``: a replica then needs no rights outside its namespace."""
+    try:
+        with open(path or SERVICE_ACCOUNT_NAMESPACE_FILE, encoding="utf-8") as fh:
+            namespace = fh.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return DEFAULT_LEASE_NAMESPACE
+    return namespace or DEFAULT_LEASE_NAMESPACE
+
+
 @dataclass
 class LeaderElectionConfig:
     """client-go leaderelection timings (seconds); must satisfy leaseDuration > renewDeadline > 1.2·retryPeriod."""
 
     enabled: bool = field(default=True, metadata=_key("enabled"))
     lease_name: str = field(default="sedna-gm", metadata=_key("leaseName"))
-    namespace: str = field(default="sedna", metadata=_key("namespace"))
+    namespace: str = field(default_factory=default_lease_namespace, metadata=_key("namespace"))
     lease_duration: float = field(default=15.0, metadata=_key("leaseDuration"))
     renew_deadline: float = field(default=10.0, metadata=_key("renewDeadline"))
     retry_period: float = field(default=2.0, metadata=_key("retryPeriod"))

@@ -90,7 +90,7 @@ class SharedInformerFactory:
 
     ``namespace`` ("" = all) scopes namespaced resources; ``tweak_list_options(options)`` edits every list and
     watch request; ``transform`` is set on every informer; ``custom_resync`` maps a resource to its own period.
-    ``informer_options`` are passed to every ``SharedIndexInformer`` (a ``reflector_options["backoff"]`` is copied
+    ``informer_options`` are passed to every ``SharedIndexInformer`` (a ``Backoff`` in ``reflector_options`` is copied
     per informer so that informers never share backoff state; other option values are shared as given).
     """
 
@@ -148,8 +148,9 @@ class SharedInformerFactory:
         reflector_options = options.get("reflector_options")
         if reflector_options:
             reflector_options = dict(reflector_options)
-            if isinstance(reflector_options.get("backoff"), Backoff):
-                reflector_options["backoff"] = reflector_options["backoff"].fresh_copy()
+            for name, value in reflector_options.items():
+                if isinstance(value, Backoff):
+                    reflector_options[name] = value.fresh_copy()
             options["reflector_options"] = reflector_options
         return options
 

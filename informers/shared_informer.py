@@ -64,12 +64,14 @@ def _rv(obj: Any) -> Any:
 
 
 def is_resync(old: Any, new: Any) -> bool:
-    """True when an update is a periodic resync: both objects have metadata and the same resourceVersion (client-go)."""
+    """True when an update is a periodic resync: both objects have metadata and the same resourceVersion (client-go),
+    and the same uid: after an API server lost its state, a recreated object may carry the resourceVersion of the one
+    it replaces, and that change must reach every handler."""
     old_rv = _rv(old)
     if old_rv is _NO_METADATA:
         return False
     new_rv = _rv(new)
-    return new_rv is not _NO_METADATA and old_rv == new_rv
+    return new_rv is not _NO_METADATA and old_rv == new_rv and old["metadata"].get("uid") == new["metadata"].get("uid")
 
 
 class SharedIndexInformer:

@@ -13,32 +13,9 @@ import urllib.error
 import urllib.request
 
 import pytest
-from testkit import http_get, json_log_lines, start_gm, wait_for
-
-from apis import errors
-from apis.clientset import Clientset
+from testkit import create_job, http_get, job_phase, json_log_lines, lease_holder, start_gm, wait_for
 
 pytestmark = pytest.mark.e2e
-
-
-def create_job(cs: Clientset, name: str, run_seconds: str = "1") -> None:
-    cs.elasticdl_v1alpha1().elastic_ai_jobs("default").create({
-        "apiVersion": "elasticdl.org/v1alpha1",
-        "kind": "ElasticAIJob",
-        "metadata": {"name": name, "namespace": "default", "annotations": {"sandbox.sedna.io/run-seconds": run_seconds}},
-        "spec": {"jobArgs": ["--model_zoo /model_zoo"], "master": {"image": "elasticdl:ci"}},
-    })
-
-
-def job_phase(cs: Clientset, name: str) -> str:
-    return (cs.elasticdl_v1alpha1().elastic_ai_jobs("default").get(name).get("status") or {}).get("phase") or ""
-
-
-def lease_holder(cs: Clientset) -> str | None:
-    try:
-        return cs.coordination_v1().leases("sedna").get("sedna-gm")["spec"].get("holderIdentity") or ""
-    except errors.NotFoundError:
-        return None
 
 
 def test_gm_runs_a_job_serves_probes_and_metrics_and_exits_0_on_sigterm(procs, cluster):

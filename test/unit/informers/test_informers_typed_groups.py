@@ -53,7 +53,7 @@ def test_design_spellings_still_work():
     f.shutdown()
 
 
-WIDGETS = GroupVersionResource("example.com", "v1", "widgets")
+WIDGETS = GroupVersionResource("typed-groups.test.example", "v1", "widgets")
 
 
 class WidgetLister(TypedLister):
@@ -73,7 +73,7 @@ def test_a_controller_author_registers_a_typed_group_and_lister_for_a_kind_of_th
     r.register(ResourceInfo(WIDGETS, "Widget", namespaced=True))
     informer_registry.register_group("example_v1", ExampleV1Informers)
     informer_registry.register_lister(WIDGETS, WidgetLister)
-    cs = FakeClientset({"apiVersion": "example.com/v1", "kind": "Widget",
+    cs = FakeClientset({"apiVersion": "typed-groups.test.example/v1", "kind": "Widget",
                         "metadata": {"name": "w1", "namespace": "default"}})
     f = SharedInformerFactory(cs)
     widgets = f.example_v1().widgets()
