@@ -103,6 +103,8 @@ def build_clientset(cfg: GMConfig) -> Any:
         return Clientset.auto()
     except ClientConfigError as exc:
         raise ConfigError("kubeConfig", str(exc)) from None
+    except ValueError as exc:  # e.g. a kubeconfig whose server is not a URL
+        raise ConfigError("master" if cfg.master else "kubeConfig", str(exc)) from None
 
 
 class GlobalManager:
