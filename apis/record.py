@@ -1,8 +1,6 @@
 """``EventRecorder``: writes core/v1 Events about objects (client-go ``tools/record``); needs only a clientset.
 
-Repeats of the same (object, type, reason, message) are aggregated.
-
-The first occurrence creates an Event ``<object>.<hex nanoseconds>``; each repeat patches that Event's ``count`` and
+Repeats of the same (object, type, reason, message) are aggregated: the first occurrence creates an Event ``<object>.<hex nanoseconds>``; each repeat patches that Event's ``count`` and
 ``lastTimestamp`` instead of creating a new one (client-go's events cache). The cache of recent events is bounded
 (LRU); an evicted or externally deleted Event simply starts a new one. Recording never raises (API, connection and
 unexpected errors are logged; only a bad ``event_type``, a programming error, raises ``ValueError``). The lock guards
