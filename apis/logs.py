@@ -114,10 +114,11 @@ _SECRET_TEXT = [
     # an Authorization header or scheme anywhere in a text: "Bearer abc", "authorization: Basic abc"
     (re.compile(r"(?i)\b(bearer)(\s+)[A-Za-z0-9\-._~+/]+=*"), rf"\1\2{REDACTED}"),
     (re.compile(r"\b(Basic)(\s+)[A-Za-z0-9+/]{8,}=*"), rf"\1\2{REDACTED}"),
-    # "authorization": "...", 'Authorization': '...', authorization=... in reprs, JSON and key=value text
+    # "authorization": "...", 'Authorization': '...', authorization=... in reprs, JSON and key=value text; a quoted
+    # value cut short (a truncated repr) is blanked to the end of the text
     (re.compile(r"""(?i)((?:proxy-)?authorization|x-auth-token|sedna\.io/credential|access_token|refresh_token|"""
                 r"""id-token|bearer_token|password|client-key-data|secret_access_key)(['"]?\s*[:=]\s*)"""
-                r"""(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s,;}\]]+)"""), rf"\1\2'{REDACTED}'"),
+                r"""(?:'(?:[^'\\]|\\.)*'?|"(?:[^"\\]|\\.)*"?|[^\s,;}\]]+)"""), rf"\1\2'{REDACTED}'"),
 ]
 _MAX_DEPTH = 20
 

@@ -96,6 +96,7 @@ def test_library_loggers_follow_the_standard_levels_and_handlers():
     'Authorization: Bearer abc.def-ghi',
     'GET /api with "authorization": "Basic dXNlcjpwYXNzd29yZA=="',
     "annotations {'sedna.io/credential': '{\"ACCESS_KEY_ID\": \"AKIA\", \"SECRET\": \"abc.def-ghi\"}'}",
+    "{'metadata': {'annotations': {'sedna.io/credential': '{\"SECRET_ACCESS_KEY\": \"abc.def-ghi",  # a repr cut short
 ])
 def test_redaction_blanks_credentials_inside_text(text):
     out = redact_secrets(None, "info", {"event": "x", "error": text})
