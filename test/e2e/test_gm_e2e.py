@@ -67,8 +67,10 @@ def test_a_signal_before_the_caches_synced_is_a_clean_prompt_stop(procs, tmp_pat
     gm, url = start_gm(procs, "gm-unsynced", None, "--master", "http://127.0.0.1:1", "--no-leader-elect",
                        env={"KUBECONFIG": str(tmp_path / "no-kubeconfig")})
     wait_for("/healthz", lambda: http_get(url + "/healthz")[0] == 200, timeout=30)
-    code, body = http_get(url + "/readyz")
-    assert code == 503 and "caches not synced" in body
+    # the HTTP server is up before the controllers are built: wait for them to be waiting for their caches
+    code, body = wait_for("/readyz to report unsynced caches", lambda: http_get(url + "/readyz"),
+                          check=lambda answer: "caches not synced" in answer[1], timeout=30)
+    assert code == 503
     gm.send_signal(sig)
     assert gm.wait(20) == 0, procs.log("gm-unsynced")
     entries = json_log_lines(procs.log("gm-unsynced"))
