@@ -15,7 +15,6 @@ from typing import Any
 from urllib.parse import quote
 
 import orjson
-import structlog
 
 from . import meta
 from .client import PATCH_CONTENT_TYPES, PROPAGATION_POLICIES, ClientsetBase, ResourceClient  # noqa: F401 (re-export)
@@ -30,6 +29,7 @@ from .http_transport import (
     is_connection_refused,
 )
 from .http_watch import HTTPWatch
+from .logs import get_logger
 from .resources import GroupVersionResource, ResourceInfo, lookup
 from .watch import ListOptions
 
@@ -49,7 +49,7 @@ __all__ = [
     "WATCH_TIMEOUT_MARGIN",
 ]
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 DEFAULT_FIELD_MANAGER = "sedna-controlplane"
 # A watch without timeoutSeconds ends after this much silence (a dead socket must not block a reader forever).

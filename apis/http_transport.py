@@ -9,7 +9,8 @@ Guarantees:
   connection raises ``ApiConnectionRefusedError``, which is also the built-in ``ConnectionRefusedError``: code that
   treats "connection refused" as retriable (the Reflector) tests ``isinstance(err, ConnectionRefusedError)`` and
   needs no import of this module. Timeouts raise ``ApiConnectionTimeoutError`` (also the built-in ``TimeoutError``).
-- Every request has a connect timeout and a read timeout, so a dead socket never blocks a caller forever.
+- Every request has a connect timeout and a read timeout (and ``total_timeout`` when set, for both together), so a
+  dead socket never blocks a caller forever.
 
 This module never imports the ``kubernetes`` package: the configuration is only read (duck-typed).
 """
@@ -201,6 +202,7 @@ class Transport:
         self.host = host
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
+        self.total_timeout: float | None = None  # when set, bounds connecting and reading together
         self.user_agent = user_agent
         self.compression = compression
         size = max(MIN_POOL_SIZE, pool_maxsize or getattr(configuration, "connection_pool_maxsize", 0) or 0)
@@ -252,7 +254,7 @@ class Transport:
                 url,
                 body=data,
                 headers=headers,
-                timeout=urllib3.Timeout(connect=self.connect_timeout, read=self.read_timeout),
+                timeout=urllib3.Timeout(connect=self.connect_timeout, read=self.read_timeout, total=self.total_timeout),
                 retries=self._retries,
                 redirect=False,
             )

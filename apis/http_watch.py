@@ -23,15 +23,15 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 import orjson
-import structlog
 import urllib3
 from urllib3.exceptions import ReadTimeoutError
 
+from .logs import get_logger
 from .watch import WatchEvent
 
 __all__ = ["HTTPWatch", "StreamResponse", "MAX_EVENT_BYTES", "READ_SIZE"]
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 MAX_EVENT_BYTES = 32 * 1024 * 1024
 READ_SIZE = 64 * 1024

@@ -17,6 +17,7 @@ __all__ = [
     "NODES",
     "SERVICES",
     "SECRETS",
+    "CONFIG_MAPS",
     "CONFIGMAPS",
     "EVENTS",
     "NAMESPACES",
@@ -146,7 +147,8 @@ PODS = _r("", "v1", "pods", "Pod", short_names=("po",), subresources=("status",)
 NODES = _r("", "v1", "nodes", "Node", namespaced=False, short_names=("no",), subresources=("status",))
 SERVICES = _r("", "v1", "services", "Service", short_names=("svc",), subresources=("status",))
 SECRETS = _r("", "v1", "secrets", "Secret")
-CONFIGMAPS = _r("", "v1", "configmaps", "ConfigMap", short_names=("cm",))
+CONFIG_MAPS = _r("", "v1", "configmaps", "ConfigMap", short_names=("cm",))
+CONFIGMAPS = CONFIG_MAPS  # former name; every constant is named after its accessor (``config_maps()``)
 EVENTS = _r("", "v1", "events", "Event", short_names=("ev",))
 NAMESPACES = _r("", "v1", "namespaces", "Namespace", namespaced=False, short_names=("ns",), subresources=("status",))
 DEPLOYMENTS = _r("apps", "v1", "deployments", "Deployment", short_names=("deploy",), subresources=("status", "scale"))

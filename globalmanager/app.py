@@ -110,6 +110,8 @@ def build_clientset(cfg: GMConfig) -> Any:
         return Clientset.auto()
     except ClientConfigError as exc:
         raise ConfigError("kubeConfig", str(exc)) from None
+    except ValueError as exc:  # e.g. a kubeconfig whose server is not a URL
+        raise ConfigError("master" if cfg.master else "kubeConfig", str(exc)) from None
 
 
 class GlobalManager:
@@ -136,11 +138,10 @@ class GlobalManager:
         if self.stop_event.is_set():
             return False, "shutting down"
         if self.elector is not None and not self.elector.leading:
-            if not self.elector.lease_rounds_healthy():
-                return False, (
-                    f"no lease round succeeded within {self.cfg.leader_election.lease_duration:g}s "
-                    "(API server unreachable?)"
-                )
+            healthy, why = self.elector.lease_round_status()
+            if not healthy:  # a replica that cannot reach or write its lease would never take over
+                le = self.cfg.leader_election
+                return False, f"lease {le.namespace}/{le.lease_name}: {why}"
             leader = self.elector.get_leader()
             return True, f"standing by (leader: {leader or 'none'})"
         if not self._controllers_started.is_set():
@@ -216,9 +217,9 @@ class GlobalManager:
 
     def run_controllers(self, stop: threading.Event) -> None:
         """Build the enabled controllers, start the informers and run the controllers until ``stop``."""
+        from apis.record import EventRecorder
         from globalmanager.controllers import ControllerContext, select
         from globalmanager.messagelayer.layer import MessageLayer
-        from globalmanager.runtime.events import EventRecorder
         from informers import SharedInformerFactory
 
         cfg = self.cfg

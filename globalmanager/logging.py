@@ -1,8 +1,10 @@
 """structlog setup for sedna-gm: JSON lines in production, key=value console output on a TTY or on request.
 
-Standard-library loggers (urllib3, kubernetes, our own modules using ``logging``) and Python ``warnings`` go through the
-same processors, so every line has the same shape; the level applies to all of them (chatty libraries are held at
-``warning`` at least, unless the level is ``debug``).
+Standard-library loggers (urllib3, kubernetes, the library packages ``apis``/``informers``/``workqueue`` with their
+key/value fields) and Python ``warnings`` go through the same processors, so every line has the same shape; the level
+applies to all of them (chatty third-party libraries are held at ``warning`` at least, unless the level is ``debug``).
+Exceptions are rendered without local variables, and every line passes ``apis.logs.redact_secrets`` (Authorization
+headers, bearer tokens, the ``sedna.io/credential`` annotation) last before rendering.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ import threading
 from typing import Any, TextIO
 
 import structlog
+from structlog.tracebacks import ExceptionDictTransformer
+
+from apis.logs import redact_secrets, unpack_library_event
 
 __all__ = ["configure_logging"]
 
@@ -29,6 +34,7 @@ def configure_logging(level: str = "info", fmt: str = "", stream: TextIO | None 
     if not fmt:
         fmt = "console" if getattr(stream, "isatty", lambda: False)() else "json"
     shared: list[Any] = [
+        unpack_library_event,
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
@@ -36,12 +42,13 @@ def configure_logging(level: str = "info", fmt: str = "", stream: TextIO | None 
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.processors.StackInfoRenderer(),
     ]
+    # never the locals of a frame: request code holds headers with Authorization, clients hold tokens
     if fmt == "json":
         renderer: Any = structlog.processors.JSONRenderer()
-        shared_tail: list[Any] = [structlog.processors.dict_tracebacks]
+        exceptions: Any = structlog.processors.ExceptionRenderer(ExceptionDictTransformer(show_locals=False))
     else:
-        renderer = structlog.dev.ConsoleRenderer(colors=False)
-        shared_tail = []
+        renderer = structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback)
+        exceptions = structlog.processors.format_exc_info
     structlog.configure(
         processors=[
             structlog.stdlib.filter_by_level,
@@ -54,7 +61,7 @@ def configure_logging(level: str = "info", fmt: str = "", stream: TextIO | None 
     )
     formatter = structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=shared,
-        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *shared_tail, renderer],
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, exceptions, redact_secrets, renderer],
     )
     handler = logging.StreamHandler(stream)
     handler.setFormatter(formatter)

@@ -10,7 +10,6 @@ BENCH_CPU (pin the run to one CPU).
 from __future__ import annotations
 
 import gc
-import logging
 import os
 import random
 import statistics
@@ -21,7 +20,6 @@ import tracemalloc
 from typing import Any
 
 import orjson
-import structlog
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -339,7 +337,6 @@ def _rounds(lines: list[bytes], official: float | None) -> dict[str, Any]:
 
 
 def main() -> None:
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     if PIN_CPU is not None:
         # One CPU for every thread: shows what the informer's threads lose when they take turns on the GIL from
         # different cores (objects and allocator state then move between CPU caches).

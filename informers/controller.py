@@ -8,14 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import structlog
+from apis.logs import get_logger
 
 from .delta_fifo import DELETED, DeltaFIFO, Deltas, FIFOClosedError
 from .reflector import Reflector, WatchErrorHandler
 
 __all__ = ["Config", "Controller", "process_deltas"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def process_deltas(handler: Any, client_state: Any, deltas: Deltas, is_in_initial_list: bool,

@@ -340,7 +340,7 @@ class BaseController(OwnedObjects):
                 return
             except Exception:
                 self._log.exception("worker crashed, restarting")
-                self.metrics.workers.labels(controller=self.name).inc()
+                self.metrics.worker_restarts.labels(controller=self.name).inc()
                 if self._stopping.wait(WORKER_RESTART_PERIOD):
                     return
 

@@ -4,6 +4,7 @@
 """
 
 from .edgepeers import FakeGM, GoLC, make_frame, parse_frame
+from .jobs import create_job, job_phase, lease_holder
 from .objects import update_with_retry
 from .procs import (
     CRDS,
@@ -35,6 +36,9 @@ __all__ = [
     "metric_value",
     "parse_frame",
     "self_signed_cert",
+    "create_job",
+    "job_phase",
+    "lease_holder",
     "start_gm",
     "start_lc",
     "start_sandbox",

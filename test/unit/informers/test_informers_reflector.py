@@ -7,8 +7,8 @@ import threading
 import time
 
 import pytest
-import structlog
 from informer_test_helpers import FakeClock, FakeWatch, pod, status
+from testkit.logs import capture_library_logs
 
 from apis import errors
 from informers import DeltaFIFO, ListWatch, Reflector, Store
@@ -339,7 +339,7 @@ def test_very_short_watch_counts_as_failure():
     lw = FakeLW()
     r = reflector(lw)
     stop = threading.Event()
-    with structlog.testing.capture_logs() as logs:
+    with capture_library_logs() as logs:
         t = run_in_thread(r.list_and_watch, stop)
         lw.wait_watches(1).close()  # closed at once with nothing delivered (fake clock: zero duration)
         t.join(5)

@@ -1,4 +1,4 @@
-"""EventRecorder under failures: a lost connection never raises, and no lock is held across an HTTP call."""
+"""apis.record.EventRecorder under failures: a lost connection never raises, and no lock is held across an HTTP call."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import threading
 
 from apis.fake import FakeClientset
 from apis.http_transport import ApiConnectionRefusedError, ApiConnectionTimeoutError
-from globalmanager.runtime.events import EventRecorder
+from apis.record import EventRecorder
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default", "uid": "u"}}
 OTHER = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "q", "namespace": "default", "uid": "v"}}
@@ -52,3 +52,10 @@ def test_a_slow_event_write_does_not_block_events_about_other_objects():
         release.set()
         slow.join(10)
     assert sorted(e["involvedObject"]["name"] for e in cs.core_v1().events("default").list()["items"]) == ["p", "q"]
+
+
+def test_the_runtime_name_is_the_library_recorder():
+    import globalmanager.runtime
+    import globalmanager.runtime.events as old
+
+    assert old.EventRecorder is EventRecorder is globalmanager.runtime.EventRecorder
