@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -69,3 +70,24 @@ class RawClient:
             if limit is not None and len(events) >= limit:
                 break
         return events
+
+
+def raw_exchange(url: str, data: bytes, half_close: bool = True, timeout: float = 5.0) -> Reply:
+    """Send ``data`` as is on a new connection (then half-close it unless told not to) and parse the one response
+    (status line, headers, a Content-Length body); a connection closed without an answer is status 0."""
+    parts = urlsplit(url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=timeout) as sock:
+        sock.sendall(data)
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
+        reader = sock.makefile("rb")
+        status_line = reader.readline(65537)
+        if not status_line:
+            return Reply(0, {}, b"")
+        status = int(status_line.split(b" ", 2)[1])
+        headers: dict[str, str] = {}
+        while (line := reader.readline(65537)) not in (b"\r\n", b"\n", b""):
+            key, _, value = line.decode("latin-1").partition(":")
+            headers[key.strip().lower()] = value.strip()
+        body = reader.read(int(headers.get("content-length", "0")))
+        return Reply(status, headers, body)

@@ -48,6 +48,7 @@ from ...watch import ADDED, MODIFIED, ListOptions
 from .admission import admit, check_type_meta, resolve_namespace
 from .filter import ObjectFilter
 from .gc import GarbageCollector
+from .limits import bounded_copy
 from .lister import parse_rv, select_page
 from .patch import decode_patch, json_patch, merge_patch, strategic_merge_patch
 from .registry import NOT_SERVED, ResourceRegistry
@@ -173,7 +174,7 @@ class ObjectTracker:
         """Create ``obj``; ``reject_rv``: a given resourceVersion is an error (POST); otherwise it is dropped."""
         if not isinstance(obj, dict):
             raise BadRequestError(f"the object must be a JSON object, got {type(obj).__name__}")
-        new = meta.deep_copy(obj)
+        new = bounded_copy(obj)
         check_type_meta(info, new)
         ns = resolve_namespace(info, namespace, new)
         md = new["metadata"]
@@ -237,7 +238,7 @@ class ObjectTracker:
             raise BadRequestError(f"the object must be a JSON object, got {type(obj).__name__}")
         with self._lock:
             info = self._info_with_subresource(gvr, subresource)
-            stored = self._update_locked(info, meta.deep_copy(obj), namespace, subresource)
+            stored = self._update_locked(info, bounded_copy(obj), namespace, subresource)
         return meta.deep_copy(stored)
 
     def _info_with_subresource(self, gvr: GroupVersionResource, subresource: str | None) -> ResourceInfo:
@@ -380,7 +381,7 @@ class ObjectTracker:
             new = strategic_merge_patch(current, doc)
         if not isinstance(new, dict):
             raise BadRequestError("the patched object is not a JSON object")
-        return meta.deep_copy(new)
+        return bounded_copy(new, patched=True)
 
     # -- delete -----------------------------------------------------------------------------------------------------
     def delete(
