@@ -65,3 +65,10 @@ def test_cli_rejects_a_missing_crd_dir(tmp_path: Path) -> None:
     proc = _start("--port", "0", "--crds", str(tmp_path / "missing"))
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 2 and "does not exist" in err
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "soon"])
+def test_cli_rejects_a_bad_event_ttl(value: str) -> None:
+    proc = _start("--port", "0", "--event-ttl", value)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 2 and "--event-ttl" in err

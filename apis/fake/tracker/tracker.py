@@ -13,6 +13,9 @@ Guarantees (see also ``gc``, ``watchcache`` and ``lister``):
 - Custom resources are pruned, defaulted and validated (422) against their CRD's openAPIV3Schema (``apis.openapi``);
   writing a CustomResourceDefinition registers what it serves.
 - Stored objects are never mutated after they are stored, and every object handed out is a copy.
+- Events (core and events.k8s.io) are deleted ``event_ttl`` seconds after their last write (kube-apiserver's
+  ``--event-ttl``, default 1 h; ``ttl``), at the next write or ``expire_events``; watchers get DELETED.
+- What is stored is bounded (``limits``): depth, JSON values, 3 MiB per object.
 - A list or watch at a resourceVersion newer than the current one waits up to ``too_large_rv_wait`` seconds for
   it, then fails as kube-apiserver's watch cache does: 504 Timeout "Too large resource version" with the cause
   ``ResourceVersionTooLarge`` (raised by ``list``; one ERROR event, then the end, for ``watch``).
@@ -28,7 +31,9 @@ from __future__ import annotations
 import random
 import string
 import threading
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +59,7 @@ from .patch import decode_patch, json_patch, merge_patch, strategic_merge_patch
 from .registry import NOT_SERVED, ResourceRegistry
 from .store import ObjectStore
 from .strategy import check_no_resource_version_on_create, generation_content, has_generation
+from .ttl import DEFAULT_EVENT_TTL, EventExpiry
 from .watch import HistoryEvent, TrackerWatch
 from .watchcache import WatchCache
 
@@ -88,7 +94,13 @@ class ObjectTracker:
     ``WatchCache`` (history and watchers) and a ``GarbageCollector`` (deletion paths), all under one lock.
     """
 
-    def __init__(self, watch_history: int = 1000, watch_buffer: int = 1000) -> None:
+    def __init__(
+        self,
+        watch_history: int = 1000,
+        watch_buffer: int = 1000,
+        event_ttl: float | None = DEFAULT_EVENT_TTL,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if watch_history < 1 or watch_buffer < 1:
             raise ValueError("watch_history and watch_buffer must be at least 1")
         self._lock = threading.RLock()
@@ -96,6 +108,7 @@ class ObjectTracker:
         self._registry = ResourceRegistry()
         self._watch_cache = WatchCache(self._lock, watch_history)
         self._gc = GarbageCollector(self._store, self._registry, self._commit, self._on_removed)
+        self._event_expiry = EventExpiry(event_ttl, clock, self._store, self._registry.resource_info, self._commit)
         self.watch_buffer = watch_buffer
         self.bookmark_interval = 1.0  # seconds of idleness before a watcher that asked for bookmarks gets one
         self.too_large_rv_wait = 3.0  # seconds a list/watch waits for a future resourceVersion before failing (504)
@@ -128,10 +141,19 @@ class ObjectTracker:
 
     # -- the write path ---------------------------------------------------------------------------------------------
     def _commit(self, info: ResourceInfo, new: dict[str, Any], prev: dict[str, Any] | None, etype: str) -> dict[str, Any]:
-        """Store (or, for DELETED, drop) ``new`` at the next RV and record the event in the watch cache."""
+        """Store (or, for DELETED, drop) ``new`` at the next RV and record the event in the watch cache; Events whose
+        TTL ran out are deleted first."""
+        self._event_expiry.expire(keep=(info.gvr, meta.namespace(new), meta.name(new)))
         rv = self._store.commit(info.gvr, new, prev, etype)
         self._watch_cache.record(HistoryEvent(rv, info.gvr, etype, new, prev))
+        self._event_expiry.written(info.gvr, new, etype)
         return new
+
+    def expire_events(self) -> int:
+        """Delete the Events whose TTL (``event_ttl`` seconds after their last write) ran out, as etcd drops a key
+        whose lease expired: watchers get DELETED. Every write does this too. Returns how many went."""
+        with self._lock:
+            return self._event_expiry.expire()
 
     def _on_removed(self, info: ResourceInfo, final: dict[str, Any]) -> None:
         """A deleted CRD takes what it served with it: every object of those resources is removed first."""
