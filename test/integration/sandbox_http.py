@@ -91,3 +91,14 @@ def raw_exchange(url: str, data: bytes, half_close: bool = True, timeout: float 
             headers[key.strip().lower()] = value.strip()
         body = reader.read(int(headers.get("content-length", "0")))
         return Reply(status, headers, body)
+
+
+def request_bytes(method: str, path: str, body: bytes = b"", content_type: str | None = "application/json",
+                  **headers: str) -> bytes:
+    """One HTTP/1.1 request as raw bytes (Content-Length set from ``body``; ``content_type`` None sends none)."""
+    lines = [f"{method} {path} HTTP/1.1", "Host: sandbox"]
+    if content_type is not None:
+        lines.append(f"Content-Type: {content_type}")
+    lines += [f"{k.replace('_', '-')}: {v}" for k, v in headers.items()]
+    lines.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body

@@ -85,6 +85,9 @@ def test_huge_query_numbers_are_400(sandbox) -> None:
     c = RawClient(sandbox.url)
     for query in ("watch=1&timeoutSeconds=" + "9" * 400, "limit=" + "9" * 400, "timeoutSeconds=9223372036854775808"):
         assert_status(c.get(f"{CMS}?{query}"), 400, "BadRequest", "out of the int64 range")
+    for rv in ("9" * 400, "18446744073709551616", "-1"):  # etcd3 resourceVersions are uint64
+        assert_status(c.get(f"{CMS}?resourceVersion={rv}"), 400, "BadRequest", "resourceVersion")
+        assert_status(c.get(f"{CMS}?watch=1&resourceVersion={rv}"), 400, "BadRequest", "resourceVersion")
     c.request("POST", CMS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "w"}})
     events = c.watch_events(f"{CMS}?watch=1&timeoutSeconds=9223372036854775807", limit=1)  # int64 max is valid
     assert [e["type"] for e in events] == ["ADDED"]
@@ -102,6 +105,7 @@ def test_label_selector_on_a_non_string_label_value_never_fails(sandbox) -> None
     "request_bytes, code, contains",
     [
         (b"GARBAGE\r\n\r\n", 400, "Bad request syntax"),
+        (b"\r\n\r\n", 400, "malformed HTTP request"),
         (b"GET /api HTTP/2.0\r\n\r\n", 505, "Invalid HTTP version"),
         (b"GET /api HTTP/1.1.1\r\n\r\n", 400, "Bad request version"),
         (b"GET /api\r\n\r\n", 400, "malformed HTTP request"),

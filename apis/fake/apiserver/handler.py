@@ -139,7 +139,11 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
     # -- protocol errors: answered by http.server before a request is dispatched ------------------------------------
     def parse_request(self) -> bool:
         """http.server's parsing, plus what Go's server refuses too: a request line without a version (HTTP/0.9)
-        is malformed (400); a method nobody serves gets 405 as kube-apiserver's router answers it."""
+        is malformed (400), so is a blank one; a method nobody serves gets 405 as kube-apiserver's router does."""
+        if not self.raw_requestline.strip():
+            self.command, self.requestline, self.request_version = "", "", self.protocol_version
+            self.send_error(400, "malformed HTTP request ''")
+            return False
         if not super().parse_request():
             return False
         if self.request_version == "HTTP/0.9":
