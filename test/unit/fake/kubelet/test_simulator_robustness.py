@@ -3,13 +3,9 @@ on one pod or deployment is logged with its key while every other object keeps b
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
 from structlog.testing import capture_logs
 from testkit import wait_for
 
-from apis.fake import ObjectTracker
 from apis.fake.kubelet import (
     ANNOTATION_EXIT_CODE,
     ANNOTATION_RUN_SECONDS,
@@ -18,14 +14,6 @@ from apis.fake.kubelet import (
 )
 from apis.fake.kubelet.deployments import BURST_REPLICAS
 from apis.resources import DEPLOYMENTS, PODS
-
-
-@pytest.fixture
-def sim() -> Iterator[PodSimulator]:
-    simulator = PodSimulator(ObjectTracker(), tick=0.01).start()
-    yield simulator
-    simulator.stop()
-    assert all(not t.is_alive() for t in simulator._threads)
 
 
 def make_pod(name: str, **annotations: str) -> dict:
