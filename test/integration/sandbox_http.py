@@ -77,9 +77,12 @@ def raw_exchange(url: str, data: bytes, half_close: bool = True, timeout: float 
     (status line, headers, a Content-Length body); a connection closed without an answer is status 0."""
     parts = urlsplit(url)
     with socket.create_connection((parts.hostname, parts.port), timeout=timeout) as sock:
-        sock.sendall(data)
-        if half_close:
-            sock.shutdown(socket.SHUT_WR)
+        try:
+            sock.sendall(data)
+            if half_close:
+                sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass  # the server answered (and stopped reading) before the whole request was sent: read its answer
         reader = sock.makefile("rb")
         status_line = reader.readline(65537)
         if not status_line:

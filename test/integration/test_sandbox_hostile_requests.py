@@ -137,3 +137,10 @@ def test_a_well_formed_chunked_body_still_works(sandbox) -> None:
     head = b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nContent-Type: application/json\r\n"
     reply = raw_exchange(sandbox.url, head + b"Transfer-Encoding: chunked\r\n\r\n" + chunked)
     assert reply.status == 201, reply.body
+
+
+def test_a_refused_body_still_gets_its_answer_while_the_client_sends(sandbox) -> None:
+    body = b"x" * (3 * 1024 * 1024 + 512 * 1024)  # over the limit: refused from the headers, never read
+    head = f"POST {CMS} HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+    reply = raw_exchange(sandbox.url, head + body, half_close=False)
+    assert_status(reply, 413, "RequestEntityTooLarge", "limit is 3145728")

@@ -100,3 +100,8 @@ def test_check_document_depth_is_iterative() -> None:
     for _ in range(MAX_DEPTH - 1):
         ok = [ok]
     check_document(ok)
+
+
+@pytest.mark.parametrize("value", ["text", 5, None, True, 1.5, [], {}])
+def test_check_document_accepts_any_json_root(value: object) -> None:
+    check_document(value)
