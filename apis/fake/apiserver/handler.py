@@ -30,7 +30,7 @@ log = structlog.get_logger()
 
 MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's MaxRequestBodyBytes
 MAX_CHUNK_LINE_BYTES = 4096  # a chunk-size line or a trailer line
-_HTTP_REASONS = {400: "BadRequest", 405: "MethodNotAllowed", 408: "Timeout", 413: "RequestEntityTooLarge"}
+_HTTP_REASONS = {400: "BadRequest", 405: "MethodNotAllowed", 413: "RequestEntityTooLarge"}
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
 
 
@@ -169,7 +169,7 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
             return self._read_chunked()
         raw = (self.headers.get("Content-Length") or "0").strip()
-        if not raw.isdigit():
+        if not (raw.isascii() and raw.isdigit()):
             raise BadRequestError(f"invalid Content-Length {raw[:40]!r}")
         length = int(raw)
         if length > MAX_BODY_BYTES:
@@ -246,6 +246,9 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
         except ApiError as err:
             self.close_connection = True  # the rest of the body (if any) is not read: the connection is unusable
             self._send_error(err, {"Connection": "close"})
+            return
+        except OSError:  # the client went away (or stalled past the timeout) in the middle of its body
+            self.close_connection = True
             return
         try:
             if path in HEALTH_PATHS or path.startswith(tuple(p + "/" for p in HEALTH_PATHS)):
