@@ -12,6 +12,8 @@ from urllib.parse import quote
 import pytest
 from testkit import billion_laughs, copy_bomb, nested_json, nested_yaml
 
+from apis.limits import MAX_DEPTH
+
 sys.path.insert(0, os.path.dirname(__file__))
 from sandbox_http import RawClient, Reply, raw_exchange  # noqa: E402
 
@@ -144,3 +146,36 @@ def test_a_refused_body_still_gets_its_answer_while_the_client_sends(sandbox) ->
     head = f"POST {CMS} HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
     reply = raw_exchange(sandbox.url, head + body, half_close=False)
     assert_status(reply, 413, "RequestEntityTooLarge", "limit is 3145728")
+
+
+def test_an_object_at_the_depth_limit_is_served_everywhere(sandbox) -> None:
+    c = RawClient(sandbox.url)
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "things.example.org"},
+        "spec": {
+            "group": "example.org",
+            "scope": "Namespaced",
+            "names": {"plural": "things", "kind": "Thing"},
+            "versions": [{"name": "v1", "served": True, "storage": True}],
+        },
+    }
+    assert c.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd).status == 201
+    things = "/apis/example.org/v1/namespaces/default/things"
+    deep: dict = {}
+    for _ in range(MAX_DEPTH - 2):  # the object and its spec are two levels
+        deep = {"a": deep}
+    thing = {"apiVersion": "example.org/v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": deep}
+    created = c.request("POST", things, thing)
+    assert created.status == 201, created.body[:200]
+    assert c.get(f"{things}/t").json()["spec"] == deep
+    assert c.get(things).json()["items"][0]["spec"] == deep
+    assert c.get(things, Accept="application/json;as=Table;v=v1;g=meta.k8s.io").status == 200
+    assert [e["type"] for e in c.watch_events(f"{things}?watch=1", limit=1)] == ["ADDED"]
+    merge = c.request("PATCH", f"{things}/t", {"metadata": {"labels": {"k": "v"}}}, content_type="application/merge-patch+json")
+    assert merge.status == 200
+    too_deep = c.request("PATCH", f"{things}/t", {"spec": {"b": {"c": deep}}}, content_type="application/merge-patch+json")
+    assert_status(too_deep, 400, "BadRequest", "nests deeper")  # the patch itself is too deep
+    grow = [{"op": "add", "path": "/spec/a/b", "value": {"c": deep["a"]["a"]}}]  # a patch within bounds, its result not
+    assert_status(c.request("PATCH", f"{things}/t", grow, content_type="application/json-patch+json"), 422, "Invalid", "nests deeper")
