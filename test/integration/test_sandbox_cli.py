@@ -12,21 +12,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from testkit import minimal_crd
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "things.example.org"},
-    "spec": {
-        "group": "example.org",
-        "scope": "Cluster",
-        "names": {"plural": "things", "kind": "Thing"},
-        "versions": [{"name": "v1beta1", "served": True, "storage": True}],
-    },
-}
+CRD = minimal_crd("example.org", "things", "Thing", scope="Cluster", version="v1beta1")
 
 
 def _start(*args: str) -> subprocess.Popen:

@@ -10,7 +10,7 @@ import sys
 from urllib.parse import quote
 
 import pytest
-from testkit import billion_laughs, copy_bomb, nested_json, nested_yaml
+from testkit import billion_laughs, copy_bomb, minimal_crd, nested_json, nested_yaml
 
 from apis.limits import MAX_DEPTH
 
@@ -150,17 +150,7 @@ def test_a_refused_body_still_gets_its_answer_while_the_client_sends(sandbox) ->
 
 def test_an_object_at_the_depth_limit_is_served_everywhere(sandbox) -> None:
     c = RawClient(sandbox.url)
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "things.example.org"},
-        "spec": {
-            "group": "example.org",
-            "scope": "Namespaced",
-            "names": {"plural": "things", "kind": "Thing"},
-            "versions": [{"name": "v1", "served": True, "storage": True}],
-        },
-    }
+    crd = minimal_crd("example.org", "things", "Thing")
     assert c.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd).status == 201
     things = "/apis/example.org/v1/namespaces/default/things"
     deep: dict = {}

@@ -3,23 +3,15 @@ process-wide registry when the last tracker serving it deletes its CRD (issue 11
 
 from __future__ import annotations
 
+from testkit import minimal_crd
+
 from apis import resources as r
 from apis.fake import ObjectTracker
 from apis.fake.tracker import registry
 
 
 def crd(plural: str) -> dict:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.churn.example.com"},
-        "spec": {
-            "group": "churn.example.com",
-            "names": {"plural": plural, "kind": plural.capitalize()},
-            "scope": "Namespaced",
-            "versions": [{"name": "v1", "served": True, "storage": True}],
-        },
-    }
+    return minimal_crd("churn.example.com", plural, plural.capitalize())
 
 
 def test_crd_churn_leaves_nothing_behind(tracker: ObjectTracker) -> None:
