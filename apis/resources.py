@@ -116,6 +116,14 @@ def register(info: ResourceInfo) -> ResourceInfo:
     return info
 
 
+def unregister(gvr: GroupVersionResource) -> None:
+    """Remove a resource from the process-wide registry (one only a CRD made known, once nothing serves it)."""
+    with _lock:
+        info = _by_gvr.pop(gvr, None)
+        if info is not None and _by_gvk.get(info.gvk) is info:
+            del _by_gvk[info.gvk]
+
+
 def lookup(gvr: GroupVersionResource) -> ResourceInfo:
     """The registered info for ``gvr``; raises ``KeyError`` naming it when unknown."""
     try:

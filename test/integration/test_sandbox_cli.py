@@ -12,21 +12,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from testkit import minimal_crd
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "things.example.org"},
-    "spec": {
-        "group": "example.org",
-        "scope": "Cluster",
-        "names": {"plural": "things", "kind": "Thing"},
-        "versions": [{"name": "v1beta1", "served": True, "storage": True}],
-    },
-}
+CRD = minimal_crd("example.org", "things", "Thing", scope="Cluster", version="v1beta1")
 
 
 def _start(*args: str) -> subprocess.Popen:
@@ -65,3 +56,10 @@ def test_cli_rejects_a_missing_crd_dir(tmp_path: Path) -> None:
     proc = _start("--port", "0", "--crds", str(tmp_path / "missing"))
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 2 and "does not exist" in err
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "soon"])
+def test_cli_rejects_a_bad_event_ttl(value: str) -> None:
+    proc = _start("--port", "0", "--event-ttl", value)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 2 and "--event-ttl" in err

@@ -33,6 +33,10 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--no-namespace-lifecycle: lenient mode)",
     )
     p.add_argument("--watch-history", type=int, default=1000, metavar="N", help="replayable watch events (1000)")
+    p.add_argument(
+        "--event-ttl", type=float, default=3600.0, metavar="SECONDS",
+        help="delete Events SECONDS after their last write, as kube-apiserver's --event-ttl (3600; 0: never)",
+    )
     p.add_argument("--fault-drop-watch-after", type=float, metavar="SECONDS", help="end every watch after SECONDS")
     p.add_argument("--fault-drop-watch-after-events", type=int, metavar="N", help="end every watch after N events")
     p.add_argument("--fault-error-rate", type=float, default=0.0, metavar="FRACTION", help="answer 429/500 at this rate")
@@ -43,6 +47,8 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.watch_history <= 0:
         p.error("--watch-history must be a positive integer")
+    if not 0 <= args.event_ttl < float("inf"):  # NaN fails too
+        p.error("--event-ttl must be a non-negative number of seconds")
     return args
 
 
@@ -70,6 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             namespace_lifecycle=args.namespace_lifecycle,
             faults=faults,
             watch_history=args.watch_history,
+            event_ttl=args.event_ttl,
         )
         server.start()
     except (ValueError, ApiError, OSError) as exc:

@@ -29,8 +29,18 @@ __all__ = ["SandboxRequestHandler", "SandboxContext"]
 
 log = structlog.get_logger()
 
-MAX_BODY_BYTES = 16 * 1024 * 1024
+MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's MaxRequestBodyBytes
+MAX_CHUNK_LINE_BYTES = 4096  # a chunk-size line or a trailer line
+_HTTP_REASONS = {400: "BadRequest", 405: "MethodNotAllowed", 413: "RequestEntityTooLarge"}
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
+
+
+def _body_too_large() -> ApiError:
+    return ApiError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_BODY_BYTES}")
+
+
+def _is_hex(text: bytes) -> bool:
+    return all(c in b"0123456789abcdefABCDEF" for c in text)
 
 
 class SandboxContext(Protocol):
@@ -127,24 +137,75 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
     def do_OPTIONS(self) -> None:  # noqa: N802
         self._dispatch("OPTIONS")
 
+    # -- protocol errors: answered by http.server before a request is dispatched ------------------------------------
+    def parse_request(self) -> bool:
+        """http.server's parsing, plus what Go's server refuses too: a request line without a version (HTTP/0.9)
+        is malformed (400), so is a blank one; a method nobody serves gets 405 as kube-apiserver's router does."""
+        if not self.raw_requestline.strip():
+            self.command, self.requestline, self.request_version = "", "", self.protocol_version
+            self.send_error(400, "malformed HTTP request ''")
+            return False
+        if not super().parse_request():
+            return False
+        if self.request_version == "HTTP/0.9":
+            self.send_error(400, f"malformed HTTP request {self.requestline!r}")
+            return False
+        if not hasattr(self, "do_" + self.command):
+            self.send_error(405, f"the server does not allow the method {self.command!r}")
+            return False
+        return True
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Every error the HTTP layer answers (request line, version, headers) as a Kubernetes ``Status``; the
+        connection is closed after it."""
+        self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # no version was understood: answer with ours
+            self.request_version = self.protocol_version
+        text = message or self.responses.get(code, ("error",))[0]
+        self._send_error(ApiError(code, _HTTP_REASONS.get(code, ""), text), {"Connection": "close"})
+
     def _read_body(self) -> bytes:
+        """The request body (Content-Length or chunked), at most ``MAX_BODY_BYTES``: 413 beyond, 400 for a malformed
+        or truncated one."""
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            chunks, total = [], 0
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass
-                    return b"".join(chunks)
-                total += size
-                if total > MAX_BODY_BYTES:
-                    raise ApiError(413, "RequestEntityTooLarge", f"request body larger than {MAX_BODY_BYTES} bytes")
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-        length = int(self.headers.get("Content-Length") or 0)
+            return self._read_chunked()
+        raw = (self.headers.get("Content-Length") or "0").strip()
+        if not (raw.isascii() and raw.isdigit()):
+            raise BadRequestError(f"invalid Content-Length {raw[:40]!r}")
+        length = int(raw)
         if length > MAX_BODY_BYTES:
-            raise ApiError(413, "RequestEntityTooLarge", f"request body larger than {MAX_BODY_BYTES} bytes")
-        return self.rfile.read(length) if length > 0 else b""
+            raise _body_too_large()
+        return self._read_exactly(length)
+
+    def _read_chunked(self) -> bytes:
+        chunks, total = [], 0
+        while True:
+            line = self.rfile.readline(MAX_CHUNK_LINE_BYTES + 1)
+            size_text = line.split(b";")[0].strip()
+            if len(line) > MAX_CHUNK_LINE_BYTES or not size_text or not _is_hex(size_text):
+                raise BadRequestError(f"invalid chunk size line {line[:40]!r}")
+            size = int(size_text, 16)
+            if size == 0:
+                break
+            total += size
+            if total > MAX_BODY_BYTES:
+                raise _body_too_large()
+            chunks.append(self._read_exactly(size))
+            if self.rfile.readline(3) not in (b"\r\n", b"\n"):
+                raise BadRequestError("malformed chunked encoding: a chunk is not followed by CRLF")
+        for _ in range(100):  # the trailer: header lines up to an empty line
+            line = self.rfile.readline(MAX_CHUNK_LINE_BYTES + 1)
+            if line in (b"\r\n", b"\n"):
+                return b"".join(chunks)
+            if not line or len(line) > MAX_CHUNK_LINE_BYTES:
+                break
+        raise BadRequestError("malformed chunked encoding: unterminated trailer")
+
+    def _read_exactly(self, length: int) -> bytes:
+        data = self.rfile.read(length) if length > 0 else b""
+        if len(data) < length:
+            raise BadRequestError(f"unexpected EOF: the body ended after {len(data)} of {length} bytes")
+        return data
 
     def _send_bytes(self, code: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
         self.send_response(code)
@@ -170,15 +231,22 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
 
     # -- dispatch -------------------------------------------------------------------------------------------------
     def _dispatch(self, method: str) -> None:
-        url = urlsplit(self.path)
-        path = unquote(url.path).rstrip("/") or "/"
-        query = parse_qs(url.query, keep_blank_values=True)
+        try:
+            url = urlsplit(self.path)
+            path = unquote(url.path).rstrip("/") or "/"
+            query = parse_qs(url.query, keep_blank_values=True)
+        except ValueError as exc:  # a request target urllib cannot split
+            self.close_connection = True
+            self._send_error(BadRequestError(f"malformed request target: {exc}"), {"Connection": "close"})
+            return
         try:
             body = self._read_body()
-        except (ApiError, ValueError) as exc:
+        except ApiError as err:
+            self.close_connection = True  # the rest of the body (if any) is not read: the connection is unusable
+            self._send_error(err, {"Connection": "close"})
+            return
+        except OSError:  # the client went away (or stalled past the timeout) in the middle of its body
             self.close_connection = True
-            err = exc if isinstance(exc, ApiError) else BadRequestError(f"unreadable request body: {exc}")
-            self._send_error(err)
             return
         try:
             if path in HEALTH_PATHS or path.startswith(tuple(p + "/" for p in HEALTH_PATHS)):

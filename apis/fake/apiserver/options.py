@@ -51,13 +51,15 @@ def query_bool(query: dict[str, list[str]], key: str) -> bool | None:
 
 
 def query_int(query: dict[str, list[str]], key: str) -> int | None:
+    """A non-negative int64 parameter as Go's ``strconv.ParseInt(raw, 10, 64)`` reads it (None when absent); 400
+    for anything else, a value beyond the int64 range included."""
     raw = query_value(query, key)
     if raw is None or raw == "":
         return None
-    try:
-        value = int(raw)
-    except ValueError:
-        raise BadRequestError(f"invalid value for query parameter {key}: {raw!r} is not an integer") from None
+    value = meta.parse_int64(raw)
+    if value is None:
+        why = "is out of the int64 range" if raw.lstrip("+-").isdigit() and raw.isascii() else "is not an integer"
+        raise BadRequestError(f"invalid value for query parameter {key}: {raw[:40]!r} {why}")
     if value < 0:
         raise BadRequestError(f"invalid value for query parameter {key}: {raw!r} must not be negative")
     return value

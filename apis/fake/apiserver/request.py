@@ -10,6 +10,7 @@ import yaml
 
 from ... import yamlutil
 from ...errors import BadRequestError, NotFoundError
+from ...limits import DocumentLimitError, check_document
 from ...resources import GroupVersionResource, ResourceInfo
 
 __all__ = [
@@ -72,17 +73,23 @@ def parse_resource_path(tracker: ResourceResolver, group: str, version: str, par
 
 
 def parse_json(body: bytes, what: str = "request body") -> Any:
+    """The decoded JSON document, within ``apis.limits`` (400 otherwise)."""
     try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
+        doc = orjson.loads(body)
+        check_document(doc)
+    except (orjson.JSONDecodeError, DocumentLimitError) as exc:
         raise BadRequestError(f"malformed JSON in the {what}: {exc}") from None
+    return doc
 
 
 def parse_yaml(body: bytes, what: str = "request body") -> Any:
+    """The decoded YAML document, within ``apis.yamlutil``'s and ``apis.limits``' bounds (400 otherwise)."""
     try:
-        return yamlutil.load(body.decode("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        doc = yamlutil.load(body.decode("utf-8"))
+        check_document(doc)
+    except (yaml.YAMLError, UnicodeDecodeError, DocumentLimitError) as exc:
         raise BadRequestError(f"malformed YAML in the {what}: {exc}") from None
+    return doc
 
 
 def media_type(content_type: str | None) -> str:

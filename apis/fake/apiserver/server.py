@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -20,6 +21,7 @@ from ...resources import CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES
 from ..faults import Faults
 from ..kubelet import PodSimulator
 from ..tracker import ObjectTracker
+from ..tracker.ttl import DEFAULT_EVENT_TTL
 from .handler import SandboxRequestHandler
 
 __all__ = ["DEFAULT_NAMESPACES", "SANDBOX_TOKEN", "SandboxAPIServer", "load_crd_files"]
@@ -28,6 +30,7 @@ log = structlog.get_logger()
 
 SANDBOX_TOKEN = "sandbox-token"
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+EVENT_SWEEP_INTERVAL = 1.0  # seconds between sweeps of expired Events
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -41,9 +44,21 @@ class _HTTPServer(ThreadingHTTPServer):
 
     def __init__(self, address: tuple[str, int], sandbox: SandboxAPIServer) -> None:
         self.sandbox = sandbox
+        self._next_sweep = 0.0
         self._conn_lock = threading.Lock()
         self._conns: dict[threading.Thread, socket.socket] = {}
         super().__init__(address, SandboxRequestHandler)
+
+    def service_actions(self) -> None:
+        """Called by ``serve_forever`` between requests: sweep expired Events about once a second, so that they go
+        (and watchers hear of it) even when nothing is written."""
+        now = time.monotonic()
+        if now >= self._next_sweep:
+            self._next_sweep = now + EVENT_SWEEP_INTERVAL
+            try:
+                self.sandbox.tracker.expire_events()
+            except Exception:
+                log.exception("sandbox event expiry failed; retrying at the next sweep")
 
     def process_request(self, request: Any, client_address: Any) -> None:
         thread = threading.Thread(
@@ -77,9 +92,10 @@ class SandboxAPIServer:
     """A Kubernetes-compatible HTTP API server over an ``ObjectTracker`` (see the module doc).
 
     ``kubelet=True`` starts a ``PodSimulator`` on the same tracker. ``faults`` (a ``Faults``) may be changed while
-    the server runs. ``watch_history`` bounds the replayable watch history when the server creates the tracker.
-    ``namespace_lifecycle`` (default on): objects are created only in namespaces that exist, as kube-apiserver's
-    NamespaceLifecycle admission plugin requires; off is the lenient mode (any namespace).
+    the server runs. ``watch_history`` bounds the replayable watch history and ``event_ttl`` (seconds; None or 0:
+    never) is how long Events live after their last write, when the server creates the tracker; expired Events are
+    swept about once a second. ``namespace_lifecycle`` (default on): objects are created only in namespaces that
+    exist, as kube-apiserver's NamespaceLifecycle admission plugin requires; off is the lenient mode (any namespace).
     """
 
     def __init__(
@@ -92,9 +108,10 @@ class SandboxAPIServer:
         faults: Faults | None = None,
         watch_history: int = 1000,
         namespace_lifecycle: bool = True,
+        event_ttl: float | None = DEFAULT_EVENT_TTL,
     ) -> None:
         if tracker is None:
-            tracker = ObjectTracker(watch_history=watch_history)
+            tracker = ObjectTracker(watch_history=watch_history, event_ttl=event_ttl)
         self.tracker = tracker
         self.host = host
         self.faults = faults if faults is not None else Faults()

@@ -31,6 +31,7 @@ log = structlog.get_logger()
 POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
 _SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's rand.SafeEncodeString alphabet
 TERMINAL_PHASES = ("Succeeded", "Failed")
+BURST_REPLICAS = 500  # pods created per sync at most, as the ReplicaSet controller's burstReplicas
 
 
 def template_hash(template: Mapping[str, Any]) -> str:
@@ -103,7 +104,7 @@ class DeploymentSimulator:
         current = [p for p in active if meta.labels(p).get(POD_TEMPLATE_HASH_LABEL) == pod_hash]
         old = [p for p in active if meta.labels(p).get(POD_TEMPLATE_HASH_LABEL) != pod_hash]
 
-        for _ in range(replicas - len(current)):
+        for _ in range(min(replicas - len(current), BURST_REPLICAS)):  # the rest after the pods' events
             current.append(self._create_pod(deployment, template, pod_hash))
         if len(current) > replicas:
             current.sort(key=_deletion_rank)

@@ -3,6 +3,7 @@ node status."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -30,6 +31,7 @@ class SimulatedNodes:
         self.auto_register = auto_register
         self._lock = threading.Lock()
         self._ips: dict[str, str] = {}
+        self._next_ip = itertools.count()
 
     def add(self, name: str, ready: bool = True) -> dict[str, Any]:
         """Register a node (or set the readiness of an existing one); returns the stored node."""
@@ -63,11 +65,17 @@ class SimulatedNodes:
         raise RuntimeError(f"node {name}: too many conflicts setting readiness")
 
     def ip(self, name: str) -> str:
-        """The node's InternalIP (stable per name)."""
+        """The node's InternalIP (stable per name while the node exists)."""
         with self._lock:
             if name not in self._ips:
-                self._ips[name] = f"192.168.{len(self._ips) // 250}.{len(self._ips) % 250 + 2}"
+                n = next(self._next_ip)
+                self._ips[name] = f"192.168.{n // 250 % 256}.{n % 250 + 2}"
             return self._ips[name]
+
+    def forget(self, name: str) -> None:
+        """Drop what is kept about a node that was deleted (its address)."""
+        with self._lock:
+            self._ips.pop(name, None)
 
     def ready(self, name: str) -> bool | None:
         """The node's readiness; None when it does not exist (and is not auto-registered)."""

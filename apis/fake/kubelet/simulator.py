@@ -18,7 +18,6 @@ that blocks on its queue until the next item or the next due timer (a heap); no 
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import queue
 import random
@@ -36,14 +35,9 @@ from ...resources import DEPLOYMENTS, NODES, PODS, GroupVersionResource
 from ...watch import BOOKMARK, DELETED, ERROR, ListOptions
 from .deployments import TERMINAL_PHASES, DeploymentSimulator, pod_is_ready
 from .nodes import SimulatedNodes
-from .status import (
-    annotation_float,
-    annotation_int,
-    pending_status,
-    running_status,
-    terminated_status,
-    with_readiness,
-)
+from .status import pending_status, running_status, terminated_status, with_readiness
+from .steering import ANNOTATION_EXIT_CODE, ANNOTATION_RUN_SECONDS, ANNOTATION_START_DELAY, steering_of
+from .timers import Timers
 from .tracker_api import TrackerAPI
 
 __all__ = [
@@ -56,11 +50,10 @@ __all__ = [
 
 log = structlog.get_logger()
 
-ANNOTATION_START_DELAY = "sandbox.sedna.io/start-delay-seconds"
-ANNOTATION_RUN_SECONDS = "sandbox.sedna.io/run-seconds"
-ANNOTATION_EXIT_CODE = "sandbox.sedna.io/exit-code"
 DEFAULT_NODE = "sandbox-node"
 _MAX_CONFLICT_RETRIES = 10
+_MAX_WAIT = 3600.0  # the worker wakes at least hourly, whatever its timers say
+_REWATCH_DELAY = 0.5  # after a watch could not be started
 
 
 @dataclass
@@ -92,8 +85,7 @@ class PodSimulator:
         self.deployments = DeploymentSimulator(tracker, self._rng)
         self._queue: queue.Queue[tuple[str, str, str] | None] = queue.Queue()
         self._pending: set[tuple[str, str, str]] = set()
-        self._timers: list[tuple[float, int, tuple[str, str, str]]] = []
-        self._seq = itertools.count()
+        self._timers = Timers()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -148,7 +140,13 @@ class PodSimulator:
         """Feed watch events of ``gvr`` to the worker; re-watch when the tracker ends the stream."""
         resource_version: str | None = None
         while not self._stop.is_set():
-            watch = self.tracker.watch(gvr, "", ListOptions(resource_version=resource_version))
+            try:
+                watch = self.tracker.watch(gvr, "", ListOptions(resource_version=resource_version))
+            except Exception:
+                log.exception("sandbox kubelet could not watch; retrying from a fresh list", resource=gvr.resource)
+                resource_version = None
+                self._stop.wait(_REWATCH_DELAY)
+                continue
             with self._lock:
                 self._watches.add(watch)
             if self._stop.is_set():
@@ -160,12 +158,20 @@ class PodSimulator:
                         break
                     resource_version = meta.resource_version(event.object) or resource_version
                     if event.type != BOOKMARK:
-                        self._on_event(gvr, event.type, event.object)
+                        self._on_event_logged(gvr, event.type, event.object)
             finally:
                 watch.stop()
                 with self._lock:
                     self._watches.discard(watch)
             self._stop.wait(0.05)  # a closed (slow) watcher resumes shortly from its last resourceVersion
+
+    def _on_event_logged(self, gvr: GroupVersionResource, event_type: str, obj: Mapping[str, Any]) -> None:
+        """``_on_event``; an object it cannot handle is logged and skipped, the pump goes on."""
+        try:
+            self._on_event(gvr, event_type, obj)
+        except Exception:
+            key = f"{meta.namespace(obj)}/{meta.name(obj)}"
+            log.exception("sandbox kubelet skipped an event", resource=gvr.resource, key=key, event_type=event_type)
 
     def _on_event(self, gvr: GroupVersionResource, event_type: str, obj: Mapping[str, Any]) -> None:
         ns, name = meta.namespace(obj), meta.name(obj)
@@ -173,6 +179,7 @@ class PodSimulator:
             if event_type == DELETED:
                 with self._lock:
                     self._pods.pop((ns, name), None)
+                    self._timers.cancel(("pod", ns, name))
             else:
                 self._enqueue(("pod", ns, name))
             owner = meta.get_controller_of(obj)
@@ -182,6 +189,8 @@ class PodSimulator:
             if event_type != DELETED:
                 self._enqueue(("deployment", ns, name))
         elif gvr == NODES:
+            if event_type == DELETED:
+                self.nodes.forget(name)
             self._enqueue(("node", "", name))
 
     def _enqueue(self, item: tuple[str, str, str]) -> None:
@@ -193,32 +202,39 @@ class PodSimulator:
 
     def _schedule(self, due: float, item: tuple[str, str, str]) -> None:
         with self._lock:
-            heapq.heappush(self._timers, (due, next(self._seq), item))
-        self._queue.put(None)  # wake the worker so it recomputes its wait
+            changed = self._timers.schedule(item, due)
+        if changed:
+            self._queue.put(None)  # wake the worker so it recomputes its wait
 
     def _work(self) -> None:
+        """The worker loop: no object can end it (``_sync`` logs per-object failures, anything else is logged)."""
         while not self._stop.is_set():
-            with self._lock:
-                wait = max(self._timers[0][0] - self.clock(), 0.0) if self._timers else None
             try:
-                item = self._queue.get(timeout=wait)
-            except queue.Empty:
-                item = None
-            if self._stop.is_set():
-                return
-            items: list[tuple[str, str, str]] = []
-            if item is not None:
-                with self._lock:
-                    self._pending.discard(item)
-                items.append(item)
+                self._work_once()
+            except Exception:
+                log.exception("sandbox kubelet worker error; continuing")
+
+    def _work_once(self) -> None:
+        with self._lock:
+            due = self._timers.next_due()
+        wait = min(max(due - self.clock(), 0.0), _MAX_WAIT) if due is not None else _MAX_WAIT
+        try:
+            item = self._queue.get(timeout=wait)
+        except queue.Empty:
+            item = None
+        if self._stop.is_set():
+            return
+        items: list[tuple[str, str, str]] = []
+        if item is not None:
             with self._lock:
-                horizon = self.clock() + self.tick
-                while self._timers and self._timers[0][0] <= horizon:
-                    due_item = heapq.heappop(self._timers)[2]
-                    if due_item not in items:
-                        items.append(due_item)
-            for it in items:
-                self._sync(it)
+                self._pending.discard(item)
+            items.append(item)
+        with self._lock:
+            for due_item in self._timers.pop_due(self.clock() + self.tick):
+                if due_item not in items:
+                    items.append(due_item)  # type: ignore[arg-type]
+        for it in items:
+            self._sync(it)
 
     def _sync(self, item: tuple[str, str, str]) -> None:
         kind, ns, name = item
@@ -263,6 +279,7 @@ class PodSimulator:
         if phase in TERMINAL_PHASES:
             with self._lock:
                 self._pods.pop((ns, name), None)
+                self._timers.cancel(("pod", ns, name))
             return
         now = self.clock()
         with self._lock:
@@ -274,10 +291,11 @@ class PodSimulator:
             node = self.default_node
             pod = self.tracker.bind(ns, name, node)
         node_ready = self.nodes.ready(node)
+        steering = steering_of(pod)
         if phase == "Pending" and state.started_at is None:
             if not node_ready:
                 return  # no kubelet to start it; a node event re-enqueues the pod
-            due = state.first_seen + annotation_float(pod, ANNOTATION_START_DELAY, 0.0)
+            due = state.first_seen + steering.start_delay
             if now < due:
                 self._schedule(due, ("pod", ns, name))
                 if not (pod.get("status") or {}).get("containerStatuses"):  # containers not reported as creating yet
@@ -289,11 +307,10 @@ class PodSimulator:
             return
         if state.started_at is None:  # a client moved it to Running: its run time counts from now
             state.started_at = now
-        run_seconds = annotation_float(pod, ANNOTATION_RUN_SECONDS, None)
-        if run_seconds is not None:
-            due = state.started_at + run_seconds
+        if steering.run_seconds is not None:
+            due = state.started_at + steering.run_seconds
             if now >= due:
-                self._write_status(pod, terminated_status(pod, annotation_int(pod, ANNOTATION_EXIT_CODE, 0)))
+                self._write_status(pod, terminated_status(pod, steering.exit_code))
                 with self._lock:
                     self._pods.pop((ns, name), None)
                 return

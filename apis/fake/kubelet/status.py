@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import structlog
-
 from ... import meta
 
 __all__ = [
@@ -15,11 +13,7 @@ __all__ = [
     "terminated_status",
     "with_readiness",
     "has_condition",
-    "annotation_float",
-    "annotation_int",
 ]
-
-log = structlog.get_logger()
 
 
 def pending_status(pod: Mapping[str, Any]) -> dict[str, Any]:
@@ -158,30 +152,3 @@ def with_readiness(pod: Mapping[str, Any], ready: bool) -> dict[str, Any]:
     for cs in status.get("containerStatuses") or []:
         cs["ready"] = ready
     return status
-
-
-def annotation_float(pod: Mapping[str, Any], key: str, default: float | None) -> float | None:
-    raw = meta.annotations(pod).get(key)
-    if raw is None:
-        return default
-    try:
-        value = float(raw)
-        if value < 0:
-            raise ValueError
-        return value
-    except ValueError:
-        log.warning("sandbox kubelet ignoring an invalid annotation", key=f"{meta.namespace(pod)}/{meta.name(pod)}",
-                    annotation=key, value=raw, expected="a non-negative number of seconds")
-        return default
-
-
-def annotation_int(pod: Mapping[str, Any], key: str, default: int) -> int:
-    raw = meta.annotations(pod).get(key)
-    if raw is None:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        log.warning("sandbox kubelet ignoring an invalid annotation", key=f"{meta.namespace(pod)}/{meta.name(pod)}",
-                    annotation=key, value=raw, expected="an integer exit code")
-        return default

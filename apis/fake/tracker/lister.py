@@ -44,14 +44,12 @@ def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
 
 
 def parse_rv(value: str) -> int:
-    """A resourceVersion query value as a number; 400 when it is not a non-negative integer."""
-    try:
-        rv = int(value)
-        if rv < 0:
-            raise ValueError
-        return rv
-    except (TypeError, ValueError):
-        raise BadRequestError(f'resourceVersion: Invalid value: "{value}": must be a non-negative integer') from None
+    """A resourceVersion query value as a number; 400 when it is not an unsigned 64-bit integer (as etcd3's
+    ``ParseResourceVersion``)."""
+    text = value.strip() if isinstance(value, str) else ""
+    if not text.isdigit() or not text.isascii() or len(text) > 20 or int(text) >= 2**64:
+        raise BadRequestError(f'resourceVersion: Invalid value: "{str(value)[:40]}": must be a non-negative integer')
+    return int(text)
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,24 @@ import yaml
 
 from ... import meta, yamlutil
 from ...errors import ApiError, BadRequestError, InvalidError
+from ...limits import DocumentLimitError, check_document
+from .limits import bounded_copy
 
-__all__ = ["apply_patch", "decode_patch", "merge_patch", "json_patch", "strategic_merge_patch", "MERGE_KEYS"]
+__all__ = [
+    "apply_patch",
+    "MAX_JSON_PATCH_COPY_BYTES",
+    "MAX_JSON_PATCH_OPERATIONS",
+    "decode_patch",
+    "merge_patch",
+    "json_patch",
+    "strategic_merge_patch",
+    "MERGE_KEYS",
+]
+
+# kube-apiserver's bounds on JSON patches: more operations is a 413, more bytes copied by "copy" operations a 422
+# (maxJSONPatchOperations; JSONPatchMaxCopyBytes, evanphx/json-patch's AccumulatedCopySizeLimit).
+MAX_JSON_PATCH_OPERATIONS = 10_000
+MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024
 
 # field name → merge key of its list items (from the patchMergeKey tags of k8s.io/api).
 MERGE_KEYS: dict[str, str] = {
@@ -52,16 +68,22 @@ _ELEMENT_ORDER = "$setElementOrder/"
 def decode_patch(body: Any, patch_type: str) -> Any:
     """The parsed patch document: ``body`` may already be parsed (dict/list) or JSON text (YAML for ``apply``)."""
     if not isinstance(body, (bytes, bytearray, str)):
-        return meta.deep_copy(body)
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        if patch_type == "apply":
+        doc = body
+    else:
+        try:
+            doc = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            if patch_type != "apply":
+                raise BadRequestError(f"error decoding patch: {exc}") from None
             try:
-                return yamlutil.load(body)
+                doc = yamlutil.load(body)
             except yaml.YAMLError as yexc:
                 raise BadRequestError(f"error decoding YAML: {yexc}") from None
+    try:
+        check_document(doc)
+    except DocumentLimitError as exc:
         raise BadRequestError(f"error decoding patch: {exc}") from None
+    return doc if isinstance(body, (bytes, bytearray, str)) else meta.deep_copy(doc)
 
 
 def apply_patch(current: dict[str, Any], doc: Any, patch_type: str, custom: bool) -> dict[str, Any]:
@@ -85,7 +107,7 @@ def apply_patch(current: dict[str, Any], doc: Any, patch_type: str, custom: bool
         new = strategic_merge_patch(current, doc)
     if not isinstance(new, dict):
         raise BadRequestError("the patched object is not a JSON object")
-    return meta.deep_copy(new)
+    return bounded_copy(new, patched=True)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -198,11 +220,28 @@ def json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b or (isinstance(a, (int, float)) and isinstance(b, (int, float)) and a == b)
 
 
+def _copy(value: Any) -> tuple[Any, int]:
+    """A copy of ``value`` and its size as JSON; 422 when it is deeper than a document may be."""
+    try:
+        check_document(value)
+    except DocumentLimitError as exc:
+        raise _unprocessable(f"copy operation does not apply: {exc}") from None
+    data = orjson.dumps(value)
+    return orjson.loads(data), len(data)
+
+
 def json_patch(target: Any, operations: Any) -> Any:
     """Apply an RFC 6902 JSON patch; returns the new document (``target`` is not modified)."""
     if not isinstance(operations, list):
         raise BadRequestError("json patch must be a JSON array of operations")
+    if len(operations) > MAX_JSON_PATCH_OPERATIONS:
+        raise ApiError(
+            413,
+            "RequestEntityTooLarge",
+            f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(operations)}",
+        )
     doc = meta.deep_copy(target)
+    copied = 0  # bytes added by "copy" operations so far
     for i, operation in enumerate(operations):
         if not isinstance(operation, dict) or not isinstance(operation.get("op"), str):
             raise BadRequestError(f"json patch operation {i}: expected an object with an 'op' string")
@@ -234,7 +273,13 @@ def json_patch(target: Any, operations: Any) -> Any:
             if op == "move":
                 doc, moved = _remove(doc, from_tokens, src, op)
             else:
-                moved = meta.deep_copy(_get(doc, from_tokens, src, op))
+                moved, size = _copy(_get(doc, from_tokens, src, op))
+                copied += size
+                if copied > MAX_JSON_PATCH_COPY_BYTES:
+                    raise _unprocessable(
+                        f"Unable to complete the copy, the accumulated size increase of copy is {copied}, "
+                        f"exceeding the limit {MAX_JSON_PATCH_COPY_BYTES}"
+                    )
             doc = _add(doc, tokens, moved, path, op)
         elif op == "test":
             try:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import structlog
@@ -28,9 +30,39 @@ BUILTIN_GROUPS = frozenset(
     }
 )
 
-# GVRs that exist only because some tracker registered a CRD for them (process-wide, like apis.resources).
-_CRD_ONLY_GVRS: set[GroupVersionResource] = set()
+# GVRs that exist only because trackers registered a CRD for them (process-wide, like apis.resources), with how
+# many trackers serve each: the last one to stop serving it removes it from apis.resources, so that creating and
+# deleting CRDs does not grow the process.
+_CRD_ONLY_GVRS: Counter[GroupVersionResource] = Counter()
 _crd_only_lock = threading.Lock()
+
+
+def _hold(info: ResourceInfo, newly_served: bool) -> None:
+    """A tracker serves ``info`` for a CRD (``newly_served``: it did not before)."""
+    with _crd_only_lock:
+        if newly_served and (info.gvr in _CRD_ONLY_GVRS or not _registered(info.gvr)):
+            _CRD_ONLY_GVRS[info.gvr] += 1
+        res.register(info)
+
+
+def _release(gvr: GroupVersionResource) -> bool:
+    """A tracker stopped serving ``gvr``'s CRD; True when ``gvr`` exists only through CRDs."""
+    with _crd_only_lock:
+        if gvr not in _CRD_ONLY_GVRS:
+            return False
+        _CRD_ONLY_GVRS[gvr] -= 1
+        if _CRD_ONLY_GVRS[gvr] <= 0:
+            del _CRD_ONLY_GVRS[gvr]
+            res.unregister(gvr)
+        return True
+
+
+def _registered(gvr: GroupVersionResource) -> bool:
+    try:
+        res.lookup(gvr)
+    except KeyError:
+        return False
+    return True
 
 
 class ResourceRegistry:
@@ -40,7 +72,7 @@ class ResourceRegistry:
         self._lock = threading.Lock()
         self._crds: dict[GroupVersionResource, ServedVersion] = {}
         self._crd_gvrs: dict[str, list[GroupVersionResource]] = {}  # CRD name → the GVRs it serves here
-        self._unserved: set[GroupVersionResource] = set()  # removed by deleting their CRD
+        self._unserved: set[GroupVersionResource] = set()  # built-in resources whose CRD was deleted here
 
     def resource_info(self, gvr: GroupVersionResource) -> ResourceInfo:
         """The served resource; ``NotFoundError`` when this tracker does not serve it."""
@@ -90,21 +122,19 @@ class ResourceRegistry:
         served = parse_crd(crd)
         spec = crd.get("spec") or {}
         name = meta.name(crd) or f"{(spec.get('names') or {}).get('plural')}.{spec.get('group')}"
-        for sv in served:
-            with _crd_only_lock:
-                try:
-                    res.lookup(sv.info.gvr)
-                except KeyError:
-                    _CRD_ONLY_GVRS.add(sv.info.gvr)
-            res.register(sv.info)
         with self._lock:
-            for gone in set(self._crd_gvrs.get(name, ())) - {sv.info.gvr for sv in served}:
-                self._crds.pop(gone, None)
-                self._unserved.add(gone)
+            before = set(self._crd_gvrs.get(name, ()))
+        for sv in served:
+            _hold(sv.info, sv.info.gvr not in before)
+        with self._lock:
+            gone = before - {sv.info.gvr for sv in served}
+            for gvr in gone:
+                self._crds.pop(gvr, None)
             for sv in served:
                 self._crds[sv.info.gvr] = sv
                 self._unserved.discard(sv.info.gvr)
             self._crd_gvrs[name] = [sv.info.gvr for sv in served]
+        self._stop_serving(gone)
         log.info("registered CRD", key=name, versions=[sv.info.gvr.version for sv in served])
         return [sv.info for sv in served]
 
@@ -116,7 +146,14 @@ class ResourceRegistry:
     def unregister_crd(self, crd_name: str) -> None:
         """Stop serving what the CRD named ``crd_name`` served (its objects must be removed before)."""
         with self._lock:
-            for gvr in self._crd_gvrs.pop(crd_name, []):
+            gone = self._crd_gvrs.pop(crd_name, [])
+            for gvr in gone:
                 self._crds.pop(gvr, None)
-                self._unserved.add(gvr)
+        self._stop_serving(gone)
         log.info("unregistered CRD", key=crd_name)
+
+    def _stop_serving(self, gvrs: Iterable[GroupVersionResource]) -> None:
+        for gvr in gvrs:
+            if not _release(gvr):  # a built-in resource: mask it here (a bounded set)
+                with self._lock:
+                    self._unserved.add(gvr)

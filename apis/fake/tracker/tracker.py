@@ -16,6 +16,9 @@ Guarantees (see also ``gc``, ``watchcache`` and ``lister``):
   openAPIV3Schema (``apis.openapi``). A refused write changes nothing. Writing a CustomResourceDefinition registers
   what it serves. A pod's ``spec.nodeName`` changes only through ``bind`` (the ``pods/binding`` subresource).
 - Stored objects are never mutated after they are stored, and every object handed out is a copy.
+- Events (core and events.k8s.io) are deleted ``event_ttl`` seconds after their last write (kube-apiserver's
+  ``--event-ttl``, default 1 h; ``ttl``), at the next write or ``expire_events``; watchers get DELETED.
+- What is stored is bounded (``limits``): depth, JSON values, 3 MiB per object.
 - A list or watch at a resourceVersion newer than the current one waits up to ``too_large_rv_wait`` seconds for
   it, then fails as kube-apiserver's watch cache does: 504 Timeout "Too large resource version" with the cause
   ``ResourceVersionTooLarge`` (raised by ``list``; one ERROR event, then the end, for ``watch``).
@@ -30,7 +33,9 @@ checks that) and deleting one does not empty it.
 from __future__ import annotations
 
 import threading
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +63,7 @@ from .admission import (
 )
 from .filter import ObjectFilter
 from .gc import GarbageCollector
+from .limits import bounded_copy
 from .lister import parse_rv, select_page
 from .patch import apply_patch, decode_patch
 from .registry import NOT_SERVED, ResourceRegistry
@@ -70,6 +76,7 @@ from .strategy import (
     has_generation,
     without_rv,
 )
+from .ttl import DEFAULT_EVENT_TTL, EventExpiry
 from .watch import HistoryEvent, TrackerWatch
 from .watchcache import WatchCache
 
@@ -94,7 +101,13 @@ class ObjectTracker:
     ``WatchCache`` (history and watchers) and a ``GarbageCollector`` (deletion paths), all under one lock.
     """
 
-    def __init__(self, watch_history: int = 1000, watch_buffer: int = 1000) -> None:
+    def __init__(
+        self,
+        watch_history: int = 1000,
+        watch_buffer: int = 1000,
+        event_ttl: float | None = DEFAULT_EVENT_TTL,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if watch_history < 1 or watch_buffer < 1:
             raise ValueError("watch_history and watch_buffer must be at least 1")
         self._lock = threading.RLock()
@@ -102,6 +115,7 @@ class ObjectTracker:
         self._registry = ResourceRegistry()
         self._watch_cache = WatchCache(self._lock, watch_history)
         self._gc = GarbageCollector(self._store, self._registry, self._commit, self._on_removed)
+        self._event_expiry = EventExpiry(event_ttl, clock, self._store, self._registry.resource_info, self._commit)
         self.watch_buffer = watch_buffer
         self.bookmark_interval = 1.0  # seconds of idleness before a watcher that asked for bookmarks gets one
         self.too_large_rv_wait = 3.0  # seconds a list/watch waits for a future resourceVersion before failing (504)
@@ -139,10 +153,19 @@ class ObjectTracker:
 
     # -- the write path ---------------------------------------------------------------------------------------------
     def _commit(self, info: ResourceInfo, new: dict[str, Any], prev: dict[str, Any] | None, etype: str) -> dict[str, Any]:
-        """Store (or, for DELETED, drop) ``new`` at the next RV and record the event in the watch cache."""
+        """Store (or, for DELETED, drop) ``new`` at the next RV and record the event in the watch cache; Events whose
+        TTL ran out are deleted first."""
+        self._event_expiry.expire(keep=(info.gvr, meta.namespace(new), meta.name(new)))
         rv = self._store.commit(info.gvr, new, prev, etype)
         self._watch_cache.record(HistoryEvent(rv, info.gvr, etype, new, prev))
+        self._event_expiry.written(info.gvr, new, etype)
         return new
+
+    def expire_events(self) -> int:
+        """Delete the Events whose TTL (``event_ttl`` seconds after their last write) ran out, as etcd drops a key
+        whose lease expired: watchers get DELETED. Every write does this too. Returns how many went."""
+        with self._lock:
+            return self._event_expiry.expire()
 
     def _on_removed(self, info: ResourceInfo, final: dict[str, Any]) -> None:
         """A deleted CRD takes what it served with it: every object of those resources is removed first."""
@@ -189,8 +212,8 @@ class ObjectTracker:
         ``patched``: ``obj`` is the result of an apply patch (decoding errors are the patch's 422)."""
         if not isinstance(obj, dict):
             raise BadRequestError(f"the object must be a JSON object, got {type(obj).__name__}")
-        check_decodes(info, obj, patched)
-        new = meta.deep_copy(obj)
+        new = bounded_copy(obj, patched=patched)  # bounds first: a hostile document is never walked twice
+        check_decodes(info, new, patched)
         drop_unknown_fields(info, new)
         check_type_meta(info, new)
         ns = resolve_namespace(info, namespace, new)
@@ -257,8 +280,8 @@ class ObjectTracker:
             raise BadRequestError(f"the object must be a JSON object, got {type(obj).__name__}")
         with self._lock:
             info = self._info_with_subresource(gvr, subresource)
-            check_decodes(info, obj)
-            new = meta.deep_copy(obj)
+            new = bounded_copy(obj)
+            check_decodes(info, new)
             drop_unknown_fields(info, new)
             stored = self._update_locked(info, new, namespace, subresource)
         return meta.deep_copy(stored)

@@ -76,7 +76,9 @@ class TrackerWatch:
         self._stopped = False
         self._closed = False  # no more events will be queued; the reader drains then ends
         self._last_activity = time.monotonic()
-        self._deadline = time.monotonic() + timeout_seconds if timeout_seconds else None
+        # a timeout longer than a condition wait can take (~292 years) is no timeout
+        bounded = timeout_seconds and timeout_seconds < threading.TIMEOUT_MAX
+        self._deadline = time.monotonic() + timeout_seconds if bounded else None
         self._awaited_rv: int | None = None  # a future RV asked for: nothing is delivered up to it
         self._awaited_deadline = 0.0
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from testkit import wait_for
 
@@ -17,14 +15,6 @@ from apis.fake.kubelet import (
 )
 from apis.resources import DEPLOYMENTS, NODES, PODS
 from apis.watch import ListOptions
-
-
-@pytest.fixture
-def sim() -> Iterator[PodSimulator]:
-    simulator = PodSimulator(ObjectTracker(), tick=0.01).start()
-    yield simulator
-    simulator.stop()
-    assert all(not t.is_alive() for t in simulator._threads)
 
 
 def make_pod(name: str, node: str = "", **annotations: str) -> dict:
