@@ -59,13 +59,14 @@ def test_a_patch_result_deeper_than_a_document_may_be_is_422(tracker: ObjectTrac
 
 
 def test_an_object_grown_past_the_size_limit_by_patches_is_413(tracker: ObjectTracker) -> None:
-    tracker.create(r.PODS, make_pod("p"))
+    # data, not annotations: those are capped at 256 KiB by the metadata validation before the size bound
+    tracker.create(r.CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}})
     chunk = "x" * (MAX_OBJECT_BYTES // 2)
-    tracker.patch(r.PODS, "default", "p", {"metadata": {"annotations": {"a": chunk}}})
+    tracker.patch(r.CONFIGMAPS, "default", "c", {"data": {"a": chunk}})
     with pytest.raises(errors.ApiError) as exc:
-        tracker.patch(r.PODS, "default", "p", {"metadata": {"annotations": {"b": chunk}}})
+        tracker.patch(r.CONFIGMAPS, "default", "c", {"data": {"b": chunk}})
     assert exc.value.status == 413 and exc.value.reason == "RequestEntityTooLarge"
-    assert "b" not in tracker.get(r.PODS, "default", "p")["metadata"]["annotations"]
+    assert "b" not in tracker.get(r.CONFIGMAPS, "default", "c")["data"]
 
 
 @pytest.mark.parametrize(
