@@ -48,7 +48,8 @@ def test_health_version_and_discovery(http: RawClient, sandbox) -> None:
     deployments = {r["name"]: r for r in http.get("/apis/apps/v1").json()["resources"]}
     assert deployments["deployments"]["verbs"] == sorted(deployments["deployments"]["verbs"])
     assert deployments["deployments/status"]["verbs"] == ["get", "patch", "update"]
-    assert "deployments/scale" not in deployments  # only served subresources are advertised
+    assert deployments["deployments/scale"]["kind"] == "Scale"
+    assert "pods/exec" not in {r["name"] for r in http.get("/api/v1").json()["resources"]}  # only served ones
     v2 = http.get("/openapi/v2", Accept="application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
     assert v2.status == 200 and v2.headers["content-type"].endswith("+protobuf") and v2.body.startswith(b"\n\x032.0")
     assert http.get("/openapi/v2").json()["swagger"] == "2.0"

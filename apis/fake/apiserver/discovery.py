@@ -31,9 +31,14 @@ SERVER_MAJOR = "1"
 SERVER_MINOR = "30"
 SERVER_GIT_VERSION = f"v{SERVER_MAJOR}.{SERVER_MINOR}.0-sandbox"
 
-_SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"]}
+_SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "scale": ["get", "patch", "update"], "log": ["get"]}
+# Subresources of another kind than their object: (group, version, kind) as discovery reports them.
+_SUBRESOURCE_KINDS = {"scale": ("autoscaling", "v1", "Scale")}
 # Resources listed in the "all" category, as a real server does (``kubectl get all``).
-_ALL_CATEGORY = {("", "pods"), ("", "services"), ("apps", "deployments")}
+_ALL_CATEGORY = {
+    ("", "pods"), ("", "services"), ("apps", "deployments"), ("apps", "replicasets"), ("batch", "jobs"),
+    ("batch", "cronjobs"), ("autoscaling", "horizontalpodautoscalers"),
+}
 
 
 def version_info() -> dict[str, Any]:
@@ -122,15 +127,17 @@ def resource_list(infos: Iterable[ResourceInfo], group: str, version: str) -> di
             verbs = _SUBRESOURCE_VERBS.get(sub)
             if verbs is None:  # only subresources the sandbox actually serves are advertised
                 continue
-            resources.append(
-                {
-                    "name": f"{info.gvr.resource}/{sub}",
-                    "singularName": "",
-                    "namespaced": info.namespaced,
-                    "kind": info.kind,
-                    "verbs": verbs,
-                }
-            )
+            sub_entry: dict[str, Any] = {
+                "name": f"{info.gvr.resource}/{sub}",
+                "singularName": "",
+                "namespaced": info.namespaced,
+                "kind": info.kind,
+                "verbs": verbs,
+            }
+            if sub in _SUBRESOURCE_KINDS:
+                sub_group, sub_version, sub_entry["kind"] = _SUBRESOURCE_KINDS[sub]
+                sub_entry.update(group=sub_group, version=sub_version)
+            resources.append(sub_entry)
     if not resources:
         return None
     group_version = f"{group}/{version}" if group else version

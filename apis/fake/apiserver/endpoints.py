@@ -27,7 +27,9 @@ PATCH_TYPES = {
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
 FIELD_VALIDATIONS = ("Ignore", "Strict", "Warn")
 # Built-in kinds whose DELETE answers a Status; pods and custom resources answer the deleted object.
-_STATUS_ON_DELETE_GROUPS = ("", "apps", "autoscaling", "batch", "coordination.k8s.io", "apiextensions.k8s.io")
+_STATUS_ON_DELETE_GROUPS = (
+    "", "apps", "autoscaling", "batch", "coordination.k8s.io", "apiextensions.k8s.io", "events.k8s.io"
+)
 
 
 class Headers(Protocol):

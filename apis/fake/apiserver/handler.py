@@ -18,7 +18,7 @@ import structlog
 
 from ...errors import ApiError, BadRequestError, MethodNotAllowedError
 from ..faults import Faults
-from . import discovery, tables
+from . import discovery, eventsv1, subresources, tables
 from .endpoints import ResourceEndpoints, Response
 from .options import list_options, query_bool, query_value, validate_list_options
 from .request import ResourceRequest, not_found_path, parse_resource_path
@@ -260,7 +260,8 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
         if query_value(query, "dryRun"):
             raise BadRequestError("dryRun is not supported by the sandbox API server")
         is_watch = req.watch or bool(query_bool(query, "watch"))
-        endpoints = ResourceEndpoints(self.sandbox)
+        sandbox = eventsv1.for_resource(self.sandbox, req.gvr)
+        endpoints = ResourceEndpoints(sandbox)
         if not req.name:
             if method in ("GET", "HEAD"):
                 options = list_options(query)
@@ -281,6 +282,8 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
             validate_list_options(options, True)
             options.field_selector = ",".join(filter(None, [options.field_selector, f"metadata.name={req.name}"]))
             self._serve_watch(endpoints, req, options)
+        elif req.subresource in subresources.SERVED:
+            self._send_response(subresources.serve(sandbox, method, req, query, body, self.headers))
         elif method in ("GET", "HEAD"):
             self._send_response(endpoints.get(req, self.headers))
         elif method == "PUT":
@@ -296,6 +299,6 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
         table = tables.wanted_table_version(self.headers.get("Accept"))
         columns = endpoints.printer_columns(req) if table else None
         try:
-            WatchStreamer(self.sandbox).serve(req, options, _ChunkedSink(self), table, columns)
+            WatchStreamer(endpoints.sandbox).serve(req, options, _ChunkedSink(self), table, columns)
         except OSError:
             self.close_connection = True  # the client went away

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ... import meta
+from .eventsv1 import to_core
 
 __all__ = ["Cell", "Column", "PRINTERS", "age", "human_duration", "printer_for", "row_conditions", "since"]
 
@@ -529,6 +530,13 @@ _EVENT = [
     Column("Name", "string", _name, priority=1, format="name"),
 ]
 
+
+def _of_core_event(column: Column) -> Column:
+    cell = column.cell
+    return Column(column.name, column.type, lambda o: cell(to_core(o)), column.priority, column.format,
+                  column.description)
+
+
 # (group, resource) → columns; events.k8s.io events are printed from their core/v1 form.
 PRINTERS: dict[tuple[str, str], list[Column]] = {
     ("", "pods"): _POD,
@@ -538,6 +546,7 @@ PRINTERS: dict[tuple[str, str], list[Column]] = {
     ("", "nodes"): _NODE,
     ("", "namespaces"): _NAMESPACE,
     ("", "events"): _EVENT,
+    ("events.k8s.io", "events"): [_of_core_event(c) for c in _EVENT],
     ("apps", "deployments"): _DEPLOYMENT,
     ("apps", "replicasets"): _REPLICA_SET,
     ("batch", "jobs"): _JOB,
