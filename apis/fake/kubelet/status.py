@@ -13,6 +13,7 @@ __all__ = [
     "pending_status",
     "running_status",
     "terminated_status",
+    "crash_loop_status",
     "with_readiness",
     "has_condition",
     "annotation_float",
@@ -93,6 +94,43 @@ def terminated_status(pod: Mapping[str, Any], exit_code: int) -> dict[str, Any]:
                     }
                 },
             )
+            for c in _containers(pod)
+        ],
+    )
+    return status
+
+
+def crash_loop_status(pod: Mapping[str, Any], pod_ip: str, host_ip: str, restarts: int, exit_code: int,
+                      back_off: str) -> dict[str, Any]:
+    """Running but never ready: every container exited with ``exit_code`` and waits in CrashLoopBackOff, restarted
+    ``restarts`` times (as a kubelet reports a container that keeps crashing)."""
+    now = meta.now_rfc3339()
+    status = dict(pod.get("status") or {})
+    pod_ip, host_ip = status.get("podIP") or pod_ip, status.get("hostIP") or host_ip
+    names = [c.get("name", "") for c in _containers(pod)]
+    conditions = _started_conditions(now, ready=False, reason="ContainersNotReady")
+    for cond in conditions:
+        if cond["type"] in ("Ready", "ContainersReady"):
+            cond["message"] = f"containers with unready status: [{' '.join(names)}]"
+    status.update(
+        phase="Running",
+        hostIP=host_ip,
+        hostIPs=[{"ip": host_ip}],
+        podIP=pod_ip,
+        podIPs=[{"ip": pod_ip}],
+        startTime=status.get("startTime") or now,
+        qosClass=status.get("qosClass") or "BestEffort",
+        conditions=conditions,
+        containerStatuses=[
+            {
+                **_started_container_status(pod, c, running=False, state={"waiting": {
+                    "reason": "CrashLoopBackOff",
+                    "message": f"back-off {back_off} restarting failed container={c.get('name', '')} "
+                               f"pod={meta.name(pod)}_{meta.namespace(pod)}({meta.uid(pod)})",
+                }}),
+                "restartCount": restarts,
+                "lastState": {"terminated": {"exitCode": exit_code, "reason": "Error", "startedAt": now, "finishedAt": now}},
+            }
             for c in _containers(pod)
         ],
     )
