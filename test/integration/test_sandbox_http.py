@@ -53,7 +53,8 @@ def test_health_version_and_discovery(http: RawClient, sandbox) -> None:
     v2 = http.get("/openapi/v2", Accept="application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
     assert v2.status == 200 and v2.headers["content-type"].endswith("+protobuf") and v2.body.startswith(b"\n\x032.0")
     assert http.get("/openapi/v2").json()["swagger"] == "2.0"
-    _status(http.get("/openapi/v3"), 404)
+    assert "apis/apps/v1" in http.get("/openapi/v3").json()["paths"]
+    _status(http.get("/openapi/v3/apis/nope/v1"), 404)
 
 
 def test_routing_errors(http: RawClient) -> None:

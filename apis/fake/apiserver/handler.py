@@ -18,7 +18,7 @@ import structlog
 
 from ...errors import ApiError, BadRequestError, MethodNotAllowedError
 from ..faults import Faults
-from . import discovery, eventsv1, subresources, tables
+from . import discovery, eventsv1, openapi, subresources, tables
 from .endpoints import ResourceEndpoints, Response
 from .options import list_options, query_bool, query_value, validate_list_options
 from .request import ResourceRequest, not_found_path, parse_resource_path
@@ -224,16 +224,36 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
             doc = discovery.api_group(infos, parts[1])
         elif parts[0] == "apis":
             doc = discovery.resource_list(infos, parts[1], parts[2])
-        elif path == "/openapi/v2":
-            protobuf = "proto-openapi.spec.v2" in (self.headers.get("Accept") or "")
-            self._send_bytes(200, *discovery.openapi_v2(protobuf))
+        else:
+            self._serve_openapi(path, parts)
             return True
-        else:  # /openapi/v3 is not served: clients fall back to /openapi/v2
-            doc = None
         if doc is None:
             raise not_found_path()
         self._send_json(200, doc)
         return True
+
+    def _serve_openapi(self, path: str, parts: list[str]) -> None:
+        """``/openapi/v2`` (JSON, or the empty protobuf document kubectl asks for), ``/openapi/v3`` and its group
+        version documents."""
+        documents = openapi.documents_for(self.sandbox.tracker)
+        if path == "/openapi/v2":
+            if "proto-openapi.spec.v2" in (self.headers.get("Accept") or ""):
+                self._send_bytes(200, *discovery.openapi_v2(True))
+            else:
+                self._send_bytes(200, documents.v2_document(), "application/json")
+            return
+        if path == "/openapi/v3":
+            self._send_json(200, documents.v3_index())
+            return
+        gv = parts[2:] if parts[:2] == ["openapi", "v3"] else []
+        found = None
+        if gv[:1] == ["api"] and len(gv) == 2:
+            found = documents.v3_document("", gv[1])
+        elif gv[:1] == ["apis"] and len(gv) == 3:
+            found = documents.v3_document(gv[1], gv[2])
+        if found is None:
+            raise not_found_path()
+        self._send_bytes(200, found[0], "application/json")
 
     def _inject_error(self) -> bool:
         code = self.sandbox.faults.pick_error()
