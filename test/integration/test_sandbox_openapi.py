@@ -89,6 +89,16 @@ def test_explain_sedna_kinds_and_crds_registered_at_run_time(kubectl: Kubectl) -
     assert "KIND:       Widget" in widget and "FIELD: size <integer>" in widget and "How big the widget is." in widget
 
 
+@requires_kubectl
+def test_explain_from_the_protobuf_v2_document(kubectl: Kubectl) -> None:
+    out = kubectl("explain", "pods.spec.containers", "--output=plaintext-openapiv2").stdout
+    assert "RESOURCE: containers <[]Object>" in out and "List of containers belonging to the pod." in out
+    recursive = kubectl("explain", "deploy", "--recursive", "--output=plaintext-openapiv2").stdout
+    assert "VERSION:  apps/v1" in recursive and "      labels\t<map[string]string>" in recursive
+    sedna = kubectl("explain", "ji.spec.edgeWorker", "--output=plaintext-openapiv2").stdout
+    assert "RESOURCE: edgeWorker <Object>" in sedna and "hardExampleMining\t<Object> -required-" in sedna
+
+
 @pytest.mark.skipif(not VERSIONED, reason="no versioned kubectl.1.* binaries")
 def test_explain_with_the_oldest_versioned_kubectl(sandbox, tmp_path: Path) -> None:
     k = Kubectl(VERSIONED[0], sandbox.kubeconfig, tmp_path / "cache-old")

@@ -20,6 +20,7 @@ from ...errors import ApiError, BadRequestError, MethodNotAllowedError
 from ..faults import Faults
 from . import discovery, eventsv1, openapi, subresources, tables
 from .endpoints import ResourceEndpoints, Response
+from .openapi_proto import OPENAPI_V2_PROTOBUF
 from .options import list_options, query_bool, query_value, validate_list_options
 from .request import ResourceRequest, not_found_path, parse_resource_path
 from .watchstream import WatchStreamer
@@ -233,12 +234,12 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
         return True
 
     def _serve_openapi(self, path: str, parts: list[str]) -> None:
-        """``/openapi/v2`` (JSON, or the empty protobuf document kubectl asks for), ``/openapi/v3`` and its group
-        version documents."""
+        """``/openapi/v2`` (JSON, or protobuf as kubectl asks for it), ``/openapi/v3`` and its group version
+        documents."""
         documents = openapi.documents_for(self.sandbox.tracker)
         if path == "/openapi/v2":
             if "proto-openapi.spec.v2" in (self.headers.get("Accept") or ""):
-                self._send_bytes(200, *discovery.openapi_v2(True))
+                self._send_bytes(200, documents.v2_document(protobuf=True), OPENAPI_V2_PROTOBUF)
             else:
                 self._send_bytes(200, documents.v2_document(), "application/json")
             return

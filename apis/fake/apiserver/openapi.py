@@ -6,7 +6,8 @@ server-side field validation check and its strategic-merge patch computation:
   every resource there (operations carry ``x-kubernetes-group-version-kind``, PATCH accepts the patch types the
   sandbox applies and takes ``fieldValidation``) and ``components.schemas``: the kinds, their List kinds and every
   schema they refer to, each kind with its ``x-kubernetes-group-version-kind``.
-- ``/openapi/v2`` (JSON): the same paths and schemas as one Swagger 2.0 document (``definitions``).
+- ``/openapi/v2``: the same paths and schemas as one Swagger 2.0 document (``definitions``), as JSON or in the
+  protobuf encoding kubectl asks for (``openapi_proto``).
 
 Built-in kinds' schemas come from ``apis.fake.schemas`` (the ``kubernetes`` package's models), named
 ``<version>.<Kind>`` (``v1.PodSpec``; ``core.v1.Event`` and ``events.v1.Event`` where the package disambiguates),
@@ -14,8 +15,6 @@ with the ``x-kubernetes-patch-merge-key``/``-strategy`` of the lists the sandbox
 A CRD's served version contributes its ``openAPIV3Schema`` as ``<reversed group>.<version>.<Kind>`` (``metadata``
 referring to ObjectMeta), as apiextensions-apiserver publishes it; CRDs written at run time appear at once.
 Documents are built on first request and cached until the served resources or CRDs change.
-
-Not served: the protobuf form with definitions (``/openapi/v2`` in protobuf stays empty, see ``discovery``).
 """
 
 from __future__ import annotations
@@ -35,6 +34,7 @@ from ...resources import CUSTOM_RESOURCE_DEFINITIONS, ResourceInfo
 from .. import schemas
 from ..tracker.patch import MERGE_KEYS, PRIMITIVE_MERGE_LISTS
 from .discovery import SERVER_GIT_VERSION
+from .openapi_proto import encode_document
 
 __all__ = ["OpenAPIDocuments", "documents_for"]
 
@@ -173,7 +173,7 @@ class OpenAPIDocuments:
         self.tracker = tracker
         self._lock = threading.Lock()
         self._v3: dict[tuple[str, str], tuple[Any, dict[str, Any], bytes, str]] = {}
-        self._v2: tuple[Any, bytes] | None = None
+        self._v2: tuple[Any, bytes, bytes] | None = None
 
     # -- public ---------------------------------------------------------------------------------------------------------
     def v3_index(self) -> dict[str, Any]:
@@ -201,20 +201,21 @@ class OpenAPIDocuments:
             self._v3[(group, version)] = (fingerprint, doc, body, digest)
         return body, digest
 
-    def v2_document(self) -> bytes:
-        """The Swagger 2.0 document of every served resource (JSON)."""
+    def v2_document(self, protobuf: bool = False) -> bytes:
+        """The Swagger 2.0 document of every served resource, as JSON or in gnostic's protobuf encoding."""
         gvs = self._group_versions()
         for group, version in gvs:
             self.v3_document(group, version)
         with self._lock:
             fingerprint = tuple((gv, self._v3[gv][3]) for gv in gvs if gv in self._v3)
-            if self._v2 is not None and self._v2[0] == fingerprint:
-                return self._v2[1]
+            cached = self._v2 if self._v2 is not None and self._v2[0] == fingerprint else None
             docs = [self._v3[gv][1] for gv in gvs if gv in self._v3]
-        body = orjson.dumps(_to_v2(docs))
-        with self._lock:
-            self._v2 = (fingerprint, body)
-        return body
+        if cached is None:
+            doc = _to_v2(docs)
+            cached = (fingerprint, orjson.dumps(doc), encode_document(doc))
+            with self._lock:
+                self._v2 = cached
+        return cached[2] if protobuf else cached[1]
 
     # -- building ---------------------------------------------------------------------------------------------------------
     def _group_versions(self) -> list[tuple[str, str]]:
@@ -389,8 +390,9 @@ def _resource_paths(info: ResourceInfo, names: Mapping[tuple[str, str, str], str
 
 # -- Swagger 2.0 ------------------------------------------------------------------------------------------------------
 def _v2_schema(schema: Any) -> Any:
-    """A v3 schema in Swagger 2.0 terms: refs under ``#/definitions/``, quantities and int-or-strings as strings
-    with their format (v2 has no ``oneOf``/``anyOf``), ``nullable`` as ``x-nullable``."""
+    """A v3 schema in Swagger 2.0 terms: refs under ``#/definitions/`` (``allOf: [{$ref}]`` as a plain ``$ref``, as
+    kube's v2 document writes them), quantities and int-or-strings as strings with their format (v2 has no
+    ``oneOf``/``anyOf``), ``nullable`` as ``x-nullable``."""
     if isinstance(schema, list):
         return [_v2_schema(v) for v in schema]
     if not isinstance(schema, dict):
@@ -399,6 +401,8 @@ def _v2_schema(schema: Any) -> Any:
     for key, value in schema.items():
         if key == "$ref" and isinstance(value, str):
             out[key] = value.replace(_V3_PREFIX, _V2_PREFIX)
+        elif key == "allOf" and isinstance(value, list) and len(value) == 1 and set(value[0]) == {"$ref"}:
+            out["$ref"] = value[0]["$ref"].replace(_V3_PREFIX, _V2_PREFIX)  # v2 refers directly
         elif key == "oneOf" and all(isinstance(o, dict) and set(o) == {"type"} for o in value):
             out["type"] = "string"  # a quantity: v2 has no oneOf
         elif key == "anyOf" and schema.get("x-kubernetes-int-or-string") is True:
