@@ -1,4 +1,5 @@
-"""Pod-lifecycle simulator: plays the scheduler, the kubelets and the deployment controller on an ObjectTracker.
+"""Pod-lifecycle simulator: plays the scheduler, the kubelets and the Deployment and ReplicaSet controllers on an
+ObjectTracker.
 
 A new pod is bound to ``default_node`` when it has no ``spec.nodeName``, stays Pending for
 ``sandbox.sedna.io/start-delay-seconds`` (default 0), then runs (phase Running, IPs, startTime, conditions
