@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
@@ -61,7 +61,7 @@ def _created_order(rs: Mapping[str, Any]) -> tuple[str, str]:
 class DeploymentSimulator:
     """Reconciles one Deployment at a time against the tracker (called from the simulator's single worker)."""
 
-    def __init__(self, tracker: TrackerAPI, rng: Any = None, clock: Any = time.time) -> None:
+    def __init__(self, tracker: TrackerAPI, clock: Callable[[], float] = time.time) -> None:
         self.tracker = tracker
         self.wall_clock = clock
 

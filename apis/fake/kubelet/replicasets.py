@@ -19,7 +19,7 @@ steers its pods; a real cluster ignores them).
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
@@ -83,7 +83,7 @@ def _deletion_rank(pod: Mapping[str, Any]) -> tuple[int, int, int, float, int, s
 class ReplicaSetSimulator:
     """Reconciles one ReplicaSet at a time against the tracker (called from the simulator's single worker)."""
 
-    def __init__(self, tracker: TrackerAPI, clock: Any = time.time) -> None:
+    def __init__(self, tracker: TrackerAPI, clock: Callable[[], float] = time.time) -> None:
         self.tracker = tracker
         self.wall_clock = clock
 

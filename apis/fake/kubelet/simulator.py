@@ -24,7 +24,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import queue
-import random
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -92,15 +91,13 @@ class PodSimulator:
         tick: float = 0.05,
         clock: Callable[[], float] = time.monotonic,
         auto_register_nodes: bool = True,
-        seed: int | None = None,
     ) -> None:
         self.tracker = tracker
         self.default_node = default_node
         self.tick = tick
         self.clock = clock
         self.nodes = SimulatedNodes(tracker, auto_register_nodes)
-        self._rng = random.Random(seed)
-        self.deployments = DeploymentSimulator(tracker, self._rng)
+        self.deployments = DeploymentSimulator(tracker)
         self.replicasets = ReplicaSetSimulator(tracker)
         self._queue: queue.Queue[tuple[str, str, str] | None] = queue.Queue()
         self._pending: set[tuple[str, str, str]] = set()
