@@ -30,6 +30,7 @@ from ...errors import ApiError, is_already_exists, is_not_found
 from ...resources import DEPLOYMENTS, PODS, REPLICA_SETS
 from ...watch import ListOptions
 from . import rollout
+from .claim import claim, selector_text
 from .deployment_status import calculate_status, progress_recheck, rollout_status, status_of
 from .events import record_event
 from .replicasets import TERMINAL_PHASES
@@ -92,35 +93,12 @@ class DeploymentSimulator:
         return self._rollout_recreate(d, rs_list)
 
     # -- replica sets -------------------------------------------------------------------------------------------------
-    def _selector_text(self, d: Mapping[str, Any]) -> str:
+    def _claim_replica_sets(self, d: Mapping[str, Any]) -> list[dict[str, Any]]:
         spec = d.get("spec") or {}
         selector = spec.get("selector")
         if selector is None:  # apps/v1 requires one; fall back to the template's labels
             selector = {"matchLabels": ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}}
-        try:
-            return str(meta.selector_from_label_selector(selector))
-        except ValueError:
-            return ""
-
-    def _claim_replica_sets(self, d: Mapping[str, Any]) -> list[dict[str, Any]]:
-        text = self._selector_text(d)
-        if not text:
-            return []
-        listed = self.tracker.list(REPLICA_SETS, meta.namespace(d), ListOptions(label_selector=text))["items"]
-        claimed = []
-        for rs in listed:
-            ref = meta.get_controller_of(rs)
-            if ref is not None:
-                if ref.get("uid") == meta.uid(d):
-                    claimed.append(rs)
-                continue
-            if meta.deletion_timestamp(rs) or meta.deletion_timestamp(d):
-                continue
-            adopted = meta.deep_copy(rs)
-            md = adopted["metadata"]
-            md["ownerReferences"] = [*(md.get("ownerReferences") or []), meta.new_controller_ref(d, ("apps/v1", "Deployment"))]
-            claimed.append(self.tracker.update(REPLICA_SETS, adopted, meta.namespace(rs)))
-        return claimed
+        return claim(self.tracker, d, ("apps/v1", "Deployment"), REPLICA_SETS, selector_text(selector))
 
     def _find_new(self, d: Mapping[str, Any], rs_list: list[dict[str, Any]]) -> dict[str, Any] | None:
         template = (d.get("spec") or {}).get("template") or {}
@@ -316,7 +294,7 @@ class DeploymentSimulator:
         if sum(status_of(rs, "replicas") for rs in old) > 0:
             return True
         for rs in old:
-            selector = self._rs_selector(rs)
+            selector = selector_text((rs.get("spec") or {}).get("selector"))
             if not selector or (new_rs is not None and meta.uid(rs) == meta.uid(new_rs)):
                 continue
             pods = self.tracker.list(PODS, meta.namespace(rs), ListOptions(label_selector=selector))["items"]
@@ -324,13 +302,6 @@ class DeploymentSimulator:
                    for p in pods if (meta.get_controller_of(p) or {}).get("uid") == meta.uid(rs)):
                 return True
         return False
-
-    @staticmethod
-    def _rs_selector(rs: Mapping[str, Any]) -> str:
-        try:
-            return str(meta.selector_from_label_selector((rs.get("spec") or {}).get("selector") or {}))
-        except ValueError:
-            return ""
 
     def _is_scaling_event(self, d: dict[str, Any], rs_list: list[dict[str, Any]]) -> bool:
         new_rs, old = self._all_replica_sets(d, rs_list, create=False)

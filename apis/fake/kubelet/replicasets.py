@@ -27,7 +27,7 @@ import structlog
 from ... import meta
 from ...errors import ApiError, ForbiddenError, is_not_found
 from ...resources import PODS, REPLICA_SETS
-from ...watch import ListOptions
+from .claim import claim, selector_text
 from .events import record_event
 from .rollout import get_condition, new_condition, remove_condition, replicas_of
 from .tracker_api import TrackerAPI
@@ -96,7 +96,8 @@ class ReplicaSetSimulator:
             if is_not_found(err):
                 return None
             raise
-        pods = self._claim_pods(rs)
+        selector = selector_text((rs.get("spec") or {}).get("selector"))
+        pods = claim(self.tracker, rs, ("apps/v1", "ReplicaSet"), PODS, selector)
         active = [p for p in pods if pod_is_active(p)]
         error: ApiError | None = None
         if not meta.deletion_timestamp(rs):
@@ -104,41 +105,6 @@ class ReplicaSetSimulator:
         return self._write_status(rs, active, error)
 
     # -- pods ---------------------------------------------------------------------------------------------------------
-    def _claim_pods(self, rs: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """The pods the ReplicaSet controls, adopting matching orphans."""
-        try:
-            selector = meta.selector_from_label_selector((rs.get("spec") or {}).get("selector"))
-        except ValueError:
-            return []
-        text = str(selector)
-        if not text:  # an empty (or missing) selector selects nothing here, never every pod
-            return []
-        listed = self.tracker.list(PODS, meta.namespace(rs), ListOptions(label_selector=text))["items"]
-        claimed = []
-        for pod in listed:
-            ref = meta.get_controller_of(pod)
-            if ref is not None:
-                if ref.get("uid") == meta.uid(rs):
-                    claimed.append(pod)
-                continue
-            if meta.deletion_timestamp(pod) or meta.deletion_timestamp(rs):
-                continue
-            adopted = self._adopt(rs, pod)
-            if adopted is not None:
-                claimed.append(adopted)
-        return claimed
-
-    def _adopt(self, rs: Mapping[str, Any], pod: dict[str, Any]) -> dict[str, Any] | None:
-        updated = meta.deep_copy(pod)
-        md = updated["metadata"]
-        md["ownerReferences"] = [*(md.get("ownerReferences") or []), meta.new_controller_ref(rs, ("apps/v1", "ReplicaSet"))]
-        try:
-            return self.tracker.update(PODS, updated, meta.namespace(pod))
-        except ApiError as err:
-            log.info("sandbox replicaset could not adopt pod", key=f"{meta.namespace(rs)}/{meta.name(rs)}",
-                     pod=meta.name(pod), error=str(err))
-            return None
-
     def _manage_replicas(self, rs: Mapping[str, Any], active: list[dict[str, Any]]) -> ApiError | None:
         diff = len(active) - replicas_of(rs)
         if diff < 0:
