@@ -154,11 +154,17 @@ def test_events_v1_and_core_v1_share_one_store(sandbox, http: RawClient) -> None
     immutable = http.request("PATCH", f"{EV1}/e1", {"note": "changed"}, content_type="application/merge-patch+json")
     assert immutable.status == 422 and immutable.json()["details"]["causes"][0]["field"] == "message"
 
+    applied = http.request("PATCH", f"{EV1}/e4?fieldManager=test", _event_v1("e4"),
+                           content_type="application/apply-patch+yaml")
+    assert applied.status == 201 and sandbox.tracker.get(EVENTS, "default", "e4")["message"] == "created worker"
+    missing = http.request("PATCH", f"{EV1}/nope", {"note": "x"}, content_type="application/merge-patch+json")
+    assert missing.status == 404
+
     events = http.watch_events(EV1 + "?watch=1&timeoutSeconds=1")
     assert {e["object"]["apiVersion"] for e in events} == {"events.k8s.io/v1"}
     deleted = http.request("DELETE", f"{EV1}/e1")
     assert deleted.status == 200 and deleted.json()["status"] == "Success"
-    assert meta.name(sandbox.tracker.list(EVENTS, "default")["items"][0]) == "e2"
+    assert [meta.name(e) for e in sandbox.tracker.list(EVENTS, "default")["items"]] == ["e2", "e4"]
 
 
 def test_events_v1_with_the_official_client(sandbox, api) -> None:

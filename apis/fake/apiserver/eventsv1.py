@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from ... import meta
-from ...errors import BadRequestError, new_invalid
+from ...errors import BadRequestError, NotFoundError, new_invalid
 from ...resources import EVENTS, EVENTS_V1, GroupVersionResource
 from ...watch import BOOKMARK, ERROR, ListOptions, WatchEvent
 from ..tracker import PatchOutcome
@@ -182,8 +182,8 @@ class EventsV1Tracker:
         if gvr != EVENTS_V1:
             return self._tracker.create(gvr, obj, namespace)
         core = self._checked_core(obj)
-        md = core.setdefault("metadata", {})
-        md.setdefault("namespace", namespace or md.get("namespace"))
+        if namespace:
+            core.setdefault("metadata", {}).setdefault("namespace", namespace)
         causes = _validate_create(core)
         if causes:
             raise new_invalid("Event", meta.name(obj), causes, EVENTS_V1.group)
@@ -215,7 +215,7 @@ class EventsV1Tracker:
         doc = decode_patch(body, patch_type)
         try:
             current = self.get(gvr, namespace, name)
-        except Exception:
+        except NotFoundError:
             if patch_type != "apply":
                 raise
             created = self.create(gvr, {**doc, "metadata": {**(doc.get("metadata") or {}), "name": name}}, namespace)
