@@ -13,7 +13,7 @@ a pod-lifecycle simulator (``apis.fake.kubelet``). Plain HTTP, no authentication
 
 Its parts: ``server`` (lifecycle, connections), ``handler`` (HTTP plumbing, routing), ``request`` and ``options``
 (parsing), ``endpoints`` (the REST verbs), ``subresources`` (scale, pods/log), ``eventsv1``, ``watchstream``,
-``discovery``, ``openapi`` and ``openapi_proto``, ``tables`` and ``printers``; the CLI is ``__main__``.
+``discovery``, ``openapi`` and ``openapi_proto``, ``tables`` and ``printers`` (``printers_workloads``, ``columns``); the CLI is ``__main__``.
 """
 
 from typing import Any

@@ -1,5 +1,6 @@
 """kube-apiserver's printers (``pkg/printers/internalversion/printers.go``, release 1.30) for the built-in kinds the
-sandbox serves: the Table columns ``kubectl get`` shows, each with the function computing its cell.
+sandbox serves: the Table columns ``kubectl get`` shows, each with the function computing its cell (the workload
+kinds' in ``printers_workloads``; ``Column`` and the shared helpers in ``columns``).
 
 As on kube-apiserver, every row carries the cells of every column (``-o wide`` ones, priority 1, included); kubectl
 hides the wide ones unless asked. Values the API server would have defaulted (a Service's ``type``, a
@@ -8,161 +9,40 @@ Deployment's ``replicas``) are read with the same defaults, since the sandbox st
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from datetime import datetime, timezone
+from collections.abc import Mapping
 from typing import Any
 
 from ... import meta
+from . import printers_workloads
+from .columns import AGE, NAME, Cell, Column, format_labels, int_of, name_of, since, spec_of, status_of
 from .eventsv1 import to_core
 
-__all__ = ["Cell", "Column", "PRINTERS", "age", "human_duration", "printer_for", "row_conditions", "since"]
-
-Cell = Callable[[Mapping[str, Any]], Any]
-
-
-@dataclass(frozen=True)
-class Column:
-    """One Table column: its definition and the function computing its cell from an object."""
-
-    name: str
-    type: str
-    cell: Cell
-    priority: int = 0
-    format: str = ""
-    description: str = ""
-
-    def definition(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "type": self.type,
-            "format": self.format,
-            "description": self.description or self.name,
-            "priority": self.priority,
-        }
-
-
-def human_duration(seconds: float) -> str:
-    """apimachinery's HumanDuration: ``45s``, ``3m20s``, ``5h``, ``3d4h``, ``2y10d`` …"""
-    s = int(seconds)
-    if s < -1:
-        return "<invalid>"
-    if s < 0:
-        return "0s"
-    if s < 120:
-        return f"{s}s"
-    m = s // 60
-    if m < 10:
-        return f"{m}m{s % 60}s" if s % 60 else f"{m}m"
-    if m < 180:
-        return f"{m}m"
-    h = s // 3600
-    if h < 8:
-        return f"{h}h{m % 60}m" if m % 60 else f"{h}h"
-    if h < 48:
-        return f"{h}h"
-    if h < 24 * 8:
-        return f"{h // 24}d{h % 24}h" if h % 24 else f"{h // 24}d"
-    if h < 24 * 365 * 2:
-        return f"{h // 24}d"
-    if h < 24 * 365 * 8:
-        days = h // 24 - (h // 24 // 365) * 365
-        return f"{h // 24 // 365}y{days}d" if days else f"{h // 24 // 365}y"
-    return f"{h // 24 // 365}y"
-
-
-def since(timestamp: Any) -> str:
-    """translateTimestampSince: the time since an RFC 3339 timestamp, ``<unknown>`` when unset."""
-    if not isinstance(timestamp, str) or not timestamp:
-        return "<unknown>"
-    try:
-        return human_duration((datetime.now(timezone.utc) - meta.parse_time(timestamp)).total_seconds())
-    except ValueError:
-        return "<invalid>"
-
-
-def age(obj: Mapping[str, Any]) -> str:
-    return since(meta.creation_timestamp(obj))
-
-
-def _name(obj: Mapping[str, Any]) -> str:
-    return meta.name(obj)
-
-
-def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("spec") or {}
-
-
-def _status(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("status") or {}
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-NAME = Column("Name", "string", _name, format="name", description="Name must be unique within a namespace.")
-AGE = Column("Age", "string", age, description="CreationTimestamp: when this object was created.")
-
-
-def _template_containers(template_path: tuple[str, ...]) -> tuple[Column, Column]:
-    """The wide ``Containers`` and ``Images`` columns of a kind with a pod template at ``spec.<path>``."""
-
-    def containers(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-        cur: Any = _spec(obj)
-        for part in template_path:
-            cur = cur.get(part) if isinstance(cur, Mapping) else None
-        return [c for c in ((cur or {}).get("containers") or []) if isinstance(c, Mapping)]
-
-    return (
-        Column("Containers", "string", lambda o: ",".join(c.get("name", "") for c in containers(o)), priority=1,
-               description="Names of each container in the template."),
-        Column("Images", "string", lambda o: ",".join(c.get("image", "") for c in containers(o)), priority=1,
-               description="Images referenced by each container in the template."),
-    )
-
-
-def _label_selector(selector: Any, empty: str = "<none>") -> str:
-    """metav1.FormatLabelSelector: ``a=b,c in (x)``; ``<none>`` for an empty one, ``<error>`` for a bad one."""
-    if not isinstance(selector, Mapping):
-        return empty
-    try:
-        text = str(meta.selector_from_label_selector(selector))
-    except ValueError:
-        return "<error>"
-    return text or empty
-
-
-def _format_labels(labels: Any) -> str:
-    """labels.FormatLabels: ``a=b,c=d`` sorted by key, ``<none>`` when empty."""
-    if not isinstance(labels, Mapping) or not labels:
-        return "<none>"
-    return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
+__all__ = ["PRINTERS", "printer_for", "row_conditions"]
 
 
 # -- pods ----------------------------------------------------------------------------------------------------------
 def _pod_cells(pod: Mapping[str, Any]) -> tuple[str, str, str]:
     """(READY, STATUS, RESTARTS) exactly as printPod computes them."""
-    spec, status = _spec(pod), _status(pod)
+    spec, status = spec_of(pod), status_of(pod)
     restarts, ready_containers, last_restart = 0, 0, ""
     total = len(spec.get("containers") or [])
     reason = status.get("reason") or status.get("phase") or ""
     initializing = False
     init_statuses = status.get("initContainerStatuses") or []
     for i, container in enumerate(init_statuses):
-        restarts += _int(container.get("restartCount"))
+        restarts += int_of(container.get("restartCount"))
         last_restart = max(last_restart, ((container.get("lastState") or {}).get("terminated") or {}).get("finishedAt") or "")
         state = container.get("state") or {}
         terminated, waiting = state.get("terminated"), state.get("waiting")
-        if terminated is not None and _int(terminated.get("exitCode")) == 0:
+        if terminated is not None and int_of(terminated.get("exitCode")) == 0:
             continue
         if terminated is not None:
             if terminated.get("reason"):
                 reason = "Init:" + terminated["reason"]
-            elif _int(terminated.get("signal")):
+            elif int_of(terminated.get("signal")):
                 reason = f"Init:Signal:{terminated['signal']}"
             else:
-                reason = f"Init:ExitCode:{_int(terminated.get('exitCode'))}"
+                reason = f"Init:ExitCode:{int_of(terminated.get('exitCode'))}"
         elif waiting is not None and waiting.get("reason") and waiting.get("reason") != "PodInitializing":
             reason = "Init:" + waiting["reason"]
         else:
@@ -172,7 +52,7 @@ def _pod_cells(pod: Mapping[str, Any]) -> tuple[str, str, str]:
     if not initializing:
         restarts, has_running = 0, False
         for container in reversed(status.get("containerStatuses") or []):
-            restarts += _int(container.get("restartCount"))
+            restarts += int_of(container.get("restartCount"))
             last_restart = max(
                 last_restart, ((container.get("lastState") or {}).get("terminated") or {}).get("finishedAt") or ""
             )
@@ -183,8 +63,8 @@ def _pod_cells(pod: Mapping[str, Any]) -> tuple[str, str, str]:
             elif terminated is not None and terminated.get("reason"):
                 reason = terminated["reason"]
             elif terminated is not None:
-                signal = _int(terminated.get("signal"))
-                reason = f"Signal:{signal}" if signal else f"ExitCode:{_int(terminated.get('exitCode'))}"
+                signal = int_of(terminated.get("signal"))
+                reason = f"Signal:{signal}" if signal else f"ExitCode:{int_of(terminated.get('exitCode'))}"
             elif container.get("ready") and state.get("running") is not None:
                 has_running = True
                 ready_containers += 1
@@ -201,10 +81,10 @@ def _pod_cells(pod: Mapping[str, Any]) -> tuple[str, str, str]:
 
 
 def _readiness_gates(pod: Mapping[str, Any]) -> str:
-    gates = _spec(pod).get("readinessGates") or []
+    gates = spec_of(pod).get("readinessGates") or []
     if not gates:
         return "<none>"
-    conditions = {c.get("type"): c.get("status") for c in _status(pod).get("conditions") or []}
+    conditions = {c.get("type"): c.get("status") for c in status_of(pod).get("conditions") or []}
     true = sum(1 for g in gates if conditions.get(g.get("conditionType")) == "True")
     return f"{true}/{len(gates)}"
 
@@ -215,9 +95,9 @@ _POD = [
     Column("Status", "string", lambda o: _pod_cells(o)[1], description="The aggregate status of the containers in this pod."),
     Column("Restarts", "string", lambda o: _pod_cells(o)[2], description="The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."),
     AGE,
-    Column("IP", "string", lambda o: _status(o).get("podIP") or "<none>", priority=1),
-    Column("Node", "string", lambda o: _spec(o).get("nodeName") or "<none>", priority=1),
-    Column("Nominated Node", "string", lambda o: _status(o).get("nominatedNodeName") or "<none>", priority=1),
+    Column("IP", "string", lambda o: status_of(o).get("podIP") or "<none>", priority=1),
+    Column("Node", "string", lambda o: spec_of(o).get("nodeName") or "<none>", priority=1),
+    Column("Nominated Node", "string", lambda o: status_of(o).get("nominatedNodeName") or "<none>", priority=1),
     Column("Readiness Gates", "string", _readiness_gates, priority=1),
 ]
 
@@ -226,7 +106,7 @@ def row_conditions(group: str, resource: str, obj: Mapping[str, Any]) -> list[di
     """The row conditions kube-apiserver adds: ``Completed`` for pods that succeeded or failed."""
     if (group, resource) != ("", "pods"):
         return None
-    phase = _status(obj).get("phase")
+    phase = status_of(obj).get("phase")
     if phase == "Succeeded":
         return [{"type": "Completed", "status": "True", "reason": "Succeeded", "message": "The pod has completed successfully."}]
     if phase == "Failed":
@@ -234,146 +114,15 @@ def row_conditions(group: str, resource: str, obj: Mapping[str, Any]) -> list[di
     return None
 
 
-# -- workloads -----------------------------------------------------------------------------------------------------
-_DEPLOYMENT = [
-    NAME,
-    Column("Ready", "string", lambda o: f"{_int(_status(o).get('readyReplicas'))}/{_spec(o).get('replicas', 1)}",
-           description="Number of the pod with ready state"),
-    Column("Up-to-date", "string", lambda o: _int(_status(o).get("updatedReplicas"))),
-    Column("Available", "string", lambda o: _int(_status(o).get("availableReplicas"))),
-    AGE,
-    *_template_containers(("template", "spec")),
-    Column("Selector", "string", lambda o: _label_selector(_spec(o).get("selector"), ""), priority=1),
-]
-_REPLICA_SET = [
-    NAME,
-    Column("Desired", "integer", lambda o: _spec(o).get("replicas", 1)),
-    Column("Current", "integer", lambda o: _int(_status(o).get("replicas"))),
-    Column("Ready", "integer", lambda o: _int(_status(o).get("readyReplicas"))),
-    AGE,
-    *_template_containers(("template", "spec")),
-    Column("Selector", "string", lambda o: _label_selector(_spec(o).get("selector")), priority=1),
-]
-
-
-def _job_completions(job: Mapping[str, Any]) -> str:
-    succeeded = _int(_status(job).get("succeeded"))
-    completions = _spec(job).get("completions")
-    if isinstance(completions, int):
-        return f"{succeeded}/{completions}"
-    parallelism = _int(_spec(job).get("parallelism"))
-    return f"{succeeded}/1 of {parallelism}" if parallelism > 1 else f"{succeeded}/1"
-
-
-def _job_duration(job: Mapping[str, Any]) -> str:
-    start, end = _status(job).get("startTime"), _status(job).get("completionTime")
-    if not start:
-        return ""
-    if not end:
-        return since(start)
-    try:
-        return human_duration((meta.parse_time(end) - meta.parse_time(start)).total_seconds())
-    except ValueError:
-        return "<invalid>"
-
-
-def _job_status(job: Mapping[str, Any]) -> str:
-    true = {c.get("type") for c in _status(job).get("conditions") or [] if c.get("status") == "True"}
-    if "Complete" in true:
-        return "Complete"
-    if "Failed" in true:
-        return "Failed"
-    if meta.deletion_timestamp(job):
-        return "Terminating"
-    if "Suspended" in true:
-        return "Suspended"
-    if "FailureTarget" in true:
-        return "FailureTarget"
-    return "Running"
-
-
-_JOB = [
-    NAME,
-    Column("Status", "string", _job_status, description="Status of the job."),
-    Column("Completions", "string", _job_completions),
-    Column("Duration", "string", _job_duration, description="Time required to complete the job."),
-    AGE,
-    *_template_containers(("template", "spec")),
-    Column("Selector", "string", lambda o: _label_selector(_spec(o).get("selector")), priority=1),
-]
-
-
-def _bool_ptr(value: Any) -> str:
-    return "<unset>" if not isinstance(value, bool) else ("True" if value else "False")
-
-
-_CRON_JOB = [
-    NAME,
-    Column("Schedule", "string", lambda o: _spec(o).get("schedule", "")),
-    Column("Timezone", "string", lambda o: _spec(o).get("timeZone") or "<none>"),
-    Column("Suspend", "boolean", lambda o: _bool_ptr(_spec(o).get("suspend"))),
-    Column("Active", "integer", lambda o: len(_status(o).get("active") or [])),
-    Column("Last Schedule", "string",
-           lambda o: since(_status(o)["lastScheduleTime"]) if _status(o).get("lastScheduleTime") else "<none>"),
-    AGE,
-    *_template_containers(("jobTemplate", "spec", "template", "spec")),
-    Column("Selector", "string",
-           lambda o: _label_selector(((_spec(o).get("jobTemplate") or {}).get("spec") or {}).get("selector")), priority=1),
-]
-
-
-def _hpa_metrics(hpa: Mapping[str, Any]) -> str:
-    """formatHPAMetrics for Resource metrics (``cpu: 30%/80%``); other metric types show their target only."""
-    specs = _spec(hpa).get("metrics") or []
-    if not specs:
-        return "<none>"
-    current = {
-        (m.get("resource") or {}).get("name"): (m.get("resource") or {}).get("current") or {}
-        for m in _status(hpa).get("currentMetrics") or []
-        if m.get("type") == "Resource"
-    }
-    parts = []
-    for spec in specs[:2]:
-        kind = spec.get("type", "")
-        if kind == "Resource":
-            resource = spec.get("resource") or {}
-            target, now = resource.get("target") or {}, current.get(resource.get("name")) or {}
-            if target.get("averageValue") is not None:
-                shown = now.get("averageValue", "<unknown>")
-                parts.append(f"{resource.get('name')}: {shown}/{target['averageValue']}")
-            else:
-                utilization = now.get("averageUtilization")
-                shown = f"{utilization}%" if utilization is not None else "<unknown>"
-                parts.append(f"{resource.get('name')}: {shown}/{target.get('averageUtilization', '<auto>')}%")
-        else:
-            target = (spec.get(kind[:1].lower() + kind[1:]) or {}).get("target") or {}
-            value = target.get("averageValue", target.get("value", target.get("averageUtilization", "<unset>")))
-            parts.append(f"<unknown>/{value}")
-    text = ", ".join(parts)
-    return text + f" + {len(specs) - 2} more..." if len(specs) > 2 else text
-
-
-_HPA = [
-    NAME,
-    Column("Reference", "string",
-           lambda o: f"{(_spec(o).get('scaleTargetRef') or {}).get('kind', '')}/{(_spec(o).get('scaleTargetRef') or {}).get('name', '')}"),
-    Column("Targets", "string", _hpa_metrics),
-    Column("MinPods", "string", lambda o: str(_spec(o)["minReplicas"]) if _spec(o).get("minReplicas") is not None else "<unset>"),
-    Column("MaxPods", "string", lambda o: _int(_spec(o).get("maxReplicas"))),
-    Column("Replicas", "string", lambda o: _int(_status(o).get("currentReplicas"))),
-    AGE,
-]
-
-
 # -- services, config ----------------------------------------------------------------------------------------------
 def _service_external_ip(svc: Mapping[str, Any]) -> str:
-    spec = _spec(svc)
+    spec = spec_of(svc)
     kind = spec.get("type") or "ClusterIP"
     external = [ip for ip in spec.get("externalIPs") or [] if isinstance(ip, str)]
     if kind in ("ClusterIP", "NodePort"):
         return ",".join(external) or "<none>"
     if kind == "LoadBalancer":
-        ingress = (_status(svc).get("loadBalancer") or {}).get("ingress") or []
+        ingress = (status_of(svc).get("loadBalancer") or {}).get("ingress") or []
         lb = sorted({i.get("ip") or i.get("hostname") for i in ingress if i.get("ip") or i.get("hostname")})
         lb_text = ",".join(lb)
         if len(lb_text) > 16:
@@ -388,9 +137,9 @@ def _service_external_ip(svc: Mapping[str, Any]) -> str:
 
 def _service_ports(svc: Mapping[str, Any]) -> str:
     pieces = []
-    for port in _spec(svc).get("ports") or []:
+    for port in spec_of(svc).get("ports") or []:
         protocol = port.get("protocol") or "TCP"
-        if _int(port.get("nodePort")) > 0:
+        if int_of(port.get("nodePort")) > 0:
             pieces.append(f"{port.get('port')}:{port['nodePort']}/{protocol}")
         else:
             pieces.append(f"{port.get('port')}/{protocol}")
@@ -398,18 +147,18 @@ def _service_ports(svc: Mapping[str, Any]) -> str:
 
 
 def _cluster_ip(svc: Mapping[str, Any]) -> str:
-    ips = _spec(svc).get("clusterIPs") or ([_spec(svc)["clusterIP"]] if _spec(svc).get("clusterIP") else [])
+    ips = spec_of(svc).get("clusterIPs") or ([spec_of(svc)["clusterIP"]] if spec_of(svc).get("clusterIP") else [])
     return ips[0] if ips else "<none>"
 
 
 _SERVICE = [
     NAME,
-    Column("Type", "string", lambda o: _spec(o).get("type") or "ClusterIP"),
+    Column("Type", "string", lambda o: spec_of(o).get("type") or "ClusterIP"),
     Column("Cluster-IP", "string", _cluster_ip),
     Column("External-IP", "string", _service_external_ip),
     Column("Port(s)", "string", _service_ports),
     AGE,
-    Column("Selector", "string", lambda o: _format_labels(_spec(o).get("selector")), priority=1),
+    Column("Selector", "string", lambda o: format_labels(spec_of(o).get("selector")), priority=1),
 ]
 _CONFIG_MAP = [
     NAME,
@@ -424,16 +173,16 @@ _SECRET = [
 ]
 _LEASE = [
     NAME,
-    Column("Holder", "string", lambda o: _spec(o).get("holderIdentity") or ""),
+    Column("Holder", "string", lambda o: spec_of(o).get("holderIdentity") or ""),
     AGE,
 ]
 
 
 # -- cluster ---------------------------------------------------------------------------------------------------------
 def _node_status(node: Mapping[str, Any]) -> str:
-    ready = next((c for c in _status(node).get("conditions") or [] if c.get("type") == "Ready"), None)
+    ready = next((c for c in status_of(node).get("conditions") or [] if c.get("type") == "Ready"), None)
     status = ["Unknown"] if ready is None else ["Ready" if ready.get("status") == "True" else "NotReady"]
-    if _spec(node).get("unschedulable"):
+    if spec_of(node).get("unschedulable"):
         status.append("SchedulingDisabled")
     return ",".join(status)
 
@@ -450,7 +199,7 @@ def _node_roles(node: Mapping[str, Any]) -> str:
 
 def _node_address(kind: str) -> Cell:
     def cell(node: Mapping[str, Any]) -> str:
-        for address in _status(node).get("addresses") or []:
+        for address in status_of(node).get("addresses") or []:
             if address.get("type") == kind:
                 return address.get("address", "")
         return "<none>"
@@ -459,7 +208,7 @@ def _node_address(kind: str) -> Cell:
 
 
 def _node_info(field: str) -> Cell:
-    return lambda o: (_status(o).get("nodeInfo") or {}).get(field) or "<unknown>"
+    return lambda o: (status_of(o).get("nodeInfo") or {}).get(field) or "<unknown>"
 
 
 _NODE = [
@@ -467,7 +216,7 @@ _NODE = [
     Column("Status", "string", _node_status, description="The status of the node"),
     Column("Roles", "string", _node_roles, description="The roles of the node"),
     AGE,
-    Column("Version", "string", lambda o: (_status(o).get("nodeInfo") or {}).get("kubeletVersion", "")),
+    Column("Version", "string", lambda o: (status_of(o).get("nodeInfo") or {}).get("kubeletVersion", "")),
     Column("Internal-IP", "string", _node_address("InternalIP"), priority=1),
     Column("External-IP", "string", _node_address("ExternalIP"), priority=1),
     Column("OS-Image", "string", _node_info("osImage"), priority=1),
@@ -476,7 +225,7 @@ _NODE = [
 ]
 _NAMESPACE = [
     NAME,
-    Column("Status", "string", lambda o: _status(o).get("phase", ""), description="The status of the namespace"),
+    Column("Status", "string", lambda o: status_of(o).get("phase", ""), description="The status of the namespace"),
     AGE,
 ]
 _CRD = [
@@ -500,8 +249,8 @@ def _event_last_seen(event: Mapping[str, Any]) -> str:
 def _event_count(event: Mapping[str, Any]) -> int:
     series = event.get("series")
     if isinstance(series, Mapping):
-        return _int(series.get("count"))
-    return _int(event.get("count")) or 1  # singleton events of the new API carry no count
+        return int_of(series.get("count"))
+    return int_of(event.get("count")) or 1  # singleton events of the new API carry no count
 
 
 def _event_object(event: Mapping[str, Any]) -> str:
@@ -527,7 +276,7 @@ _EVENT = [
     Column("Message", "string", lambda o: str(o.get("message") or "").strip()),
     Column("First Seen", "string", _event_first_seen, priority=1),
     Column("Count", "string", _event_count, priority=1),
-    Column("Name", "string", _name, priority=1, format="name"),
+    Column("Name", "string", name_of, priority=1, format="name"),
 ]
 
 
@@ -547,11 +296,11 @@ PRINTERS: dict[tuple[str, str], list[Column]] = {
     ("", "namespaces"): _NAMESPACE,
     ("", "events"): _EVENT,
     ("events.k8s.io", "events"): [_of_core_event(c) for c in _EVENT],
-    ("apps", "deployments"): _DEPLOYMENT,
-    ("apps", "replicasets"): _REPLICA_SET,
-    ("batch", "jobs"): _JOB,
-    ("batch", "cronjobs"): _CRON_JOB,
-    ("autoscaling", "horizontalpodautoscalers"): _HPA,
+    ("apps", "deployments"): printers_workloads.DEPLOYMENT,
+    ("apps", "replicasets"): printers_workloads.REPLICA_SET,
+    ("batch", "jobs"): printers_workloads.JOB,
+    ("batch", "cronjobs"): printers_workloads.CRON_JOB,
+    ("autoscaling", "horizontalpodautoscalers"): printers_workloads.HPA,
     ("coordination.k8s.io", "leases"): _LEASE,
     ("apiextensions.k8s.io", "customresourcedefinitions"): _CRD,
 }

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ... import meta
-from .printers import AGE, NAME, Cell, Column, human_duration, printer_for, row_conditions, since
+from .columns import AGE, NAME, Cell, Column, human_duration, since
+from .printers import printer_for, row_conditions
 
 __all__ = ["wanted_table_version", "to_table", "human_duration", "crd_printer_columns"]
 
