@@ -63,7 +63,6 @@ def rolled_out(tracker, name: str = "web") -> dict:
         check=lambda d: d.get("status", {}).get("observedGeneration") == d["metadata"]["generation"]
         and conditions(d).get("Progressing", {}).get("reason") == "NewReplicaSetAvailable"
         and d["status"].get("availableReplicas", 0) == d["spec"]["replicas"],
-        timeout=10,
     )
 
 
@@ -174,8 +173,7 @@ def test_crash_looping_pods_exceed_the_progress_deadline(sim: PodSimulator) -> N
     spec["metadata"]["annotations"] = {ANNOTATION_CRASH_LOOP: "true"}  # on the Deployment: its pods crash
     tracker.create(DEPLOYMENTS, spec, NS)
     d = wait_for("the deadline", lambda: tracker.get(DEPLOYMENTS, NS, "web"),
-                 check=lambda d: conditions(d).get("Progressing", {}).get("reason") == "ProgressDeadlineExceeded",
-                 timeout=10)
+                 check=lambda d: conditions(d).get("Progressing", {}).get("reason") == "ProgressDeadlineExceeded")
     [rs] = replica_sets(tracker)
     progressing, available = conditions(d)["Progressing"], conditions(d)["Available"]
     assert progressing["status"] == "False"
