@@ -110,10 +110,14 @@ class DeploymentSimulator:
     def _all_replica_sets(
         self, d: dict[str, Any], rs_list: list[dict[str, Any]], create: bool
     ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-        """getAllReplicaSetsAndSyncRevision: (the new ReplicaSet or None, the old ones)."""
+        """getAllReplicaSetsAndSyncRevision: (the new ReplicaSet or None, the old ones); ``rs_list`` is kept current
+        with what it writes, so that a later call in the same sync does not write from a stale copy."""
         existing = self._find_new(d, rs_list)
         old = [rs for rs in rs_list if existing is None or meta.uid(rs) != meta.uid(existing)]
-        return self._new_replica_set(d, existing, old, create), old
+        new_rs = self._new_replica_set(d, existing, old, create)
+        if existing is not None and new_rs is not None:
+            self._replace(rs_list, new_rs)
+        return new_rs, old
 
     def _new_replica_set(
         self, d: dict[str, Any], existing: dict[str, Any] | None, old: list[dict[str, Any]], create: bool
