@@ -22,6 +22,10 @@ __all__ = [
     "EVENTS",
     "NAMESPACES",
     "DEPLOYMENTS",
+    "REPLICA_SETS",
+    "JOBS",
+    "CRON_JOBS",
+    "EVENTS_V1",
     "LEASES",
     "HORIZONTAL_POD_AUTOSCALERS",
     "CUSTOM_RESOURCE_DEFINITIONS",
@@ -151,7 +155,7 @@ def _r(group: str, version: str, resource: str, kind: str, namespaced: bool = Tr
     return GroupVersionResource(group, version, resource)
 
 
-PODS = _r("", "v1", "pods", "Pod", short_names=("po",), subresources=("status",))
+PODS = _r("", "v1", "pods", "Pod", short_names=("po",), subresources=("status", "log"))
 NODES = _r("", "v1", "nodes", "Node", namespaced=False, short_names=("no",), subresources=("status",))
 SERVICES = _r("", "v1", "services", "Service", short_names=("svc",), subresources=("status",))
 SECRETS = _r("", "v1", "secrets", "Secret")
@@ -160,6 +164,11 @@ CONFIGMAPS = CONFIG_MAPS  # former name; every constant is named after its acces
 EVENTS = _r("", "v1", "events", "Event", short_names=("ev",))
 NAMESPACES = _r("", "v1", "namespaces", "Namespace", namespaced=False, short_names=("ns",), subresources=("status",))
 DEPLOYMENTS = _r("apps", "v1", "deployments", "Deployment", short_names=("deploy",), subresources=("status", "scale"))
+REPLICA_SETS = _r("apps", "v1", "replicasets", "ReplicaSet", short_names=("rs",), subresources=("status", "scale"))
+JOBS = _r("batch", "v1", "jobs", "Job", subresources=("status",))
+CRON_JOBS = _r("batch", "v1", "cronjobs", "CronJob", short_names=("cj",), subresources=("status",))
+# events.k8s.io/v1 Events: the same objects as core/v1 Events, in another shape (the sandbox converts between them)
+EVENTS_V1 = _r("events.k8s.io", "v1", "events", "Event", short_names=("ev",))
 LEASES = _r("coordination.k8s.io", "v1", "leases", "Lease")
 HORIZONTAL_POD_AUTOSCALERS = _r(
     "autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", short_names=("hpa",), subresources=("status",)

@@ -1,7 +1,7 @@
 """A real kubectl against the sandbox API server: CRD + CR apply (client- and server-side), get, delete.
 
-kubectl is found on PATH, else as ``kubectl.1.*`` in /usr/bin or /usr/local/bin; versioned binaries next to the
-one on PATH (``kubectl.1.27`` … ``kubectl.1.33``) are also exercised, oldest and newest, with a shorter flow.
+Versioned binaries (``kubectl.1.27`` … ``kubectl.1.33``, see ``testkit.kubectl``) are also exercised, oldest and
+newest, with a shorter flow.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from testkit.kubectl import MAIN_KUBECTL, VERSIONED_KUBECTLS, Kubectl
+from testkit.kubectl import MAIN_KUBECTL, VERSIONED, Kubectl, requires_kubectl, version_key
 
 pytestmark = pytest.mark.integration
 
@@ -57,12 +57,6 @@ metadata: {name: p1}
 spec:
   containers: [{name: main, image: busybox}]
 """
-
-
-VERSIONED = VERSIONED_KUBECTLS  # sorted oldest first
-requires_kubectl = pytest.mark.skipif(
-    MAIN_KUBECTL is None, reason="no kubectl on PATH and no kubectl.1.* in /usr/bin or /usr/local/bin"
-)
 
 
 def _kubectl(binary: str, sandbox, tmp_path: Path) -> Kubectl:
@@ -121,7 +115,7 @@ def test_kubectl_crd_cr_apply_get_delete(sandbox, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "binary", list(dict.fromkeys([VERSIONED[0], VERSIONED[-1]])) if VERSIONED else [], ids=os.path.basename
+    "binary", sorted({VERSIONED[0], VERSIONED[-1]}, key=version_key) if VERSIONED else [], ids=os.path.basename
 )
 def test_versioned_kubectl_apply_flow(binary: str, sandbox, tmp_path: Path) -> None:
     k = _kubectl(binary, sandbox, tmp_path)

@@ -236,4 +236,6 @@ def test_deployment_gets_pods_and_status(api: client.ApiClient) -> None:
     )
     assert status.available_replicas == 2 and status.observed_generation == 1
     pods = client.CoreV1Api(api).list_namespaced_pod("default", label_selector="app=dep").items
-    assert len(pods) == 2 and all(p.metadata.owner_references[0].kind == "Deployment" for p in pods)
+    [rs] = apps.list_namespaced_replica_set("default", label_selector="app=dep").items
+    assert rs.metadata.owner_references[0].kind == "Deployment" and rs.status.available_replicas == 2
+    assert len(pods) == 2 and all(p.metadata.owner_references[0].uid == rs.metadata.uid for p in pods)

@@ -7,12 +7,13 @@
     server.stop()
 
 or ``python -m apis.fake.apiserver --port 0 --kubeconfig-out /tmp/kubeconfig`` (prints ``listening on <url>``).
-Serves discovery, CRUD, status subresources, merge/json/strategic/apply patches, pagination, ``?watch=1``
-streams and CRD registration; optional fault injection (``apis.fake.faults``) and a pod-lifecycle simulator
-(``apis.fake.kubelet``). Plain HTTP, no authentication (any bearer token is accepted).
+Serves discovery, OpenAPI v2/v3, CRUD, status and scale subresources, merge/json/strategic/apply patches,
+pagination, ``?watch=1`` streams, Tables and CRD registration; optional fault injection (``apis.fake.faults``) and
+a pod-lifecycle simulator (``apis.fake.kubelet``). Plain HTTP, no authentication (any bearer token is accepted).
 
 Its parts: ``server`` (lifecycle, connections), ``handler`` (HTTP plumbing, routing), ``request`` and ``options``
-(parsing), ``endpoints`` (the REST verbs), ``watchstream``, ``discovery``, ``tables``; the CLI is ``__main__``.
+(parsing), ``endpoints`` (the REST verbs), ``subresources`` (scale, pods/log), ``eventsv1``, ``watchstream``,
+``discovery``, ``openapi`` and ``openapi_proto``, ``tables`` and ``printers`` (``printers_workloads``, ``columns``); the CLI is ``__main__``.
 """
 
 from typing import Any

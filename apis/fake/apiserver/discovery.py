@@ -23,17 +23,20 @@ __all__ = [
     "api_group",
     "resource_list",
     "version_priority",
-    "OPENAPI_V2_PROTOBUF",
-    "openapi_v2",
 ]
 
 SERVER_MAJOR = "1"
 SERVER_MINOR = "30"
 SERVER_GIT_VERSION = f"v{SERVER_MAJOR}.{SERVER_MINOR}.0-sandbox"
 
-_SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"]}
+_SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "scale": ["get", "patch", "update"], "log": ["get"]}
+# Subresources of another kind than their object: (group, version, kind) as discovery reports them.
+_SUBRESOURCE_KINDS = {"scale": ("autoscaling", "v1", "Scale")}
 # Resources listed in the "all" category, as a real server does (``kubectl get all``).
-_ALL_CATEGORY = {("", "pods"), ("", "services"), ("apps", "deployments")}
+_ALL_CATEGORY = {
+    ("", "pods"), ("", "services"), ("apps", "deployments"), ("apps", "replicasets"), ("batch", "jobs"),
+    ("batch", "cronjobs"), ("autoscaling", "horizontalpodautoscalers"),
+}
 
 
 def version_info() -> dict[str, Any]:
@@ -122,44 +125,18 @@ def resource_list(infos: Iterable[ResourceInfo], group: str, version: str) -> di
             verbs = _SUBRESOURCE_VERBS.get(sub)
             if verbs is None:  # only subresources the sandbox actually serves are advertised
                 continue
-            resources.append(
-                {
-                    "name": f"{info.gvr.resource}/{sub}",
-                    "singularName": "",
-                    "namespaced": info.namespaced,
-                    "kind": info.kind,
-                    "verbs": verbs,
-                }
-            )
+            sub_entry: dict[str, Any] = {
+                "name": f"{info.gvr.resource}/{sub}",
+                "singularName": "",
+                "namespaced": info.namespaced,
+                "kind": info.kind,
+                "verbs": verbs,
+            }
+            if sub in _SUBRESOURCE_KINDS:
+                sub_group, sub_version, sub_entry["kind"] = _SUBRESOURCE_KINDS[sub]
+                sub_entry.update(group=sub_group, version=sub_version)
+            resources.append(sub_entry)
     if not resources:
         return None
     group_version = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}
-
-
-# Clients ask with "...spec.v2@v1.0+protobuf"; servers answer with this form (Go's mime parser rejects the "@").
-OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-
-
-def _pb_field(number: int, payload: bytes) -> bytes:
-    """One length-delimited protobuf field (payloads here stay far below 128 bytes: one-byte varint length)."""
-    assert len(payload) < 128
-    return bytes([number << 3 | 2, len(payload)]) + payload
-
-
-def openapi_v2(protobuf: bool) -> tuple[bytes, str]:
-    """An empty OpenAPI v2 document (no paths, no definitions) and its content type.
-
-    kubectl 1.27–1.33 download ``/openapi/v2`` (protobuf, gnostic ``openapi_v2.Document``) before ``apply``/``create``
-    to decide between server-side and client-side validation; an empty document makes them validate client-side
-    against no schema (i.e. accept) and compute apply patches from their built-in types, so kubectl works without
-    ``--validate=false``. The sandbox validates custom resources itself against the CRD schema.
-    """
-    if protobuf:
-        info = _pb_field(1, b"sandbox") + _pb_field(2, SERVER_GIT_VERSION.encode())
-        # Document: swagger = 1, info = 2, paths = 8
-        return _pb_field(1, b"2.0") + _pb_field(2, info) + _pb_field(8, b""), OPENAPI_V2_PROTOBUF
-    import orjson
-
-    doc = {"swagger": "2.0", "info": {"title": "sandbox", "version": SERVER_GIT_VERSION}, "paths": {}}
-    return orjson.dumps(doc), "application/json"

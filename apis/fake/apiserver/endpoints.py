@@ -30,7 +30,9 @@ JSON_TYPE, YAML_TYPE = "application/json", "application/yaml"
 BODY_TYPES = (JSON_TYPE, YAML_TYPE)
 FIELD_VALIDATIONS = ("Ignore", "Strict", "Warn")
 # Built-in kinds whose DELETE answers a Status; pods and custom resources answer the deleted object.
-_STATUS_ON_DELETE_GROUPS = ("", "apps", "autoscaling", "batch", "coordination.k8s.io", "apiextensions.k8s.io")
+_STATUS_ON_DELETE_GROUPS = (
+    "", "apps", "autoscaling", "batch", "coordination.k8s.io", "apiextensions.k8s.io", "events.k8s.io"
+)
 
 
 def unsupported_media_type(accepted: Any) -> ApiError:

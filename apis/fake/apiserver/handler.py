@@ -18,8 +18,9 @@ import structlog
 
 from ...errors import ApiError, BadRequestError, MethodNotAllowedError
 from ..faults import Faults
-from . import discovery, tables
+from . import discovery, eventsv1, openapi, subresources, tables
 from .endpoints import ResourceEndpoints, Response
+from .openapi_proto import OPENAPI_V2_PROTOBUF
 from .options import list_options, query_bool, query_value, validate_list_options
 from .request import ResourceRequest, not_found_path, parse_resource_path
 from .watchstream import WatchStreamer
@@ -290,16 +291,36 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
             doc = discovery.api_group(infos, parts[1])
         elif parts[0] == "apis":
             doc = discovery.resource_list(infos, parts[1], parts[2])
-        elif path == "/openapi/v2":
-            protobuf = "proto-openapi.spec.v2" in (self.headers.get("Accept") or "")
-            self._send_bytes(200, *discovery.openapi_v2(protobuf))
+        else:
+            self._serve_openapi(path, parts)
             return True
-        else:  # /openapi/v3 is not served: clients fall back to /openapi/v2
-            doc = None
         if doc is None:
             raise not_found_path()
         self._send_json(200, doc)
         return True
+
+    def _serve_openapi(self, path: str, parts: list[str]) -> None:
+        """``/openapi/v2`` (JSON, or protobuf as kubectl asks for it), ``/openapi/v3`` and its group version
+        documents."""
+        documents = openapi.documents_for(self.sandbox.tracker)
+        if path == "/openapi/v2":
+            if "proto-openapi.spec.v2" in (self.headers.get("Accept") or ""):
+                self._send_bytes(200, documents.v2_document(protobuf=True), OPENAPI_V2_PROTOBUF)
+            else:
+                self._send_bytes(200, documents.v2_document(), "application/json")
+            return
+        if path == "/openapi/v3":
+            self._send_json(200, documents.v3_index())
+            return
+        gv = parts[2:] if parts[:2] == ["openapi", "v3"] else []
+        found = None
+        if gv[:1] == ["api"] and len(gv) == 2:
+            found = documents.v3_document("", gv[1])
+        elif gv[:1] == ["apis"] and len(gv) == 3:
+            found = documents.v3_document(gv[1], gv[2])
+        if found is None:
+            raise not_found_path()
+        self._send_bytes(200, found[0], "application/json")
 
     def _inject_error(self) -> bool:
         code = self.sandbox.faults.pick_error()
@@ -326,7 +347,8 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
         if query_value(query, "dryRun"):
             raise BadRequestError("dryRun is not supported by the sandbox API server")
         is_watch = req.watch or bool(query_bool(query, "watch"))
-        endpoints = ResourceEndpoints(self.sandbox)
+        sandbox = eventsv1.for_resource(self.sandbox, req.gvr)
+        endpoints = ResourceEndpoints(sandbox)
         if not req.name:
             if method in ("GET", "HEAD"):
                 options = list_options(query)
@@ -347,6 +369,8 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
             validate_list_options(options, True)
             options.field_selector = ",".join(filter(None, [options.field_selector, f"metadata.name={req.name}"]))
             self._serve_watch(endpoints, req, options)
+        elif req.subresource in subresources.SERVED:
+            self._send_response(subresources.serve(sandbox, method, req, query, body, self.headers))
         elif method in ("GET", "HEAD"):
             self._send_response(endpoints.get(req, self.headers))
         elif method == "PUT":
@@ -362,6 +386,6 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
         table = tables.wanted_table_version(self.headers.get("Accept"))
         columns = endpoints.printer_columns(req) if table else None
         try:
-            WatchStreamer(self.sandbox).serve(req, options, _ChunkedSink(self), table, columns)
+            WatchStreamer(endpoints.sandbox).serve(req, options, _ChunkedSink(self), table, columns)
         except OSError:
             self.close_connection = True  # the client went away

@@ -1,9 +1,12 @@
 """The pod-lifecycle simulator of the sandbox: plays the scheduler, the kubelets (``nodes``, pod ``status``) and
-the deployment controller (``deployments``) on a tracker; ``PodSimulator`` runs them."""
+the Deployment and ReplicaSet controllers (``deployments``, ``replicasets``; ``rollout``, ``deployment_status``)
+on a tracker; ``PodSimulator`` runs them."""
 
 from .deployments import POD_TEMPLATE_HASH_LABEL, DeploymentSimulator, template_hash
 from .nodes import KUBELET_VERSION, SimulatedNodes
+from .replicasets import ANNOTATION_FAIL_POD_CREATION, ReplicaSetSimulator
 from .simulator import (
+    ANNOTATION_CRASH_LOOP,
     ANNOTATION_EXIT_CODE,
     ANNOTATION_RUN_SECONDS,
     ANNOTATION_START_DELAY,
@@ -12,7 +15,9 @@ from .simulator import (
 )
 
 __all__ = [
+    "ANNOTATION_CRASH_LOOP",
     "ANNOTATION_EXIT_CODE",
+    "ANNOTATION_FAIL_POD_CREATION",
     "ANNOTATION_RUN_SECONDS",
     "ANNOTATION_START_DELAY",
     "DEFAULT_NODE",
@@ -20,6 +25,7 @@ __all__ = [
     "POD_TEMPLATE_HASH_LABEL",
     "DeploymentSimulator",
     "PodSimulator",
+    "ReplicaSetSimulator",
     "SimulatedNodes",
     "template_hash",
 ]

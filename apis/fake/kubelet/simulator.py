@@ -1,4 +1,5 @@
-"""Pod-lifecycle simulator: plays the scheduler, the kubelets and the deployment controller on an ObjectTracker.
+"""Pod-lifecycle simulator: plays the scheduler, the kubelets and the Deployment and ReplicaSet controllers on an
+ObjectTracker.
 
 A new pod is bound to ``default_node`` when it has no ``spec.nodeName``, stays Pending for
 ``sandbox.sedna.io/start-delay-seconds`` (default 0), then runs (phase Running, IPs, startTime, conditions
@@ -10,17 +11,18 @@ Guarantees: the simulator never overwrites a terminal phase (Succeeded/Failed) a
 owns, so a client may always set pod status through ``pods/status``. Status writes go through the status
 subresource and are retried on conflict from a fresh read. Pods on a NotReady node do not start, and running pods
 lose readiness while their node is NotReady. A pod bound to a node that does not exist registers that node
-(Ready), so that pods pinned to edge nodes run without setup. Nodes: ``nodes``; deployments: ``deployments``.
+(Ready), so that pods pinned to edge nodes run without setup. With ``sandbox.sedna.io/crash-loop: "true"`` a pod
+runs but its containers keep crashing (CrashLoopBackOff, restarts counted with the kubelet's back-off, never
+ready). Nodes: ``nodes``; the Deployment and ReplicaSet controllers: ``deployments``, ``replicasets``.
 
-Threads: one pump per watched resource (pods, deployments, nodes) blocking on the tracker watch, and one worker
-that blocks on its queue until the next item or the next due timer (a heap); no polling.
+Threads: one pump per watched resource (pods, replica sets, deployments, nodes) blocking on the tracker watch, and
+one worker that blocks on its queue until the next item or the next due timer (a heap); no polling.
 """
 
 from __future__ import annotations
 
 import itertools
 import queue
-import random
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -31,11 +33,12 @@ import structlog
 
 from ... import meta
 from ...errors import ApiError, is_conflict, is_not_found
-from ...resources import DEPLOYMENTS, NODES, PODS, GroupVersionResource
+from ...resources import DEPLOYMENTS, NODES, PODS, REPLICA_SETS, GroupVersionResource
 from ...watch import BOOKMARK, DELETED, ERROR, ListOptions
-from .deployments import TERMINAL_PHASES, DeploymentSimulator, pod_is_ready
+from .deployments import DeploymentSimulator
 from .nodes import SimulatedNodes
-from .status import pending_status, running_status, terminated_status, with_readiness
+from .replicasets import TERMINAL_PHASES, ReplicaSetSimulator, pod_is_ready
+from .status import crash_loop_status, pending_status, running_status, terminated_status, with_readiness
 from .steering import ANNOTATION_EXIT_CODE, ANNOTATION_RUN_SECONDS, ANNOTATION_START_DELAY, steering_of
 from .timers import Timers
 from .tracker_api import TrackerAPI
@@ -45,6 +48,7 @@ __all__ = [
     "ANNOTATION_START_DELAY",
     "ANNOTATION_RUN_SECONDS",
     "ANNOTATION_EXIT_CODE",
+    "ANNOTATION_CRASH_LOOP",
     "DEFAULT_NODE",
 ]
 
@@ -54,6 +58,8 @@ DEFAULT_NODE = "sandbox-node"
 _MAX_CONFLICT_RETRIES = 10
 _MAX_WAIT = 3600.0  # the worker wakes at least hourly, whatever its timers say
 _REWATCH_DELAY = 0.5  # after a watch could not be started
+ANNOTATION_CRASH_LOOP = "sandbox.sedna.io/crash-loop"
+_BACK_OFF_SECONDS, _MAX_BACK_OFF_SECONDS = 10.0, 300.0  # the kubelet's container restart back-off
 
 
 @dataclass
@@ -62,6 +68,8 @@ class _PodState:
     first_seen: float
     started_at: float | None = None
     node_ready_applied: bool | None = None
+    restarts: int = 0
+    next_restart: float = 0.0
 
 
 class PodSimulator:
@@ -74,15 +82,14 @@ class PodSimulator:
         tick: float = 0.05,
         clock: Callable[[], float] = time.monotonic,
         auto_register_nodes: bool = True,
-        seed: int | None = None,
     ) -> None:
         self.tracker = tracker
         self.default_node = default_node
         self.tick = tick
         self.clock = clock
         self.nodes = SimulatedNodes(tracker, auto_register_nodes)
-        self._rng = random.Random(seed)
-        self.deployments = DeploymentSimulator(tracker, self._rng)
+        self.deployments = DeploymentSimulator(tracker)
+        self.replicasets = ReplicaSetSimulator(tracker)
         self._queue: queue.Queue[tuple[str, str, str] | None] = queue.Queue()
         self._pending: set[tuple[str, str, str]] = set()
         self._timers = Timers()
@@ -106,7 +113,7 @@ class PodSimulator:
                 raise
             self.add_node(self.default_node)
         self._threads = [threading.Thread(target=self._work, name="sandbox-kubelet", daemon=True)]
-        for gvr in (PODS, DEPLOYMENTS, NODES):
+        for gvr in (PODS, REPLICA_SETS, DEPLOYMENTS, NODES):
             self._threads.append(
                 threading.Thread(target=self._pump, args=(gvr,), name=f"sandbox-kubelet-{gvr.resource}", daemon=True)
             )
@@ -182,9 +189,11 @@ class PodSimulator:
                     self._timers.cancel(("pod", ns, name))
             else:
                 self._enqueue(("pod", ns, name))
-            owner = meta.get_controller_of(obj)
-            if owner and owner.get("kind") == "Deployment":
-                self._enqueue(("deployment", ns, owner.get("name", "")))
+            self._enqueue_controller(obj, event_type, "ReplicaSet", REPLICA_SETS)
+        elif gvr == REPLICA_SETS:
+            if event_type != DELETED:
+                self._enqueue(("replicaset", ns, name))
+            self._enqueue_controller(obj, event_type, "Deployment", DEPLOYMENTS)
         elif gvr == DEPLOYMENTS:
             if event_type != DELETED:
                 self._enqueue(("deployment", ns, name))
@@ -192,6 +201,27 @@ class PodSimulator:
             if event_type == DELETED:
                 self.nodes.forget(name)
             self._enqueue(("node", "", name))
+
+    def _enqueue_controller(
+        self, obj: Mapping[str, Any], event_type: str, owner_kind: str, owner_gvr: GroupVersionResource
+    ) -> None:
+        """Enqueue the controller of ``obj`` if it is of ``owner_kind``, or, for an orphan that could be adopted,
+        every such controller in its namespace whose selector matches it."""
+        ns = meta.namespace(obj)
+        owner = meta.get_controller_of(obj)
+        if owner is not None:
+            if owner.get("kind") == owner_kind:
+                self._enqueue((owner_kind.lower(), ns, owner.get("name", "")))
+            return
+        if event_type == DELETED or meta.deletion_timestamp(obj) or not meta.labels(obj):
+            return
+        for candidate in self.tracker.list(owner_gvr, ns)["items"]:
+            try:
+                selector = meta.selector_from_label_selector((candidate.get("spec") or {}).get("selector"))
+            except ValueError:
+                continue
+            if not selector.empty() and selector.matches(meta.labels(obj)):
+                self._enqueue((owner_kind.lower(), ns, meta.name(candidate)))
 
     def _enqueue(self, item: tuple[str, str, str]) -> None:
         with self._lock:
@@ -240,12 +270,17 @@ class PodSimulator:
         kind, ns, name = item
         for _ in range(_MAX_CONFLICT_RETRIES):
             try:
+                recheck = None
                 if kind == "pod":
                     self._sync_pod(ns, name)
+                elif kind == "replicaset":
+                    recheck = self.replicasets.sync(ns, name)
                 elif kind == "deployment":
-                    self.deployments.sync(ns, name)
+                    recheck = self.deployments.sync(ns, name)
                 else:
                     self._sync_node(name)
+                if recheck is not None:
+                    self._schedule(self.clock() + recheck, item)
                 return
             except ApiError as err:
                 if is_conflict(err):
@@ -292,6 +327,7 @@ class PodSimulator:
             pod = self.tracker.bind(ns, name, node)
         node_ready = self.nodes.ready(node)
         steering = steering_of(pod)
+        crash_loop = meta.annotations(pod).get(ANNOTATION_CRASH_LOOP, "").lower() == "true"
         if phase == "Pending" and state.started_at is None:
             if not node_ready:
                 return  # no kubelet to start it; a node event re-enqueues the pod
@@ -301,12 +337,20 @@ class PodSimulator:
                 if not (pod.get("status") or {}).get("containerStatuses"):  # containers not reported as creating yet
                     self._write_status(pod, pending_status(pod))
                 return
-            pod = self._write_status(pod, running_status(pod, self._next_pod_ip(), self.nodes.ip(node)))
-            state.started_at, state.node_ready_applied, phase = now, True, "Running"
+            if crash_loop:
+                state.started_at, phase = now, "Running"
+            else:
+                pod = self._write_status(pod, running_status(pod, self._next_pod_ip(), self.nodes.ip(node)))
+                state.started_at, state.node_ready_applied, phase = now, True, "Running"
         if phase != "Running":
             return
         if state.started_at is None:  # a client moved it to Running: its run time counts from now
             state.started_at = now
+        if crash_loop:
+            if now >= state.next_restart:
+                self._crash(pod, state, node, now, steering.exit_code or 1)
+            self._schedule(state.next_restart, ("pod", ns, name))
+            return
         if steering.run_seconds is not None:
             due = state.started_at + steering.run_seconds
             if now >= due:
@@ -320,6 +364,16 @@ class PodSimulator:
             state.node_ready_applied = bool(node_ready)
         elif state.node_ready_applied is None:
             state.node_ready_applied = pod_is_ready(pod)
+
+    def _crash(self, pod: Mapping[str, Any], state: _PodState, node: str, now: float, exit_code: int) -> None:
+        """Its containers crashed (again): one more restart, the next one after the kubelet's back-off."""
+        state.restarts += 1
+        back_off = min(_BACK_OFF_SECONDS * 2 ** (state.restarts - 1), _MAX_BACK_OFF_SECONDS)
+        minutes, seconds = divmod(int(back_off), 60)
+        shown = f"{minutes}m{seconds}s" if minutes else f"{seconds}s"
+        self._write_status(pod, crash_loop_status(pod, self._next_pod_ip(), self.nodes.ip(node), state.restarts,
+                                                  exit_code, shown))
+        state.next_restart = now + back_off
 
     def _next_pod_ip(self) -> str:
         with self._lock:

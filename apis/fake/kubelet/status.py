@@ -11,6 +11,7 @@ __all__ = [
     "pending_status",
     "running_status",
     "terminated_status",
+    "crash_loop_status",
     "with_readiness",
     "has_condition",
 ]
@@ -40,10 +41,10 @@ def pending_status(pod: Mapping[str, Any]) -> dict[str, Any]:
     return status
 
 
-def running_status(pod: Mapping[str, Any], pod_ip: str, host_ip: str) -> dict[str, Any]:
-    """Running and ready, one running containerStatus per container."""
-    now = meta.now_rfc3339()
+def _running(pod: Mapping[str, Any], pod_ip: str, host_ip: str, now: str) -> dict[str, Any]:
+    """The pod's status in phase Running on its node (the IPs it already has are kept)."""
     status = dict(pod.get("status") or {})
+    pod_ip, host_ip = status.get("podIP") or pod_ip, status.get("hostIP") or host_ip
     status.update(
         phase="Running",
         hostIP=host_ip,
@@ -52,6 +53,15 @@ def running_status(pod: Mapping[str, Any], pod_ip: str, host_ip: str) -> dict[st
         podIPs=[{"ip": pod_ip}],
         startTime=status.get("startTime") or now,
         qosClass=status.get("qosClass") or "BestEffort",
+    )
+    return status
+
+
+def running_status(pod: Mapping[str, Any], pod_ip: str, host_ip: str) -> dict[str, Any]:
+    """Running and ready, one running containerStatus per container."""
+    now = meta.now_rfc3339()
+    status = _running(pod, pod_ip, host_ip, now)
+    status.update(
         conditions=_started_conditions(now, ready=True),
         containerStatuses=[
             _started_container_status(pod, c, running=True, state={"running": {"startedAt": now}})
@@ -87,6 +97,35 @@ def terminated_status(pod: Mapping[str, Any], exit_code: int) -> dict[str, Any]:
                     }
                 },
             )
+            for c in _containers(pod)
+        ],
+    )
+    return status
+
+
+def crash_loop_status(pod: Mapping[str, Any], pod_ip: str, host_ip: str, restarts: int, exit_code: int,
+                      back_off: str) -> dict[str, Any]:
+    """Running but never ready: every container exited with ``exit_code`` and waits in CrashLoopBackOff, restarted
+    ``restarts`` times (as a kubelet reports a container that keeps crashing)."""
+    now = meta.now_rfc3339()
+    status = _running(pod, pod_ip, host_ip, now)
+    names = [c.get("name", "") for c in _containers(pod)]
+    conditions = _started_conditions(now, ready=False, reason="ContainersNotReady")
+    for cond in conditions:
+        if cond["type"] in ("Ready", "ContainersReady"):
+            cond["message"] = f"containers with unready status: [{' '.join(names)}]"
+    status.update(
+        conditions=conditions,
+        containerStatuses=[
+            {
+                **_started_container_status(pod, c, running=False, state={"waiting": {
+                    "reason": "CrashLoopBackOff",
+                    "message": f"back-off {back_off} restarting failed container={c.get('name', '')} "
+                               f"pod={meta.name(pod)}_{meta.namespace(pod)}({meta.uid(pod)})",
+                }}),
+                "restartCount": restarts,
+                "lastState": {"terminated": {"exitCode": exit_code, "reason": "Error", "startedAt": now, "finishedAt": now}},
+            }
             for c in _containers(pod)
         ],
     )

@@ -13,7 +13,7 @@ from apis.fake.kubelet import (
     ANNOTATION_START_DELAY,
     PodSimulator,
 )
-from apis.resources import DEPLOYMENTS, NODES, PODS
+from apis.resources import DEPLOYMENTS, NODES, PODS, REPLICA_SETS
 from apis.watch import ListOptions
 
 
@@ -167,10 +167,12 @@ def test_deployment_replicas_status_and_scale_down(sim: PodSimulator) -> None:
     assert {c["type"]: c["status"] for c in status["conditions"]}["Available"] == "True"
     pods = _active_pods(sim)
     assert len(pods) == 3
+    [rs] = tracker.list(REPLICA_SETS, "default")["items"]  # pods belong to the Deployment's ReplicaSet
+    assert rs["metadata"]["ownerReferences"][0]["uid"] == created["metadata"]["uid"]
     for pod in pods:
         ref = pod["metadata"]["ownerReferences"][0]
-        assert ref["kind"] == "Deployment" and ref["uid"] == created["metadata"]["uid"] and ref["controller"] is True
-        assert pod["metadata"]["labels"]["app"] == "web" and pod["metadata"]["name"].startswith("web-")
+        assert ref["kind"] == "ReplicaSet" and ref["uid"] == rs["metadata"]["uid"] and ref["controller"] is True
+        assert pod["metadata"]["labels"]["app"] == "web" and pod["metadata"]["name"].startswith(rs["metadata"]["name"])
         assert phase(pod) == "Running"
 
     dep = tracker.get(DEPLOYMENTS, "default", "web")
