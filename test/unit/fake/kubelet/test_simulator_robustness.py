@@ -12,7 +12,7 @@ from apis.fake.kubelet import (
     ANNOTATION_START_DELAY,
     PodSimulator,
 )
-from apis.fake.kubelet.deployments import BURST_REPLICAS
+from apis.fake.kubelet.replicasets import BURST_REPLICAS
 from apis.resources import DEPLOYMENTS, PODS
 
 
