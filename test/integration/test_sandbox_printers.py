@@ -94,7 +94,7 @@ def test_workload_tables(sandbox, kubectl: Kubectl) -> None:
 
 def test_pods_services_config_and_cluster_tables(sandbox, kubectl: Kubectl) -> None:
     pod = sandbox.tracker.create(PODS, {"metadata": {"name": "p"}, "spec": {
-        "nodeName": "n1", "containers": [{"name": "a"}, {"name": "b"}]}}, "default")
+        "nodeName": "n1", "containers": [{"name": "a", "image": "i"}, {"name": "b", "image": "i"}]}}, "default")
     pod["status"] = {"phase": "Running", "podIP": "10.0.0.7", "containerStatuses": [
         {"name": "a", "ready": True, "restartCount": 0, "state": {"running": {}}},
         {"name": "b", "ready": False, "restartCount": 4, "state": {"waiting": {"reason": "CrashLoopBackOff"}},
