@@ -17,6 +17,7 @@ from .procs import (
     start_gm,
     start_lc,
     start_sandbox,
+    start_workersim,
 )
 from .wait import wait_for, wait_until
 
@@ -37,6 +38,7 @@ __all__ = [
     "start_gm",
     "start_lc",
     "start_sandbox",
+    "start_workersim",
     "wait_for",
     "wait_until",
 ]
