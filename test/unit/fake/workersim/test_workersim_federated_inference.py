@@ -55,6 +55,8 @@ def test_fl_aggregation_ends_once_every_trainer_of_its_job_ended(make_simulator,
     make_simulator()
     agg = run_pod(sedna_worker_pod(FL, "aggregation", "surface", {"WORKER_NAME": "aggworker-1", "JOB_NAME": "surface"},
                                    name="surface-aggregation-x", job_uid="fl-uid"))
+    time.sleep(0.2)
+    assert phase(agg) == "Running"  # no trainer yet: it serves
     # a trainer of another job (other uid) does not count
     other = run_pod(fl_train_pod("other", {"sandbox.sedna.io/worker-delay-seconds": "3600"}, job_uid="other-uid"))
     slow = run_pod(fl_train_pod("slow", {"sandbox.sedna.io/worker-delay-seconds": "3600"}))

@@ -11,6 +11,7 @@ from testkit import wait_for
 from testkit.workers import RecordingLC, sedna_worker_pod
 
 from apis.errors import ConflictError
+from apis.resources import PODS
 from apis.fake.workersim import LCClient
 from apis.fake.workersim.nodefiles import NodeFiles
 from apis.fake.workersim.workerpod import worker_pod
@@ -122,6 +123,29 @@ def test_status_conflicts_are_retried_from_a_fresh_read(make_simulator, run_pod,
     cs.prepend_reactor("update", "pods", conflict_once)
     wait_for("the pod to succeed", lambda: phase(pod), check=lambda p: p == "Succeeded")
     assert conflicts == [pod["metadata"]["name"]]
+
+
+@pytest.mark.parametrize("seen", ["ended meanwhile", "replaced by a pod of the same name"])
+def test_the_end_of_a_worker_never_overwrites_an_ended_or_other_pod(make_simulator, run_pod, cs, lc, seen):
+    make_simulator()
+    pod = run_pod(train_pod(annotations={"sandbox.sedna.io/worker-delay-seconds": "0.2"}))
+    writes = []
+
+    def as_seen(action):
+        if action.verb == "get" and action.name == pod["metadata"]["name"]:
+            current = cs.tracker.get(action.gvr, "default", action.name)
+            if seen == "ended meanwhile":
+                return True, {**current, "status": {**current["status"], "phase": "Succeeded"}}, None
+            return True, {**current, "metadata": {**current["metadata"], "uid": "another-uid"}}, None
+        if action.verb == "update" and action.subresource == "status":
+            writes.append(action.name)
+        return False, None, None
+
+    cs.prepend_reactor("*", "pods", as_seen)
+    wait_for("the report", lc.bodies, check=lambda b: len(b) == 1)
+    time.sleep(0.2)
+    assert writes == [] and cs.tracker.get(PODS, "default", pod["metadata"]["name"])["status"]["phase"] == \
+        "Running"
 
 
 def test_only_running_worker_pods_are_played(make_simulator, run_pod, cs, lc):
