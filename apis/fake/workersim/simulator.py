@@ -204,9 +204,9 @@ class WorkerSimulator:
                 return
             self._workers[uid] = worker
             self._by_job.setdefault(wp.job_key, set()).add(uid)
-        wlog.info("worker started", lc=lc_url, worker=ident.worker_name)
-        for thread in worker.threads:
-            thread.start()
+            wlog.info("worker started", lc=lc_url, worker=ident.worker_name)
+            for thread in worker.threads:  # under the lock: stop() never sees a worker whose threads did not start
+                thread.start()
 
     # -- workers --------------------------------------------------------------------------------------------------
     def _run(self, worker: _Worker, ctx: WorkerContext) -> None:

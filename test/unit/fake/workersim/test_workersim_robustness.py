@@ -11,10 +11,10 @@ from testkit import wait_for
 from testkit.workers import RecordingLC, sedna_worker_pod
 
 from apis.errors import ConflictError
-from apis.resources import PODS
 from apis.fake.workersim import LCClient
 from apis.fake.workersim.nodefiles import NodeFiles
 from apis.fake.workersim.workerpod import worker_pod
+from apis.resources import PODS
 
 IL = "incrementallearningjob"
 NOW = {"sandbox.sedna.io/worker-delay-seconds": "0"}
