@@ -3,43 +3,12 @@
 There are no training images in the sandbox; ``WorkerSimulator`` watches pods and, for every Running pod with a
 Sedna worker label (``<kind>.sedna.io/worker-type``), posts to its node's LC what the SDK would (``plays``), writes
 the files the worker saves under the node's rootfs, and ends job-like workers' pods through ``pods/status``.
-Annotations ``sandbox.sedna.io/worker-*`` steer it (``steering``). Opt-in: run ``python -m apis.fake.workersim``
-(flags in docs/sandbox.md); without it pods behave as the pod simulator makes them.
+Annotations ``sandbox.sedna.io/worker-*`` steer it (``steering``: the ``ANNOTATION_*`` names). Opt-in: run
+``python -m apis.fake.workersim`` (flags in docs/sandbox.md); without it pods behave as the pod simulator makes them.
 """
 
 from .lcclient import LCClient
 from .simulator import JOB_INDEX, WorkerSimulator
-from .steering import (
-    ANNOTATION_DELAY,
-    ANNOTATION_EXIT_CODE,
-    ANNOTATION_FAIL,
-    ANNOTATION_HARD_EXAMPLES,
-    ANNOTATION_INFERENCES,
-    ANNOTATION_METRICS,
-    ANNOTATION_PERIOD,
-    ANNOTATION_ROUNDS,
-    ANNOTATION_SAMPLE_COUNT,
-    ANNOTATION_SDK_QUIRKS,
-    ANNOTATION_SIMULATED,
-    Steering,
-    parse_steering,
-)
+from .steering import Steering, parse_steering
 
-__all__ = [
-    "ANNOTATION_DELAY",
-    "ANNOTATION_EXIT_CODE",
-    "ANNOTATION_FAIL",
-    "ANNOTATION_HARD_EXAMPLES",
-    "ANNOTATION_INFERENCES",
-    "ANNOTATION_METRICS",
-    "ANNOTATION_PERIOD",
-    "ANNOTATION_ROUNDS",
-    "ANNOTATION_SAMPLE_COUNT",
-    "ANNOTATION_SDK_QUIRKS",
-    "ANNOTATION_SIMULATED",
-    "JOB_INDEX",
-    "LCClient",
-    "Steering",
-    "WorkerSimulator",
-    "parse_steering",
-]
+__all__ = ["JOB_INDEX", "LCClient", "Steering", "WorkerSimulator", "parse_steering"]

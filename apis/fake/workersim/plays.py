@@ -19,6 +19,7 @@ Any worker whose env has ``MODEL_HOT_UPDATE=true`` also runs ``hot_update`` (``M
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import threading
 from collections.abc import Callable, Mapping
@@ -68,7 +69,10 @@ class WorkerContext:
     def write(self, container_path: str, data: bytes) -> None:
         """Write a file the worker saves, on its node's filesystem when the path is on a hostPath volume."""
         host = self.pod.host_path(container_path)
-        if host is None:
+        if "://" in container_path:
+            self.log.warning("remote storage is not simulated; the file is reported, not uploaded",
+                             url=container_path)
+        elif host is None:
             self.log.debug("file is pod-private, not written", path=container_path)
         elif self.files is None:
             self.log.warning("no rootfs known for the node; file not written", path=container_path, host_path=host)
@@ -104,18 +108,31 @@ def default_fl_metrics(round_number: int) -> dict[str, list[float]]:
             "loss": [round(max(0.5 - 0.1 * round_number, 0.01), 6)]}
 
 
+def _job(stage: str, reports: bool = True) -> Callable[[Callable[[WorkerContext], int]], Play]:
+    """A job-like worker: works for the delay, then fails if steered to (a ``failed`` report for ``stage`` if
+    ``reports``), else runs ``body`` and exits with its code; None when stopped meanwhile."""
+
+    def wrap(body: Callable[[WorkerContext], int]) -> Play:
+        @functools.wraps(body)
+        def play(ctx: WorkerContext) -> int | None:
+            if not ctx.sleep(ctx.steering.delay):
+                return None
+            code = ctx.failure(stage, reports)
+            return body(ctx) if code is None else code
+
+        return play
+
+    return wrap
+
+
 def _model_file(ctx: WorkerContext, **extra: Any) -> bytes:
     return orjson.dumps({"simulated": True, "kind": ctx.pod.kind, "job": ctx.ident.owner_name,
                          "namespace": ctx.ident.namespace, "worker": ctx.ident.worker_name, "pod": ctx.pod.name,
                          "savedAt": sdk_time(), **extra})
 
 
-def il_train(ctx: WorkerContext) -> int | None:
-    if not ctx.sleep(ctx.steering.delay):
-        return None
-    code = ctx.failure("train")
-    if code is not None:
-        return code
+@_job("train")
+def il_train(ctx: WorkerContext) -> int:
     model_url = ctx.pod.env.get("MODEL_URL")
     if not model_url:
         ctx.log.error("MODEL_URL is not set: the SDK's IncrementalLearning crashes")
@@ -126,12 +143,8 @@ def il_train(ctx: WorkerContext) -> int | None:
     return 0
 
 
-def il_eval(ctx: WorkerContext) -> int | None:
-    if not ctx.sleep(ctx.steering.delay):
-        return None
-    code = ctx.failure("eval")
-    if code is not None:
-        return code
+@_job("eval")
+def il_eval(ctx: WorkerContext) -> int:
     urls = ctx.pod.getenv("MODEL_URLS")
     models = urls.split(";") if urls else ([ctx.pod.env["MODEL_URL"]] if ctx.pod.env.get("MODEL_URL") else [])
     results = []
@@ -146,24 +159,16 @@ def _kb_index(ctx: WorkerContext) -> str:
     return posixpath.join(ctx.pod.getenv("OUTPUT_URL", "/tmp"), "index.pkl")
 
 
-def ll_train(ctx: WorkerContext) -> int | None:
-    if not ctx.sleep(ctx.steering.delay):
-        return None
-    code = ctx.failure("train")
-    if code is not None:
-        return code
+@_job("train")
+def ll_train(ctx: WorkerContext) -> int:
     index = _kb_index(ctx)
     ctx.write(index, _model_file(ctx, knowledgeBaseIndex=True))
     ctx.report(task_report(ctx.ident, COMPLETED, model_info(ctx.ident, index)))
     return 0
 
 
-def ll_eval(ctx: WorkerContext) -> int | None:
-    if not ctx.sleep(ctx.steering.delay):
-        return None
-    code = ctx.failure("eval")
-    if code is not None:
-        return code
+@_job("eval")
+def ll_eval(ctx: WorkerContext) -> int:
     index = _kb_index(ctx)
     ctx.write(index, _model_file(ctx, knowledgeBaseIndex=True, evaluated=True))
     metrics = ctx.steering.metrics_at(0) or default_eval_metrics(0)
@@ -222,12 +227,10 @@ def ji_edge(ctx: WorkerContext) -> int | None:
         ctx.report({**message, "ownerInfo": reporter_owner_info(start, sdk_time(), inferences, hard_examples)})
 
 
-def silent_job(ctx: WorkerContext) -> int | None:
-    """A job whose SDK never reports to the LC: works for the delay, then exits."""
-    if not ctx.sleep(ctx.steering.delay):
-        return None
-    code = ctx.failure("", reports=False)
-    return 0 if code is None else code
+@_job("", reports=False)
+def silent_job(ctx: WorkerContext) -> int:
+    """A job whose SDK never reports to the LC."""
+    return 0
 
 
 def service(ctx: WorkerContext) -> int | None:

@@ -158,3 +158,14 @@ def test_hot_update_that_fails_to_load_reports_deploy_failed(make_simulator, run
     _write_hot_update(rootfs, 1700000000)
     wait_for("the deploy report", lc.bodies, check=lambda b: b and b[0]["status"] == "failed")
     assert lc.bodies()[0]["kind"] == "deploy"
+
+
+def test_il_train_to_s3_reports_the_s3_url_without_uploading(make_simulator, run_pod, lc, phase, rootfs):
+    make_simulator()
+    env = {"NAMESPACE": "default", "JOB_NAME": "helmet", "WORKER_NAME": "train-worker-s3",
+           "MODEL_URL": "s3://bucket/il/output/train/2", "S3_ENDPOINT_URL": "http://127.0.0.1:1"}
+    pod = run_pod(sedna_worker_pod(IL, "train", "helmet", env, annotations=NOW))
+    wait_for("the pod to succeed", lambda: phase(pod), check=lambda p: p == "Succeeded")
+    assert [r["url"] for r in lc.bodies()[0]["results"]] == [
+        "s3://bucket/il/output/train/2/model_finetune_tensorflow.pb", "s3://bucket/il/output/train/2"]
+    assert not any(rootfs.rglob("*.pb"))
