@@ -136,20 +136,21 @@ class WorkerSimulator:
 
     def on_delete(self, obj: Any) -> None:
         pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
-        if not isinstance(pod, Mapping) or job_index_key(pod) is None:
+        job_key = job_index_key(pod) if isinstance(pod, Mapping) else None
+        if job_key is None:
             return
         uid = meta.uid(pod)
         with self._lock:
             worker = self._workers.get(uid)
             self._finished.discard(uid)
-            job = self._by_job.get(job_index_key(pod) or "")
+            job = self._by_job.get(job_key)
             if job is not None:
                 job.discard(uid)
                 if not job:
-                    del self._by_job[job_index_key(pod) or ""]
+                    del self._by_job[job_key]
         if worker is not None:
             self._cancel(worker)
-        self._poke_job(job_index_key(pod) or "")
+        self._poke_job(job_key)
 
     def _sync(self, pod: Mapping[str, Any]) -> None:
         try:
