@@ -23,6 +23,7 @@ from .procs import (
     start_gm,
     start_lc,
     start_sandbox,
+    start_workersim,
 )
 from .wait import wait_for, wait_until
 
@@ -51,6 +52,7 @@ __all__ = [
     "start_gm",
     "start_lc",
     "start_sandbox",
+    "start_workersim",
     "update_with_retry",
     "wait_for",
     "wait_until",

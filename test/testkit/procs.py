@@ -147,6 +147,26 @@ def start_lc(procs: Processes, name: str, gm_address: str, rootfs: Path, *extra:
     return proc, f"http://127.0.0.1:{port}"
 
 
+def start_workersim(procs: Processes, kubeconfig: Path | str, lcs: dict[str, str] | None = None,
+                    rootfs: dict[str, Path] | None = None, *extra: str, name: str = "workersim",
+                    wait: bool = True) -> subprocess.Popen[bytes]:
+    """Start the worker simulator (``python -m workersim``) with JSON logs, reports retried 5 times 0.2 s
+    apart; ``lcs``/``rootfs`` map node names to their LC URL / rootfs. Returns once it has listed the pods."""
+    from .wait import wait_for
+
+    argv = ["-m", "workersim", "--kubeconfig", str(kubeconfig), "--report-retry-seconds", "0.2"]
+    for node, url in (lcs or {}).items():
+        argv += ["--lc", f"{node}={url}"]
+    for node, path in (rootfs or {}).items():
+        argv += ["--rootfs", f"{node}={path}"]
+    proc = procs.start(name, [*argv, *extra])
+    if wait:
+        wait_for("the worker simulator", lambda: log_event(procs.log(name), "worker simulator ready")
+                 or proc.poll() is not None, timeout=30)
+        assert proc.poll() is None, procs.log(name)
+    return proc
+
+
 def self_signed_cert(directory: Path, host: str = "127.0.0.1") -> tuple[Path, Path]:
     """A self-signed certificate for ``host`` (an IP) and its key, made with the ``openssl`` command; the
     certificate is its own CA bundle. Skips the calling test when ``openssl`` is not installed."""
