@@ -1,21 +1,24 @@
 """``RunningLC``: a whole ``LocalController`` in this process (worker API on a free port, database and rootfs under a
-temporary directory), connected to a GM written in the test (``FakeGM``) or to any address."""
+temporary directory), connected to a GM written in the test (``FakeGM``) or to any address; ``lc_resource``: what
+an LC (in this process or another) holds in its database."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 from prometheus_client import CollectorRegistry
 
 from localcontroller.app import LocalController
 from localcontroller.config import LCConfig
+from localcontroller.store import Store
 
 from .edgepeers import FakeGM
 from .procs import http_get
 from .wait import wait_for
 
-__all__ = ["RunningLC"]
+__all__ = ["RunningLC", "lc_resource"]
 
 
 class RunningLC:
@@ -48,3 +51,16 @@ class RunningLC:
         self.thread.join(15)
         assert not self.thread.is_alive()
         return self.result["code"]
+
+
+def lc_resource(rootfs: Path, kind: str, namespace: str, name: str) -> Any:
+    """The object a running ``sedna-lc`` with this rootfs (and the default ``--db``) holds in its database, as the
+    GM sent it; ``None`` when it holds none."""
+    path = rootfs / "var/lib/sedna/database.db"
+    if not path.exists():
+        return None
+    store = Store(str(path))
+    try:
+        return store.get_resource(kind.lower(), namespace, name)
+    finally:
+        store.close()
