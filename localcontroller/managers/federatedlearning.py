@@ -9,10 +9,6 @@ manager (as in Go Sedna's LC) and are counted as ``unhandled`` by the worker API
 
 from __future__ import annotations
 
-from typing import Any
-
-from localcontroller.worker import WorkerMessage
-
 from .relay import RelayManager
 
 __all__ = ["KIND", "FederatedLearningManager"]
@@ -22,7 +18,4 @@ KIND = "federatedlearningjob"
 
 class FederatedLearningManager(RelayManager):
     kind = KIND
-
-    def content(self, message: WorkerMessage) -> dict[str, Any]:
-        return {"phase": message.kind, "status": message.status,
-                "output": {"models": message.results or None, "ownerInfo": message.owner_info or None}}
+    relays_results = True

@@ -9,10 +9,6 @@ The SDK's edge worker reports ``ownerName: "sedna"`` when its pod has no ``JOB_N
 
 from __future__ import annotations
 
-from typing import Any
-
-from localcontroller.worker import WorkerMessage
-
 from .relay import RelayManager
 
 __all__ = ["KIND", "JointInferenceManager"]
@@ -22,7 +18,4 @@ KIND = "jointinferenceservice"
 
 class JointInferenceManager(RelayManager):
     kind = KIND
-
-    def content(self, message: WorkerMessage) -> dict[str, Any]:
-        return {"phase": message.kind, "status": message.status,
-                "output": {"models": None, "ownerInfo": message.owner_info or None}}
+    relays_results = False

@@ -4,7 +4,9 @@ workers' reports upstream.
 A ``RelayManager`` keeps the objects of its kind the GM sent this node (the LC persists them and hands them back at
 start, see ``base``); it never reports on its own. A worker report (``ownerKind`` = the manager's kind) about an
 object it holds goes upstream at once, durably (``ctx.report``), with Go's header ``{namespace, resourceKind: kind,
-resourceName: ownerName, operation: status}`` and the content the subclass builds from the report (``content``).
+resourceName: ownerName, operation: status}`` and Go's ``UpstreamMessage`` content ``{"phase": <kind>, "status":
+<status>, "output": {"models": <results>, "ownerInfo": <ownerInfo>}}`` (``models`` only where the Go manager sets
+them, ``relays_results``; empty ones are ``null``, as Go marshals nil).
 A report about an object this node does not hold is dropped and logged with the reason (Go's LC relayed it and the
 GM refused it; Go's incremental-learning manager drops it silently). Reports are relayed in the order they arrive.
 """
@@ -27,9 +29,10 @@ SDK_DEFAULT_JOB_NAME = "sedna"  # the SDK's JOB_NAME default, reported by a work
 
 
 class RelayManager:
-    """Subclasses set ``kind`` and implement ``content(message)``. Safe from any thread."""
+    """Subclasses set ``kind`` and ``relays_results``. Safe from any thread."""
 
     kind: str = ""
+    relays_results: bool = True
 
     def __init__(self, ctx: ManagerContext) -> None:
         self.ctx = ctx
@@ -73,8 +76,10 @@ class RelayManager:
             return self._objects.get((namespace, name))
 
     def content(self, message: WorkerMessage) -> dict[str, Any]:
-        """The upstream report for ``message`` (Go's ``UpstreamMessage``)."""
-        raise NotImplementedError
+        """The upstream report for ``message``, as Go's LC marshals its ``UpstreamMessage``."""
+        models = (message.results or None) if self.relays_results else None
+        return {"phase": message.kind, "status": message.status,
+                "output": {"models": models, "ownerInfo": message.owner_info or None}}
 
     def _unknown_reason(self, message: WorkerMessage) -> str:
         reason = f"this node holds no {self.kind} {message.namespace}/{message.owner_name}"

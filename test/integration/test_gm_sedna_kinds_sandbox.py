@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from testkit import CRDS, http_get, start_gm, update_with_retry, wait_for
-from testkit.objects import deployment_rolled_out, gone
+from testkit.objects import controlled_pods, deployment_rolled_out, gone
 
 from apis import meta
 from apis.clientset import Clientset
@@ -118,10 +118,7 @@ def test_federated_learning_job(gm):
                           "trainingWorkers": [trainer(1), trainer(2)]}})
 
     def job_pods(generation: int | None = None) -> list[dict[str, Any]]:
-        uid = meta.uid(jobs.get("fl"))
-        return [p for p in pods.list()["items"] if (meta.get_controller_of(p) or {}).get("uid") == uid
-                and meta.deletion_timestamp(p) is None
-                and (generation is None or meta.annotations(p).get("sedna.io/job-generation") == str(generation))]
+        return controlled_pods(pods, jobs.get("fl"), generation)
 
     def status() -> dict[str, Any]:
         return jobs.get("fl").get("status") or {}
