@@ -3,6 +3,7 @@ edge hooks), Sedna's worker contract (pods, Deployments, edge-mesh Services, HPA
 secrets, model hot update), status/condition helpers and the EventRecorder."""
 
 from .autoscaling import ensure_hpa, hpa_name, new_hpa
+from .credential import CREDENTIAL_ANNOTATION, edge_copy, with_credential
 from .deployments import (
     APP_LABEL,
     deployment_available,
@@ -27,7 +28,7 @@ from .pods import (
     pod_from_template,
 )
 from .revisions import is_current_generation, spec_hash_matches, stamp_generation, stamp_spec_hash
-from .secrets import build_s3_secret_envs, get_secret, merge_secret_envs, with_credential_annotation
+from .secrets import build_s3_secret_envs, get_secret, merge_secret_envs
 from .selfheal import RecreatedPods
 from .services import edge_mesh_service, edge_mesh_service_host, ensure_service, service_name_error
 from .status import (
@@ -42,9 +43,12 @@ from .status import (
 from .storage import MountURL, WorkerMount, inject_env
 from .worker import ModelHotUpdate, WorkerParam, inject_worker_param, model_hot_update_config_file
 
+with_credential_annotation = with_credential  # the name this package exported first; one implementation
+
 __all__ = [
     "APP_LABEL",
     "BaseController",
+    "CREDENTIAL_ANNOTATION",
     "DELETE",
     "EdgeLink",
     "EventRecorder",
@@ -75,6 +79,7 @@ __all__ = [
     "deployment_failure",
     "deployment_from_template",
     "deployment_name",
+    "edge_copy",
     "edge_mesh_service",
     "edge_mesh_service_host",
     "ensure_deployment",
@@ -106,6 +111,7 @@ __all__ = [
     "stamp_generation",
     "stamp_spec_hash",
     "update_status",
+    "with_credential",
     "with_credential_annotation",
 ]
 

@@ -43,7 +43,7 @@ from .edge import DELETE, INSERT, UPDATE, EdgeLink, UpstreamMessage
 from .events import EventRecorder
 from .jobstate import JobState, JobStates, PreventRecreationView, RecreatedPodsView
 from .metrics import controller_metrics
-from .owned import OwnedObjects
+from .owned import OwnedObjects, log_identity
 from .selfheal import RECREATION_TTL
 from .status import Mutation, update_status
 
@@ -214,8 +214,8 @@ class BaseController(OwnedObjects):
         """Queue the key of ``obj`` (or of a tombstone); without ``immediate``, after the key's current backoff."""
         try:
             key = deletion_handling_meta_namespace_key_func(obj)
-        except Exception as exc:
-            self._log.warning("cannot get key for object", object=repr(obj)[:300], error=str(exc))
+        except Exception as exc:  # the key function's message quotes the object: never logged
+            self._log.warning("cannot get key for object; not queued", error=type(exc).__name__, **log_identity(obj))
             return
         delay = 0.0 if immediate else self.get_backoff(key)
         if delay <= 0:

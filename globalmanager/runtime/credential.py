@@ -1,21 +1,23 @@
-"""The storage credential an LC gets with an object (Go Sedna's ``InjectSecretAnnotations``).
+"""The storage credential an LC gets with an object (Go Sedna's ``InjectSecretAnnotations``), the one implementation.
 
 ``with_credential(obj, secret)`` returns a shallow copy of ``obj`` carrying the annotation ``sedna.io/credential``:
-the JSON of the Secret's annotations ``s3-endpoint`` and ``s3-usehttps`` and its decoded data ``ACCESS_KEY_ID`` and
-``SECRET_ACCESS_KEY`` (the keys the LC's storage reads). ``obj`` itself, typically a shared cache object, is never
-changed (Go Sedna wrote into the informer's object). Never log the result: it holds secrets.
+the JSON (as Go marshals it) of the Secret's annotations ``s3-endpoint`` and ``s3-usehttps`` and its decoded data
+``ACCESS_KEY_ID`` and ``SECRET_ACCESS_KEY``. Go copies every annotation and data key of the Secret; only these four
+are sent because they are all that Sedna's LC reads (``storage.SetCredential``; the SDK never sees the annotation),
+and the others may be unrelated or sensitive (``kubectl.kubernetes.io/last-applied-configuration`` holds the whole
+Secret). ``obj`` itself, typically a shared cache object, and the Secret are never changed (Go Sedna wrote into both).
+Never log the result: it holds secrets.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
 from apis.client import ClientsetBase
+
+from .secrets import ACCESS_KEY_ID, S3_ENDPOINT_KEY, S3_USE_HTTPS_KEY, SECRET_ACCESS_KEY, secret_data
+from .status import go_json
 
 __all__ = [
     "CREDENTIAL_ANNOTATION",
@@ -29,8 +31,8 @@ __all__ = [
 ]
 
 CREDENTIAL_ANNOTATION = "sedna.io/credential"
-CREDENTIAL_ANNOTATION_KEYS = ("s3-endpoint", "s3-usehttps")
-CREDENTIAL_DATA_KEYS = ("ACCESS_KEY_ID", "SECRET_ACCESS_KEY")
+CREDENTIAL_ANNOTATION_KEYS = (S3_ENDPOINT_KEY, S3_USE_HTTPS_KEY)
+CREDENTIAL_DATA_KEYS = (ACCESS_KEY_ID, SECRET_ACCESS_KEY)
 
 
 def fetch_secret(clientset: ClientsetBase, namespace: str, name: str) -> dict[str, Any]:
@@ -39,20 +41,13 @@ def fetch_secret(clientset: ClientsetBase, namespace: str, name: str) -> dict[st
 
 
 def credential_json(secret: Mapping[str, Any]) -> str:
-    """The ``sedna.io/credential`` value for ``secret``; data values that are not base64 are left out."""
-    md = secret.get("metadata") or {}
-    annotations = md.get("annotations") or {}
-    values = {k: annotations[k] for k in CREDENTIAL_ANNOTATION_KEYS if k in annotations}
-    data = secret.get("data") or {}
-    for key in CREDENTIAL_DATA_KEYS:
-        raw = data.get(key)
-        if raw is None:
-            continue
-        try:
-            values[key] = base64.b64decode(raw, validate=True).decode("utf-8")
-        except (binascii.Error, ValueError, UnicodeDecodeError):
-            continue
-    return orjson.dumps(values).decode()
+    """The ``sedna.io/credential`` value for ``secret``: its credential annotations and decoded data keys that exist,
+    keys sorted as Go marshals a map."""
+    annotations = (secret.get("metadata") or {}).get("annotations") or {}
+    values = {k: str(annotations[k]) for k in CREDENTIAL_ANNOTATION_KEYS if k in annotations}
+    data = secret_data(secret)
+    values.update({k: data[k] for k in CREDENTIAL_DATA_KEYS if k in data})
+    return go_json(values)
 
 
 def with_kind(obj: Mapping[str, Any], api_version: str, kind: str) -> dict[str, Any]:
@@ -63,9 +58,12 @@ def with_kind(obj: Mapping[str, Any], api_version: str, kind: str) -> dict[str, 
     return copy
 
 
-def with_credential(obj: Mapping[str, Any], secret: Mapping[str, Any]) -> dict[str, Any]:
-    """A shallow copy of ``obj`` whose annotations carry ``sedna.io/credential`` from ``secret``."""
+def with_credential(obj: Mapping[str, Any], secret: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A shallow copy of ``obj`` whose annotations carry ``sedna.io/credential`` from ``secret`` (metadata and
+    annotations copied, the rest shared); without a secret just a shallow copy."""
     copy = dict(obj)
+    if not secret:
+        return copy
     md = dict(copy.get("metadata") or {})
     md["annotations"] = {**(md.get("annotations") or {}), CREDENTIAL_ANNOTATION: credential_json(secret)}
     copy["metadata"] = md

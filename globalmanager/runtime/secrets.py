@@ -4,10 +4,8 @@
   ``http://`` when annotation ``s3-usehttps`` is ``"0"``), ``ACCESS_KEY_ID`` and ``SECRET_ACCESS_KEY`` (plain values
   from the Secret's data, as Sedna does for KubeEdge, which lacked ``secretKeyRef``). ``[]`` without an endpoint.
 * ``merge_secret_envs(now, new, overwrite)``: Sedna's ``MergeSecretEnvs``.
-* ``with_credential_annotation(obj, secret)``: a COPY of ``obj`` (metadata and annotations copied, the rest shared)
-  carrying annotation ``sedna.io/credential`` = JSON(secret annotations ∪ decoded data), for sending to an LC. The
-  object (usually from an informer cache) and the secret are never modified (Go Sedna's ``InjectSecretAnnotations``
-  writes into both).
+* ``secret_data(secret)``: the Secret's data decoded; ``get_secret``: read one from the API server.
+The ``sedna.io/credential`` annotation sent to LCs is ``credential.with_credential``.
 """
 
 from __future__ import annotations
@@ -20,11 +18,8 @@ from typing import Any
 from apis import errors, meta
 from apis.client import ClientsetBase
 
-from .status import go_json
-
 __all__ = [
     "ACCESS_KEY_ID",
-    "CREDENTIAL_ANNOTATION",
     "S3_ENDPOINT_KEY",
     "S3_ENDPOINT_URL_ENV",
     "S3_USE_HTTPS_KEY",
@@ -33,7 +28,6 @@ __all__ = [
     "get_secret",
     "merge_secret_envs",
     "secret_data",
-    "with_credential_annotation",
 ]
 
 S3_ENDPOINT_KEY = "s3-endpoint"
@@ -41,7 +35,6 @@ S3_USE_HTTPS_KEY = "s3-usehttps"
 S3_ENDPOINT_URL_ENV = "S3_ENDPOINT_URL"
 ACCESS_KEY_ID = "ACCESS_KEY_ID"
 SECRET_ACCESS_KEY = "SECRET_ACCESS_KEY"
-CREDENTIAL_ANNOTATION = "sedna.io/credential"
 
 EnvVar = dict[str, str]
 
@@ -97,19 +90,3 @@ def get_secret(clientset: ClientsetBase, namespace: str, name: str) -> dict[str,
         return clientset.core_v1().secrets(namespace).get(name)
     except errors.NotFoundError:
         return None
-
-
-def with_credential_annotation(obj: Mapping[str, Any], secret: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A copy of ``obj`` with annotation ``sedna.io/credential`` built from ``secret`` (``obj`` itself when there is
-    no secret, as a shallow copy)."""
-    out = dict(obj)
-    if not secret:
-        return out
-    credential = dict(meta.annotations(secret))
-    credential.update(secret_data(secret))
-    md = dict(out.get("metadata") or {})
-    annotations = dict(md.get("annotations") or {})
-    annotations[CREDENTIAL_ANNOTATION] = go_json(credential)
-    md["annotations"] = annotations
-    out["metadata"] = md
-    return out

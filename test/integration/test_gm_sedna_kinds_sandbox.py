@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 from testkit import CRDS, http_get, start_gm, update_with_retry, wait_for
+from testkit.objects import controlled_pods, deployment_rolled_out, gone
 
-from apis import errors, meta
+from apis import meta
 from apis.clientset import Clientset
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox(crd_dirs=[str(CRDS)])]
@@ -36,20 +37,6 @@ def gm(sandbox, procs, tmp_path: Path):
 def model(name: str, url: str) -> dict[str, Any]:
     return {"apiVersion": "sedna.io/v1alpha1", "kind": "Model", "metadata": {"name": name, "namespace": NS},
             "spec": {"url": url, "format": "pb"}}
-
-
-def gone(client: Any, name: str) -> bool:
-    try:
-        client.get(name)
-        return False
-    except errors.NotFoundError:
-        return True
-
-
-def deployment_rolled_out(d: dict[str, Any]) -> bool:
-    status = d.get("status") or {}
-    return (status.get("observedGeneration", 0) >= meta.generation(d) and status.get("updatedReplicas") == 1
-            and status.get("availableReplicas") == 1 and status.get("replicas") == 1)
 
 
 def test_joint_inference_service(gm):
@@ -131,10 +118,7 @@ def test_federated_learning_job(gm):
                           "trainingWorkers": [trainer(1), trainer(2)]}})
 
     def job_pods(generation: int | None = None) -> list[dict[str, Any]]:
-        uid = meta.uid(jobs.get("fl"))
-        return [p for p in pods.list()["items"] if (meta.get_controller_of(p) or {}).get("uid") == uid
-                and meta.deletion_timestamp(p) is None
-                and (generation is None or meta.annotations(p).get("sedna.io/job-generation") == str(generation))]
+        return controlled_pods(pods, jobs.get("fl"), generation)
 
     def status() -> dict[str, Any]:
         return jobs.get("fl").get("status") or {}

@@ -30,6 +30,7 @@ from globalmanager.runtime import (
     new_hpa,
     pod_from_template,
     service_name_error,
+    with_credential,
     with_credential_annotation,
 )
 from globalmanager.runtime.indexes import CONTROLLER_UID_INDEX, controller_uid_index_func, ensure_index
@@ -131,12 +132,26 @@ def test_credential_annotation_is_added_to_a_copy():
     cached = meta.deep_copy(IL)
     before = meta.deep_copy(cached)
     secret_before = meta.deep_copy(SECRET)
-    sent = with_credential_annotation(cached, SECRET)
+    sent = with_credential(cached, SECRET)
     assert json.loads(sent["metadata"]["annotations"]["sedna.io/credential"]) == {
         "s3-endpoint": "s3.local", "ACCESS_KEY_ID": "ak", "SECRET_ACCESS_KEY": "sk"}
     assert sent["metadata"]["annotations"]["sedna.io/credential"].startswith('{"ACCESS_KEY_ID":"ak"')  # Go sorts keys
     assert cached == before and SECRET == secret_before  # Go Sedna writes into the cached object (§10.13)
-    assert with_credential_annotation(cached, None) == cached
+    assert with_credential(cached, None) == cached
+    assert with_credential_annotation is with_credential  # the runtime's first name for it, kept
+
+
+def test_credential_annotation_carries_only_the_keys_the_lc_reads():
+    applied = json.dumps({"kind": "Secret", "data": {"ACCESS_KEY_ID": "YWs="}})
+    secret = {"metadata": {"name": "s", "annotations": {
+        "s3-endpoint": "s3.local", "s3-usehttps": "0", "kubectl.kubernetes.io/last-applied-configuration": applied,
+        "team": "vision"}},
+        "data": {"ACCESS_KEY_ID": "YWs=", "SECRET_ACCESS_KEY": "c2s=", "ca.crt": "Y2E=", "token": "dG9r"}}
+    sent = with_credential({"metadata": {"name": "m", "annotations": {"keep": "me"}}}, secret)
+    annotations = sent["metadata"]["annotations"]
+    assert annotations["keep"] == "me"
+    assert json.loads(annotations["sedna.io/credential"]) == {
+        "s3-endpoint": "s3.local", "s3-usehttps": "0", "ACCESS_KEY_ID": "ak", "SECRET_ACCESS_KEY": "sk"}
 
 
 # -- worker params -------------------------------------------------------------------------------------------------------

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from prometheus_client import CollectorRegistry
 from testkit import FakeGM, http_get, make_frame, wait_for
+from testkit.lc import RunningLC
 
-from localcontroller.app import LocalController
-from localcontroller.config import LCConfig
 from localcontroller.gmclient import Backoff, GMClient
 from localcontroller.store import Store
 
@@ -33,35 +30,6 @@ def model(name: str = "m1", spec: object = None) -> dict:
 
 def is_status(h: dict, c: object) -> bool:
     return h.get("operation") == "status"
-
-
-class RunningLC:
-    def __init__(self, tmp: Path, gm: FakeGM | None, db: Path | None = None, gm_address: str = "") -> None:
-        self.rootfs = tmp / "rootfs"
-        (self.rootfs / "data").mkdir(parents=True, exist_ok=True)
-        cfg = LCConfig(gm_url=f"ws://{gm.address if gm else gm_address}/", node_name="edge-1",
-                       rootfs=str(self.rootfs), bind_host="127.0.0.1", bind_port=0,
-                       db_path=str(db or tmp / "lc.db"), dataset_check_period=0.2)
-        self.lc = LocalController(cfg, CollectorRegistry())
-        self.stop = threading.Event()
-        self.result: dict[str, int] = {}
-        self.thread = threading.Thread(target=lambda: self.result.setdefault("code", self.lc.run(self.stop)),
-                                       daemon=True)
-        self.thread.start()
-        wait_for("the worker API", lambda: self.lc.server._httpd is not None)
-
-    def wait_connected(self) -> None:
-        wait_for("connected to the GM", lambda: http_get(self.url + "/readyz")[0] == 200)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.lc.server.port}"
-
-    def close(self) -> int:
-        self.stop.set()
-        self.thread.join(15)
-        assert not self.thread.is_alive()
-        return self.result["code"]
 
 
 @pytest.fixture
