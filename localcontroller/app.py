@@ -13,6 +13,7 @@ import ssl
 import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 
 import structlog
 from prometheus_client import CollectorRegistry
@@ -74,21 +75,37 @@ class LocalController:
     def _deliver(self, message: WorkerMessage) -> bool:
         manager = self.ctx.managers.get(message.owner_kind)
         if manager is None:
-            return False
+            kind = self._holder_of(message)
+            if kind is None:
+                return False
+            # Sedna's SDK FederatedLearning never sets its kind and reports ownerKind "default": the one object of
+            # that name this node holds says whose report it is (Go's LC drops it, so FL rounds never arrive)
+            log.debug("worker report routed by its owner's name", worker=message.name, owner_kind=message.owner_kind,
+                      kind=kind, object=f"{message.namespace}/{message.owner_name}")
+            manager, message = self.ctx.managers[kind], replace(message, owner_kind=kind)
         manager.add_worker_message(message)
         return True
 
+    def _holder_of(self, message: WorkerMessage) -> str | None:
+        """The kind of the one object named ``ownerName`` this node holds, None when none or several are."""
+        kinds = [kind for kind in self.ctx.managers
+                 if self.store.get_resource(kind, message.namespace, message.owner_name) is not None]
+        return kinds[0] if len(kinds) == 1 else None
+
     def run(self, stop: threading.Event) -> int:
+        # the stored objects are back in their managers before the worker API answers: a report that arrives at
+        # once is about an object its manager already holds
+        resumed = self.downstream.resume()
+        self.downstream.start()
+        for manager in self.ctx.managers.values():
+            manager.start(stop)
         try:
             self.server.start()
         except OSError as exc:
             log.error("cannot start the worker API server", address=f"{self.cfg.bind_host}:{self.cfg.bind_port}",
                       error=str(exc))
+            self.downstream.stop()
             return EXIT_FAILURE
-        resumed = self.downstream.resume()
-        self.downstream.start()
-        for manager in self.ctx.managers.values():
-            manager.start(stop)
         self.client.start(stop)
         log.info("sedna-lc started", version=__version__, gm=self.cfg.gm_url, rootfs=self.cfg.rootfs,
                  db=self.cfg.db_path, address=f"{self.cfg.bind_host}:{self.server.port}", resumed=resumed,

@@ -8,9 +8,9 @@
   ``ckpt`` entry for a ``.pb`` model), ``default_model_name`` the backend's ``model_name``.
 * ``reporter_owner_info`` is the ``ownerInfo`` that ``LCReporter`` (joint inference) sends every period.
 
-Two SDK bugs are corrected unless ``quirks`` is set (annotation ``sandbox.sedna.io/worker-sdk-quirks``): the SDK's
-``JOB_NAME`` default ``sedna`` shadows ``SERVICE_NAME`` (a joint-inference edge worker reports ``ownerName: sedna``),
-and ``FederatedLearning`` never sets its ``job_kind`` (its reports say ``ownerKind: default``, which an LC drops).
+The SDK's two bugs are reproduced unless ``quirks`` is off (annotation ``sandbox.sedna.io/worker-sdk-quirks:
+"false"``): its ``JOB_NAME`` default ``sedna`` shadows ``SERVICE_NAME`` (a joint-inference worker without ``JOB_NAME``
+reports ``ownerName: sedna``), and ``FederatedLearning`` never sets its ``job_kind`` (``ownerKind: default``).
 """
 
 from __future__ import annotations

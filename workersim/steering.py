@@ -74,7 +74,7 @@ class Steering:
     inferences_per_period: int = 10
     hard_examples_per_period: int = 3
     sample_count: int = 100
-    sdk_quirks: bool = False
+    sdk_quirks: bool = True  # exactly what the SDK sends; the GM and LC cope with its two bugs
 
     def metrics_at(self, index: int) -> Metrics | None:
         """The steered metrics for the ``index``-th model or round (the last one repeats); None when not steered."""

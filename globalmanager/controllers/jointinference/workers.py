@@ -3,7 +3,9 @@
 Both: Deployment ``<service>-deployment-<cloud|edge>`` from the worker's template (replicas left to the API server
 or the HPA), the worker's Model URL mounted (downloaded by the storage initializer; the Model's Secret, when it names
 one, gives the S3 credentials) as ``MODEL_URL``, env ``NAMESPACE``, ``SERVICE_NAME``,
-``WORKER_NAME=<cloud|edge>worker-<5 random>``.
+``WORKER_NAME=<cloud|edge>worker-<5 random>``, and ``JOB_NAME=<service>`` (beyond Go: Sedna's SDK names the owner of
+its reports ``JOB_NAME``, defaulting to ``sedna`` before it looks at ``SERVICE_NAME``, so without it an unchanged
+worker image reports about a service called ``sedna`` and its metrics never reach the service).
 * cloud: ``BIG_MODEL_BIND_PORT=5000``; its Service ``<service>-cloud`` (port 5000) is created before the edge worker.
 * edge: ``BIG_MODEL_IP=<service>-cloud.<namespace>``, ``BIG_MODEL_PORT=5000``, ``HEM_NAME``, ``HEM_PARAMETERS`` (JSON
   ``[{"key", "value"}]``, ``null`` without parameters), ``LC_SERVER``.
@@ -59,6 +61,7 @@ def worker_param(
         }
     env["NAMESPACE"] = meta.namespace(service)
     env["SERVICE_NAME"] = meta.name(service)
+    env["JOB_NAME"] = meta.name(service)
     env["WORKER_NAME"] = f"{worker_type.lower()}worker-{rand_string(5)}"
     url = str((model.get("spec") or {}).get("url", ""))
     mount = WorkerMount(name="model", url=MountURL(url=url, secret=secret, download_by_initializer=True), env_name="MODEL_URL")

@@ -93,13 +93,13 @@ def test_creates_cloud_deployment_service_and_edge_deployment_with_sednas_env(ji
         assert "replicas" not in d["spec"]
     cloud_env, edge_env = env_of(cloud), env_of(edge)
     assert cloud_env.pop("WORKER_NAME").startswith("cloudworker-")
-    assert cloud_env == {"BIG_MODEL_BIND_PORT": "5000", "NAMESPACE": NS, "SERVICE_NAME": NAME,
+    assert cloud_env == {"BIG_MODEL_BIND_PORT": "5000", "NAMESPACE": NS, "SERVICE_NAME": NAME, "JOB_NAME": NAME,
                          "MODEL_URL": "/downloads/models/big/model.pb"}
     assert edge_env.pop("WORKER_NAME").startswith("edgeworker-")
     assert edge_env == {
         "DATA_PATH_PREFIX": "/home/data", "BIG_MODEL_IP": f"{NAME}-cloud.{NS}", "BIG_MODEL_PORT": "5000",
         "HEM_NAME": "IBT", "HEM_PARAMETERS": '[{"key":"param1","value":"value1"}]', "LC_SERVER": "http://lc:9100",
-        "NAMESPACE": NS, "SERVICE_NAME": NAME, "MODEL_URL": "/home/data/models/little/model.pb"}
+        "NAMESPACE": NS, "SERVICE_NAME": NAME, "JOB_NAME": NAME, "MODEL_URL": "/home/data/models/little/model.pb"}
     # the cloud model is in S3: downloaded by the storage initializer with the model's credentials
     init = cloud["spec"]["template"]["spec"]["initContainers"][0]
     assert init["image"] == "kubeedge/sedna-storage-initializer:v0.3.0"

@@ -141,7 +141,7 @@ def test_reports_about_objects_the_node_does_not_hold_are_dropped_with_the_reaso
         post(edge.lc, ji_report(owner="other"))
         post(edge.lc, ji_report(owner="sedna"))  # the SDK: JOB_NAME's default shadows SERVICE_NAME
         post(edge.lc, fl_report(owner="other"))
-        post(edge.lc, fl_report(ownerKind="default"))  # the SDK: FederatedLearning never sets its kind
+        post(edge.lc, fl_report(owner="other", ownerKind="default"))  # no object of that name: nobody's report
         post(edge.lc, ji_report(namespace="elsewhere"))
         post(edge.lc, ji_report())
     # only the last report went upstream: the first status frame the GM sees is it
@@ -154,6 +154,17 @@ def test_reports_about_objects_the_node_does_not_hold_are_dropped_with_the_reaso
     assert "JOB_NAME" in dropped[1]["reason"] and "JOB_NAME" not in dropped[0]["reason"]
     assert metric_value(edge.lc.url + "/metrics", "sedna_lc_worker_reports_total", result="unhandled") == 1
     assert edge.lc.lc.store.pending_reports() == 0
+
+
+def test_a_report_of_the_sdks_default_kind_reaches_the_one_object_of_its_name(edge):
+    # Sedna's SDK FederatedLearning never sets its kind (ownerKind "default"); Go's LC drops its reports
+    edge.send(FL, "insert", fl_job())
+    edge.wait_held(FL, "surface")
+    post(edge.lc, fl_report(round_number=1, ownerKind="default"))
+    header, content = edge.next_status()
+    assert header == {"namespace": NS, "resourceKind": FL, "resourceName": "surface", "operation": "status"}
+    assert content["output"]["ownerInfo"]["currentRound"] == 1
+    assert metric_value(edge.lc.url + "/metrics", "sedna_lc_worker_reports_total", result="ok") == 1
 
 
 def test_update_replaces_the_held_object_and_delete_stops_the_relay(edge):

@@ -36,19 +36,19 @@ def test_fl_train_reports_every_round_then_completed(make_simulator, run_pod, lc
         assert info["sampleCount"] == 240
         assert SDK_TIME.fullmatch(info["startTime"]) and SDK_TIME.fullmatch(info["updateTime"])
         assert body == {
-            "name": "trainworker-a", "namespace": "default", "ownerName": "surface", "ownerKind": FL,
+            "name": "trainworker-a", "namespace": "default", "ownerName": "surface", "ownerKind": "default",
             "kind": "train", "status": body["status"],
             "results": [{"format": "", "url": "/downloads/models/surface/surface-model",
                          "metrics": {"accuracy": [round(0.5 + 0.1 * round_number, 6)],
                                      "loss": [round(0.5 - 0.1 * round_number, 6)]}}]}
 
 
-def test_fl_sdk_quirk_reports_owner_kind_default(make_simulator, run_pod, lc, phase):
+def test_fl_without_sdk_quirks_reports_its_kind(make_simulator, run_pod, lc, phase):
     make_simulator()
     pod = run_pod(fl_train_pod("q", {"sandbox.sedna.io/worker-delay-seconds": "0", "sandbox.sedna.io/worker-rounds": "1",
-                                     "sandbox.sedna.io/worker-sdk-quirks": "true"}))
+                                     "sandbox.sedna.io/worker-sdk-quirks": "false"}))
     wait_for("the pod to succeed", lambda: phase(pod), check=lambda p: p == "Succeeded")
-    assert [b["ownerKind"] for b in lc.bodies()] == ["default"]
+    assert [b["ownerKind"] for b in lc.bodies()] == [FL]
 
 
 def test_fl_aggregation_ends_once_every_trainer_of_its_job_ended(make_simulator, run_pod, phase, cs):
@@ -84,7 +84,8 @@ def test_ji_edge_reports_cumulative_inference_counters_every_period(make_simulat
     make_simulator()
     pod = run_pod(ji_edge_pod({"sandbox.sedna.io/worker-period-seconds": "0.05",
                                "sandbox.sedna.io/worker-inferences-per-period": "4",
-                               "sandbox.sedna.io/worker-hard-examples-per-period": "1"}))
+                               "sandbox.sedna.io/worker-hard-examples-per-period": "1"},
+                              JOB_NAME="ji"))  # sedna-gm sets JOB_NAME so that the SDK names its service
     bodies = wait_for("three periodic reports", lc.bodies, check=lambda b: len(b) >= 3)
     for period, body in enumerate(bodies[:3], 1):
         info = body.pop("ownerInfo")

@@ -25,12 +25,12 @@ def test_no_annotations_give_the_defaults():
 def test_valid_values():
     steering, problems = parse(delay_seconds="0.25", period_seconds="2", rounds="5", fail="REPORT", exit_code="42",
                                inferences_per_period="8", hard_examples_per_period="2", sample_count="640",
-                               sdk_quirks="True", simulated="false", metrics='{"precision": [0.5, 1], "f1": 0.7}')
+                               sdk_quirks="False", simulated="false", metrics='{"precision": [0.5, 1], "f1": 0.7}')
     assert problems == []
     assert steering == Steering(simulated=False, delay=0.25, period=2.0, rounds=5,
                                 metrics=({"precision": [0.5, 1], "f1": 0.7},), fail="report", exit_code=42,
                                 inferences_per_period=8, hard_examples_per_period=2, sample_count=640,
-                                sdk_quirks=True)
+                                sdk_quirks=False)
 
 
 @pytest.mark.parametrize("annotation, value, action, field, expected", [
@@ -45,7 +45,7 @@ def test_valid_values():
     ("exit_code", "300", "clamped to 255", "exit_code", 255),
     ("sample_count", "x", "ignored", "sample_count", 100),
     ("fail", "sometimes", "ignored", "fail", None),
-    ("sdk_quirks", "yes", "ignored", "sdk_quirks", False),
+    ("sdk_quirks", "yes", "ignored", "sdk_quirks", True),
 ])
 def test_bad_or_out_of_range_values(annotation, value, action, field, expected):
     steering, problems = parse(**{annotation: value})
