@@ -11,6 +11,7 @@ import warnings
 
 import pytest
 import structlog
+from testkit.logs import restored_process_logging
 
 from apis.logs import get_logger
 from globalmanager.logging import configure_logging
@@ -18,20 +19,8 @@ from globalmanager.logging import configure_logging
 
 @pytest.fixture
 def restore_logging():
-    root = logging.getLogger()
-    saved = (list(root.handlers), root.level, {n: logging.getLogger(n).level for n in ("urllib3", "kubernetes")})
-    saved_hook = threading.excepthook
-    yield
-    threading.excepthook = saved_hook
-    logging.captureWarnings(False)
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    for handler in saved[0]:
-        root.addHandler(handler)
-    root.setLevel(saved[1])
-    for name, level in saved[2].items():
-        logging.getLogger(name).setLevel(level)
-    structlog.reset_defaults()
+    with restored_process_logging():
+        yield
 
 
 def lines(stream: io.StringIO) -> list[dict]:
