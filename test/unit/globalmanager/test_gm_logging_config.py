@@ -87,22 +87,6 @@ def test_positional_arguments_are_formatted(restore_logging):
     assert entry["event"] == "synced 3 objects" and "positional_args" not in entry
 
 
-def test_an_uncaught_exception_in_a_thread_is_a_json_line(restore_logging, capsys):
-    out = io.StringIO()
-    configure_logging("info", "json", out)
-
-    def boom() -> None:
-        raise RuntimeError("worker exploded")
-
-    t = threading.Thread(target=boom, name="worker-1")
-    t.start()
-    t.join(5)
-    assert capsys.readouterr().err == ""
-    (entry,) = lines(out)
-    assert entry["level"] == "error" and entry["thread"] == "worker-1"
-    assert "worker exploded" in json.dumps(entry["exception"])
-
-
 def run_a_reflector_once() -> None:
     """A reflector over the fake clientset: logs "starting reflector" (debug) with its keys, lists, stops."""
     from apis.fake import FakeClientset
