@@ -1,6 +1,7 @@
 """Object helpers, errors, resources, watch/list types and clientsets for sedna-controlplane.
 
-``apis`` imports nothing else of this project (``informers``, ``globalmanager`` and ``localcontroller`` build on it).
+``apis`` imports nothing else of this project (``informers``, ``globalmanager``, ``localcontroller``, ``workersim``
+and ``examples`` build on it).
 """
 
 from . import errors, meta, resources

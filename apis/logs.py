@@ -11,6 +11,9 @@ out. The package loggers carry a ``NullHandler``: with no configuration nothing 
   ``foreign_pre_chain`` and library lines carry ``event`` and their keys as separate fields, like the application's.
 
 ``redact_secrets`` is the structlog processor that blanks credentials in any log line (keys and text alike).
+
+``configure_process_logging`` is the one logging set-up of our programs (``sedna-gm``, ``sedna-lc``, the sandbox API
+server, the worker simulator, the ElasticDL master): a program calls it once; a library never does.
 """
 
 from __future__ import annotations
@@ -19,12 +22,17 @@ import logging
 import os
 import re
 import sys
+import threading
 from collections.abc import Mapping, MutableMapping
-from typing import Any
+from typing import Any, TextIO
 
 import structlog
+from structlog.tracebacks import ExceptionDictTransformer
 
-__all__ = ["LIBRARY_PACKAGES", "LogEvent", "REDACTED", "get_logger", "redact_secrets", "unpack_library_event"]
+__all__ = [
+    "LIBRARY_PACKAGES", "LOG_FORMATS", "LOG_LEVELS", "LogEvent", "QUIET_LOGGERS", "REDACTED",
+    "configure_process_logging", "get_logger", "redact_secrets", "unpack_library_event",
+]
 
 LIBRARY_PACKAGES = ("apis", "informers", "workqueue")
 
@@ -153,3 +161,92 @@ def redact_secrets(_logger: Any, _method: str, event_dict: MutableMapping[str, A
         value = event_dict[key]
         event_dict[key] = REDACTED if _is_secret_key(key) else _redact(value)
     return event_dict
+
+
+# -- the process set-up ----------------------------------------------------------------------------------------------
+
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+LOG_FORMATS = ("json", "console")
+QUIET_LOGGERS = ("urllib3", "kubernetes", "websockets")  # chatty third-party libraries: warning unless debugging
+
+
+def configure_process_logging(level: str = "info", fmt: str = "", stream: TextIO | None = None, *,
+                              component: str = "", fields: Mapping[str, Any] | None = None) -> None:
+    """Configure structlog and the standard-library root logger for a whole program; call it once, from ``main``.
+
+    ``fmt`` is ``json`` (one object per line), ``console`` (key=value) or ``""`` (console when ``stream`` is a TTY,
+    else JSON); ``stream`` defaults to stderr; ``level`` is a name of ``LOG_LEVELS`` in any case (anything else:
+    info). Every line, whoever logged it (structlog loggers, the library packages with their keys, other stdlib
+    loggers, Python ``warnings``), has ``timestamp`` (ISO, UTC), ``level``, ``logger``, ``event``, the context
+    variables, and ``fields`` unless the call sets them (e.g. sedna-lc's ``node``). ``level`` applies to every
+    logger; ``QUIET_LOGGERS`` stay at warning unless it is debug. Tracebacks never show local variables, and
+    ``redact_secrets`` runs last before rendering. An uncaught exception in a thread is logged (by ``component``)
+    instead of printed raw.
+    """
+    stream = sys.stderr if stream is None else stream
+    numeric = getattr(logging, level.upper()) if level.lower() in LOG_LEVELS else logging.INFO
+    if not fmt:
+        fmt = "console" if getattr(stream, "isatty", lambda: False)() else "json"
+    shared: list[Any] = [
+        unpack_library_event,
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.stdlib.PositionalArgumentsFormatter(),
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.processors.StackInfoRenderer(),
+    ]
+    if fields:
+        shared.append(_DefaultFields(fields))
+    # never the locals of a frame: request code holds headers with Authorization, clients hold tokens
+    if fmt == "json":
+        renderer: Any = structlog.processors.JSONRenderer()
+        exceptions: Any = structlog.processors.ExceptionRenderer(ExceptionDictTransformer(show_locals=False))
+    else:
+        renderer = structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback)
+        exceptions = structlog.processors.format_exc_info
+    structlog.configure(
+        processors=[structlog.stdlib.filter_by_level, *shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=True,
+    )
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=shared,
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, exceptions, redact_secrets, renderer],
+    ))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(numeric)
+    # a child logger's records reach the root handler whatever the root's own level: its level is the only filter
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(numeric if numeric <= logging.DEBUG else max(numeric, logging.WARNING))
+    logging.captureWarnings(True)  # warnings.warn (e.g. urllib3's InsecureRequestWarning) → logger "py.warnings"
+    threading.excepthook = _ThreadExceptionLogger(component or "main")
+
+
+class _DefaultFields:
+    """structlog processor: the program's fixed fields, unless the line sets them."""
+
+    def __init__(self, fields: Mapping[str, Any]) -> None:
+        self.fields = dict(fields)
+
+    def __call__(self, _logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        for key, value in self.fields.items():
+            event_dict.setdefault(key, value)
+        return event_dict
+
+
+class _ThreadExceptionLogger:
+    """``threading.excepthook``: an uncaught exception in a thread becomes a log line, not a raw traceback amid them."""
+
+    def __init__(self, component: str) -> None:
+        self.component = component
+
+    def __call__(self, args: threading.ExceptHookArgs) -> None:
+        if args.exc_type is SystemExit:
+            return
+        thread = args.thread.name if args.thread is not None else "?"
+        structlog.get_logger(self.component).error(
+            "uncaught exception in thread", thread=thread, exc_info=(args.exc_type, args.exc_value, args.exc_traceback))

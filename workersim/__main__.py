@@ -15,10 +15,10 @@ import threading
 from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
+from apis.logs import configure_process_logging, get_logger
 from informers import wait_for_cache_sync
 
 from .lcclient import LCClient
-from .logs import configure_process_logging, get_logger
 from .simulator import WorkerSimulator
 
 __all__ = ["main"]
@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error("invalid setting --report-*: attempts must be ≥ 1, retry seconds ≥ 0, timeout seconds > 0")
     if not os.path.isfile(args.kubeconfig):
         p.error(f"invalid setting --kubeconfig: {args.kubeconfig!r} is not a file")
-    configure_process_logging(args.log_level, args.log_format)
+    configure_process_logging(args.log_level, args.log_format, component="workersim")
 
     from apis.clientset import Clientset  # the real clientset pulls in the kubernetes package
 

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import orjson
 
-from .logs import get_logger
+from apis.logs import get_logger
 
 __all__ = ["LCClient", "worker_info_url"]
 

@@ -25,11 +25,11 @@ from typing import Any
 from apis import meta
 from apis.errors import ApiError, is_conflict, is_not_found
 from apis.fake.kubelet.status import terminated_status
+from apis.logs import get_logger
 from apis.resources import PODS
 from informers import DeletedFinalStateUnknown, ListWatch, SharedIndexInformer
 
 from .lcclient import LCClient
-from .logs import get_logger
 from .nodefiles import NodeFiles
 from .plays import TERMINAL_PHASES, WorkerContext, hot_update, play_for
 from .sdk import identity

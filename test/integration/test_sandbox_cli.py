@@ -1,4 +1,5 @@
-"""``python -m apis.fake.apiserver`` as a real process: prints its URL, serves, exits 0 on SIGTERM."""
+"""``python -m apis.fake.apiserver`` as a real process: prints its URL, serves, logs JSON lines on stderr (its
+library loggers, configured by ``apis.logs.configure_process_logging``), exits 0 on SIGTERM."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from testkit import minimal_crd
+from testkit import json_log_lines, minimal_crd
 
 pytestmark = pytest.mark.integration
 
@@ -50,6 +51,28 @@ def test_cli_serves_loads_crds_and_exits_cleanly_on_sigterm(tmp_path: Path) -> N
             proc.kill()
             raise
     assert code == 0
+    entries = json_log_lines(proc.stderr.read())  # not a terminal: JSON by default
+    assert {(e["event"], e.get("name") or e.get("url")) for e in entries} >= {
+        ("sandbox loaded CRD", "things.example.org"), ("sandbox API server listening", url),
+        ("sandbox API server stopped", url)}
+    assert all(e["level"] == "info" and e["logger"].startswith("apis.fake.") for e in entries)
+
+
+def test_cli_logs_key_value_lines_on_request() -> None:
+    proc = _start("--port", "0", "--no-kubelet", "--log-format", "console", "--log-level", "warning")
+    try:
+        assert proc.stdout.readline().startswith("listening on ")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0 and err == ""  # nothing at warning or above
+    proc = _start("--port", "0", "--no-kubelet", "--log-format", "console")
+    try:
+        url = proc.stdout.readline().split()[-1]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=10)
+    assert "sandbox API server listening" in err and f"url={url}" in err and not err.lstrip().startswith("{")
 
 
 def test_cli_rejects_a_missing_crd_dir(tmp_path: Path) -> None:

@@ -11,9 +11,10 @@ Serves discovery, OpenAPI v2/v3, CRUD, status and scale subresources, merge/json
 pagination, ``?watch=1`` streams, Tables and CRD registration; optional fault injection (``apis.fake.faults``) and
 a pod-lifecycle simulator (``apis.fake.kubelet``). Plain HTTP, no authentication (any bearer token is accepted).
 
-Its parts: ``server`` (lifecycle, connections), ``handler`` (HTTP plumbing, routing), ``request`` and ``options``
-(parsing), ``endpoints`` (the REST verbs), ``subresources`` (scale, pods/log), ``eventsv1``, ``watchstream``,
-``discovery``, ``openapi`` and ``openapi_proto``, ``tables`` and ``printers`` (``printers_workloads``, ``columns``); the CLI is ``__main__``.
+Its parts: ``server`` (lifecycle, connections), ``handler`` (HTTP plumbing, routing), ``admission``
+(NamespaceLifecycle), ``request`` and ``options`` (parsing), ``endpoints`` (the REST verbs), ``subresources``
+(scale, pods/log), ``eventsv1``, ``watchstream``, ``wire`` (Status on the wire), ``discovery``, ``openapi`` and
+``openapi_proto``, ``tables`` and ``printers`` (``printers_workloads``, ``columns``); the CLI is ``__main__``.
 """
 
 from typing import Any

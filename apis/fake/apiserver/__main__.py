@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import signal
 import sys
 import threading
 from collections.abc import Sequence
 
-import structlog
-
 from ...errors import ApiError
+from ...logs import LOG_FORMATS, configure_process_logging
 from ..faults import Faults
 from .server import SandboxAPIServer
 
@@ -44,6 +42,8 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--fault-latency-ms", type=float, default=0.0, metavar="MS", help="delay every request by MS")
     p.add_argument("--seed", type=int, default=None, metavar="N", help="seed of the fault generator")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.add_argument("--log-format", default="", choices=LOG_FORMATS,
+                   help="json or console (key=value) lines on stderr (default: console on a terminal, else json)")
     args = p.parse_args(argv)
     if args.watch_history <= 0:
         p.error("--watch-history must be a positive integer")
@@ -55,10 +55,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the sandbox until SIGTERM/SIGINT; exit status 0 on a clean shutdown, 2 on bad flags or CRDs."""
     args = _parse_args(argv)
-    structlog.configure(
-        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, args.log_level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-    )
+    configure_process_logging(args.log_level, args.log_format, component="sandbox-apiserver")
     try:
         faults = Faults(
             drop_watch_after=args.fault_drop_watch_after,

@@ -16,7 +16,7 @@ deprecated fields unset; most fields immutable), with the core field paths kube-
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -25,7 +25,7 @@ from ...errors import BadRequestError, NotFoundError, new_invalid
 from ...resources import EVENTS, EVENTS_V1, GroupVersionResource
 from ...watch import BOOKMARK, ERROR, ListOptions, WatchEvent
 from ..tracker import PatchOutcome
-from ..tracker.patch import decode_patch, json_patch, merge_patch, strategic_merge_patch
+from ..tracker.patch import apply_patch, decode_patch
 
 __all__ = ["EventsV1Tracker", "for_resource", "to_core", "to_events_v1"]
 
@@ -126,6 +126,14 @@ def _validate_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[dic
     return causes
 
 
+def _converted(event: WatchEvent) -> WatchEvent:
+    if event.type == ERROR:
+        return event
+    if event.type == BOOKMARK:
+        return WatchEvent(BOOKMARK, {**event.object, "apiVersion": EVENTS_V1.api_version})
+    return WatchEvent(event.type, to_events_v1(event.object))
+
+
 class _ConvertedWatch:
     """A tracker watch of core/v1 Events whose events carry events.k8s.io/v1 objects."""
 
@@ -134,20 +142,10 @@ class _ConvertedWatch:
 
     def next_event(self, timeout: float | None = None) -> WatchEvent | None:
         event = self._watch.next_event(timeout)
-        if event is None or event.type == ERROR:
-            return event
-        if event.type == BOOKMARK:
-            return WatchEvent(BOOKMARK, {**event.object, "apiVersion": EVENTS_V1.api_version})
-        return WatchEvent(event.type, to_events_v1(event.object))
+        return None if event is None else _converted(event)
 
-    def __iter__(self) -> Any:
-        while True:
-            try:
-                event = self.next_event(None)
-            except StopIteration:
-                return
-            if event is not None:
-                yield event
+    def __iter__(self) -> Iterator[WatchEvent]:
+        return map(_converted, self._watch)
 
     def stop(self) -> None:
         self._watch.stop()
@@ -220,13 +218,8 @@ class EventsV1Tracker:
                 raise
             created = self.create(gvr, {**doc, "metadata": {**(doc.get("metadata") or {}), "name": name}}, namespace)
             return PatchOutcome(created, True)
-        if patch_type == "json":
-            new = json_patch(current, doc)
-        elif patch_type == "strategic":
-            new = strategic_merge_patch(current, doc)
-        else:
-            new = merge_patch(current, doc)
-        if not isinstance(new, dict) or meta.name(new) != name:
+        new = apply_patch(current, doc, patch_type, custom=False)
+        if meta.name(new) != name:
             raise BadRequestError(f"the name of the patched object must stay {name!r}")
         new["metadata"]["resourceVersion"] = meta.resource_version(current)
         return PatchOutcome(self.update(gvr, new, namespace), False)

@@ -14,9 +14,9 @@ from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
-import structlog
 
 from ...errors import ApiError, BadRequestError, MethodNotAllowedError
+from ...logs import get_logger
 from ..faults import Faults
 from . import discovery, eventsv1, openapi, subresources, tables
 from .endpoints import ResourceEndpoints, Response
@@ -28,7 +28,7 @@ from .wire import wire_status
 
 __all__ = ["SandboxRequestHandler", "SandboxContext"]
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's MaxRequestBodyBytes
 MAX_CHUNK_LINE_BYTES = 4096  # a chunk-size line or a trailer line

@@ -12,11 +12,11 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import structlog
 import yaml
 
 from ... import meta, yamlutil
 from ...errors import ApiError, is_already_exists
+from ...logs import get_logger
 from ...resources import CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES
 from ..faults import Faults
 from ..kubelet import PodSimulator
@@ -26,7 +26,7 @@ from .handler import SandboxRequestHandler
 
 __all__ = ["DEFAULT_NAMESPACES", "SANDBOX_TOKEN", "SandboxAPIServer", "load_crd_files"]
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 SANDBOX_TOKEN = "sandbox-token"
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")

@@ -8,17 +8,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import structlog
-
 from ... import meta
 from ...errors import ApiError
+from ...logs import get_logger
 from ...resources import GroupVersionResource
 from ...watch import ListOptions
 from .tracker_api import TrackerAPI
 
 __all__ = ["claim", "selector_text"]
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 
 def selector_text(label_selector: Mapping[str, Any] | None) -> str:

@@ -23,10 +23,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import structlog
-
 from ... import meta
 from ...errors import ApiError, is_already_exists, is_not_found
+from ...logs import get_logger
 from ...resources import DEPLOYMENTS, PODS, REPLICA_SETS
 from ...watch import ListOptions
 from . import rollout
@@ -46,7 +45,7 @@ from .tracker_api import TrackerAPI
 
 __all__ = ["DeploymentSimulator", "POD_TEMPLATE_HASH_LABEL", "template_hash"]
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 COMPONENT = "deployment-controller"
 template_hash = pod_template_hash  # the name this module exported before ReplicaSets were simulated

@@ -8,16 +8,15 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-import structlog
-
 from ... import meta
 from ...errors import ApiError, is_already_exists, is_conflict, is_not_found
+from ...logs import get_logger
 from ...resources import NODES
 from .tracker_api import TrackerAPI
 
 __all__ = ["SimulatedNodes", "KUBELET_VERSION"]
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 KUBELET_VERSION = "v1.30.0-sandbox"
 _MAX_CONFLICT_RETRIES = 10

@@ -22,10 +22,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import structlog
-
 from ... import meta
 from ...errors import ApiError, ForbiddenError, is_not_found
+from ...logs import get_logger
 from ...resources import PODS, REPLICA_SETS
 from .claim import claim, selector_text
 from .events import record_event
@@ -34,7 +33,7 @@ from .tracker_api import TrackerAPI
 
 __all__ = ["ANNOTATION_FAIL_POD_CREATION", "ReplicaSetSimulator", "pod_is_ready", "pod_is_active"]
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 ANNOTATION_FAIL_POD_CREATION = "sandbox.sedna.io/fail-pod-creation"
 SANDBOX_ANNOTATION_PREFIX = "sandbox.sedna.io/"

@@ -29,10 +29,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
-
 from ... import meta
 from ...errors import ApiError, is_conflict, is_not_found
+from ...logs import get_logger
 from ...resources import DEPLOYMENTS, NODES, PODS, REPLICA_SETS, GroupVersionResource
 from ...watch import BOOKMARK, DELETED, ERROR, ListOptions
 from .deployments import DeploymentSimulator
@@ -52,7 +51,7 @@ __all__ = [
     "DEFAULT_NODE",
 ]
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 DEFAULT_NODE = "sandbox-node"
 _MAX_CONFLICT_RETRIES = 10

@@ -20,9 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
-
 from ... import meta
+from ...logs import get_logger
 
 __all__ = [
     "ANNOTATION_EXIT_CODE",
@@ -34,7 +33,7 @@ __all__ = [
     "steering_of",
 ]
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 ANNOTATION_PREFIX = "sandbox.sedna.io/"
 ANNOTATION_START_DELAY = ANNOTATION_PREFIX + "start-delay-seconds"

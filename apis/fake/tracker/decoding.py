@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ... import meta
+from ...openapi import data_type
 from .. import schemas
 
 __all__ = ["DecodeError", "check_kind", "check_object_meta"]
@@ -37,18 +38,13 @@ class DecodeError(Exception):
         self.message = message
 
 
+_GO_JSON_KINDS = {"boolean": "bool", "integer": "number"}  # the other OpenAPI type names are Go's too
+
+
 def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return type(value).__name__
+    """A JSON value's kind as Go's decoder names it in errors: bool, number, string, array, object."""
+    kind = data_type(value)
+    return _GO_JSON_KINDS.get(kind, kind)
 
 
 def _struct_name(go_type: str) -> str:

@@ -7,17 +7,16 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-import structlog
-
 from ... import meta
 from ... import resources as res
 from ...errors import NotFoundError
+from ...logs import get_logger
 from ...resources import GroupVersionResource, ResourceInfo
 from .crd import ServedVersion, parse_crd
 
 __all__ = ["ResourceRegistry", "BUILTIN_GROUPS", "NOT_SERVED"]
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 NOT_SERVED = "the server could not find the requested resource"
 # API groups served by kube-apiserver itself; every other group is a custom resource (no strategic merge patch).

@@ -18,21 +18,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
-
 from ... import meta
-from ...errors import CAUSE_RESOURCE_VERSION_TOO_LARGE, TimeoutError
+from ...errors import CAUSE_RESOURCE_VERSION_TOO_LARGE, RequestTimeoutError
+from ...logs import get_logger
 from ...resources import GroupVersionResource, ResourceInfo
 from ...watch import ADDED, BOOKMARK, DELETED, ERROR, INITIAL_EVENTS_END_ANNOTATION, MODIFIED, WatchEvent
 from .filter import ObjectFilter
 
 __all__ = ["HistoryEvent", "TrackerWatch", "too_large_resource_version"]
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
-def too_large_resource_version(requested: int, current: int) -> TimeoutError:
+def too_large_resource_version(requested: int, current: int) -> RequestTimeoutError:
     """The error kube-apiserver's watch cache answers when it has not reached ``requested`` in time (504)."""
-    return TimeoutError(
+    return RequestTimeoutError(
         504,
         "Timeout",
         f"Timeout: Too large resource version: {requested}, current: {current}",

@@ -93,6 +93,14 @@ class Harness:
     def creates(self, resource: str = "pods") -> list[Any]:
         return [a for a in self.cs.actions() if a.verb == "create" and a.resource == resource]
 
+    def delete_pod_by_hand(self, name: str) -> dict[str, Any]:
+        """Delete pod ``name`` as ``kubectl delete pod`` would and hand the controller its informer's delete event;
+        returns the pod as it was."""
+        pod = self.pods.get(name)
+        self.pods.delete(name)
+        self.controller.delete_pod(pod)
+        return pod
+
 
 def replica_pod(job: dict[str, Any], role: str, index: int, phase: str = "Running") -> dict[str, Any]:
     """A worker/ps pod as the ElasticDL master launches it (owned by the master pod, labelled with the job)."""

@@ -11,6 +11,7 @@ import warnings
 
 import pytest
 import structlog
+from testkit.logs import restored_process_logging
 
 from apis.logs import get_logger
 from globalmanager.logging import configure_logging
@@ -18,20 +19,8 @@ from globalmanager.logging import configure_logging
 
 @pytest.fixture
 def restore_logging():
-    root = logging.getLogger()
-    saved = (list(root.handlers), root.level, {n: logging.getLogger(n).level for n in ("urllib3", "kubernetes")})
-    saved_hook = threading.excepthook
-    yield
-    threading.excepthook = saved_hook
-    logging.captureWarnings(False)
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    for handler in saved[0]:
-        root.addHandler(handler)
-    root.setLevel(saved[1])
-    for name, level in saved[2].items():
-        logging.getLogger(name).setLevel(level)
-    structlog.reset_defaults()
+    with restored_process_logging():
+        yield
 
 
 def lines(stream: io.StringIO) -> list[dict]:
@@ -96,22 +85,6 @@ def test_positional_arguments_are_formatted(restore_logging):
     structlog.get_logger("sedna-gm").info("synced %d objects", 3)
     (entry,) = lines(out)
     assert entry["event"] == "synced 3 objects" and "positional_args" not in entry
-
-
-def test_an_uncaught_exception_in_a_thread_is_a_json_line(restore_logging, capsys):
-    out = io.StringIO()
-    configure_logging("info", "json", out)
-
-    def boom() -> None:
-        raise RuntimeError("worker exploded")
-
-    t = threading.Thread(target=boom, name="worker-1")
-    t.start()
-    t.join(5)
-    assert capsys.readouterr().err == ""
-    (entry,) = lines(out)
-    assert entry["level"] == "error" and entry["thread"] == "worker-1"
-    assert "worker exploded" in json.dumps(entry["exception"])
 
 
 def run_a_reflector_once() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import io
 import json
+import logging
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -14,6 +15,7 @@ import structlog
 import structlog.testing
 from prometheus_client import CollectorRegistry
 from testkit import json_log_lines
+from testkit.logs import restored_process_logging
 
 from localcontroller.config import LCConfig
 from localcontroller.logging import configure_logging
@@ -197,34 +199,17 @@ def test_a_missing_file_is_logged_once_per_change_and_never_raises(dataset_env):
     assert reports == [("default", "Dataset", "d1", {"numberOfSamples": 1})]
 
 
-def test_lc_log_lines_are_json_objects_carrying_the_node(monkeypatch):
-    import logging
-
-    root = logging.getLogger()
-    loggers = (root, logging.getLogger("websockets"))
-    saved = [(logger, list(logger.handlers), logger.level) for logger in loggers]
-    monkeypatch.setattr(structlog, "configure", _configure_without_cache(structlog.configure))
+def test_lc_log_lines_are_json_objects_carrying_the_node():
     stream = io.StringIO()
-    configure_logging("edge-1", "info", "json", stream=stream)
-    try:
+    with restored_process_logging():
+        configure_logging("edge-1", "info", "json", stream=stream)
         structlog.get_logger("sedna-lc.test").info("hello", object="default/d1")
         logging.getLogger("websockets.client").warning("a library line")
-    finally:
-        structlog.reset_defaults()
-        for logger, handlers, level in saved:
-            logger.handlers[:] = handlers
-            logger.setLevel(level)
+        structlog.get_logger("sedna-lc.test").info("forwarded", node="edge-2")  # the line's own node wins
     entries = json_log_lines(stream.getvalue())
-    assert [(e["event"], e["node"]) for e in entries] == [("hello", "edge-1"), ("a library line", "edge-1")]
+    assert [(e["event"], e["node"]) for e in entries] == [
+        ("hello", "edge-1"), ("a library line", "edge-1"), ("forwarded", "edge-2")]
     assert entries[0]["object"] == "default/d1" and entries[0]["level"] == "info" and "timestamp" in entries[0]
-
-
-def _configure_without_cache(configure):
-    """structlog.configure, but never caching loggers on first use (a cached logger would outlive this test)."""
-    def wrapped(**kwargs):
-        kwargs["cache_logger_on_first_use"] = False
-        return configure(**kwargs)
-    return wrapped
 
 
 def test_the_last_reported_count_survives_a_restart(dataset_env, tmp_path):

@@ -3,8 +3,8 @@ on one pod or deployment is logged with its key while every other object keeps b
 
 from __future__ import annotations
 
-from structlog.testing import capture_logs
 from testkit import wait_for
+from testkit.logs import capture_library_logs
 
 from apis.fake.kubelet import (
     ANNOTATION_EXIT_CODE,
@@ -25,7 +25,7 @@ def phase(sim: PodSimulator, name: str) -> str:
 
 
 def test_absurd_steering_values_are_clamped_and_later_pods_still_run(sim: PodSimulator) -> None:
-    with capture_logs() as logs:
+    with capture_library_logs() as logs:
         sim.tracker.create(PODS, make_pod("forever", **{ANNOTATION_START_DELAY: "1e308"}), "default")
         sim.tracker.create(PODS, make_pod("inf-run", **{ANNOTATION_RUN_SECONDS: "inf", ANNOTATION_EXIT_CODE: "9" * 400}), "default")
         sim.tracker.create(PODS, make_pod("after"), "default")
@@ -46,7 +46,7 @@ def test_a_pod_whose_event_cannot_be_handled_is_logged_and_skipped(sim: PodSimul
         handle(gvr, event_type, obj)
 
     monkeypatch.setattr(sim, "_on_event", failing)
-    with capture_logs() as logs:
+    with capture_library_logs() as logs:
         sim.tracker.create(PODS, make_pod("poison"), "default")
         sim.tracker.create(PODS, make_pod("after"), "default")
         wait_for("a pod created after the poison", lambda: phase(sim, "after"), check=lambda p: p == "Running")
@@ -63,7 +63,7 @@ def test_a_failing_deployment_sync_is_logged_with_its_key(sim: PodSimulator, mon
         sync(namespace, name)
 
     monkeypatch.setattr(sim.deployments, "sync", failing)
-    with capture_logs() as logs:
+    with capture_library_logs() as logs:
         sim.tracker.create(DEPLOYMENTS, deployment("broken", 1), "default")
         sim.tracker.create(PODS, make_pod("after"), "default")
         wait_for("a pod created after the broken deployment", lambda: phase(sim, "after"), check=lambda p: p == "Running")

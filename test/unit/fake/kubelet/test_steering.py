@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from structlog.testing import capture_logs
+from testkit.logs import capture_library_logs
 
 from apis.fake.kubelet.steering import (
     ANNOTATION_EXIT_CODE,
@@ -62,7 +62,7 @@ def test_exit_code_is_an_int32(raw: object, expected: int) -> None:
 def test_defaults_and_warnings_name_the_pod() -> None:
     assert steering_of({"metadata": {"name": "p"}}) == Steering()
     assert steering_of({"metadata": {"annotations": "not a map"}}) == Steering()
-    with capture_logs() as logs:
+    with capture_library_logs() as logs:
         steering_of(pod(**{ANNOTATION_START_DELAY: "1e308", "sandbox.sedna.io/typo-seconds": "1"}))
     assert {(e["key"], e["annotation"]) for e in logs} == {
         ("ns/p", ANNOTATION_START_DELAY),

@@ -35,7 +35,7 @@ def _write_later(tracker: ObjectTracker, names: list[str], delay: float = 0.05) 
 @pytest.mark.parametrize("match", ["Exact", "NotOlderThan", None])
 def test_list_at_a_future_rv_times_out_with_too_large_resource_version(impatient: ObjectTracker, match) -> None:
     current = int(impatient.resource_version())
-    with pytest.raises(errors.TimeoutError) as info:
+    with pytest.raises(errors.RequestTimeoutError) as info:
         impatient.list(r.PODS, "default", ListOptions(resource_version=str(current + 5), resource_version_match=match))
     err = info.value
     assert err.status == 504 and err.reason == "Timeout"
