@@ -5,8 +5,14 @@ from __future__ import annotations
 from .base import register
 from .dataset import KIND as DATASET_KIND
 from .dataset import DatasetManager
+from .incrementallearning import KIND as IL_KIND
+from .incrementallearning import IncrementalLearningManager
+from .lifelonglearning import KIND as LL_KIND
+from .lifelonglearning import LifelongLearningManager
 from .model import KIND as MODEL_KIND
 from .model import ModelManager
 
 register(DATASET_KIND, DatasetManager)
 register(MODEL_KIND, ModelManager)
+register(IL_KIND, IncrementalLearningManager)
+register(LL_KIND, LifelongLearningManager)
