@@ -21,7 +21,21 @@ from prometheus_client import CollectorRegistry
 from .edgepeers import FakeGM, make_frame
 from .wait import wait_for
 
-__all__ = ["Conditions", "LCUnderTest", "dataset", "il_job", "ll_job", "model", "template", "wall_clock"]
+__all__ = [
+    "Conditions",
+    "LCUnderTest",
+    "dataset",
+    "deploy_stage",
+    "grow_dataset",
+    "il_job",
+    "ll_job",
+    "model",
+    "reported_model",
+    "sample_lines",
+    "send_il_objects",
+    "template",
+    "wall_clock",
+]
 
 NS = "default"
 WALL_START = datetime(2026, 1, 5, 9, 0, 0)  # a Monday, 09:00 local time
@@ -198,3 +212,41 @@ class LCUnderTest:
         self.thread.join(15)
         assert not self.thread.is_alive(), "the LC did not stop"
         return self.code[0]
+
+
+def reported_model(url: str, fmt: str = "pb") -> dict[str, Any]:
+    """A model as the LC reports it (Go's ``runtime.Model`` marshalled: ``classes`` always there)."""
+    return {"format": fmt, "url": url, "classes": None}
+
+
+def sample_lines(start: int, stop: int) -> list[str]:
+    """Samples ``start`` … ``stop - 1`` of a txt Dataset: ``images/<i>.jpg <label>``."""
+    return [f"images/{i}.jpg {i % 3}" for i in range(start, stop)]
+
+
+def grow_dataset(lc: LCUnderTest, start: int, stop: int, url: str = "/data/ds.txt") -> None:
+    """Append ``sample_lines(start, stop)`` to the Dataset file at host path ``url``."""
+    path = lc.path(url)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fh.writelines(f"{line}\n" for line in sample_lines(start, stop))
+
+
+def send_il_objects(lc: LCUnderTest, samples: int = 10) -> None:
+    """A Dataset of ``samples`` samples and the Models ``initial`` and ``deploy``, sent by the GM."""
+    grow_dataset(lc, 0, samples)
+    lc.send("insert", dataset())
+    lc.send("insert", model("initial", "/models/initial.pb"))
+    lc.send("insert", model("deploy", "/models/deploy.pb"))
+
+
+def deploy_stage(conds: Conditions, new: float, old: float, trained_url: str = "/output/il/train/1/model.pb"
+                 ) -> Conditions:
+    """A round up to Deploy/Waiting: trained ``trained_url``; eval ``precision`` ``new`` for it, ``old`` for the
+    deployed model."""
+    conds.add("Train", "Waiting").add("Train", "Ready")
+    conds.add("Train", "Completed", output={"models": [{"format": "pb", "url": trained_url}]})
+    conds.add("Eval", "Waiting").add("Eval", "Ready").add("Eval", "Completed", output={"models": [
+        {"format": "pb", "url": trained_url, "metrics": {"precision": [new], "recall": [0.5]}},
+        {"format": "pb", "url": "/models/deploy.pb", "metrics": {"precision": [old], "recall": [0.5]}}]})
+    return conds.add("Deploy", "Waiting")
