@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import posixpath
 import threading
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -83,13 +84,13 @@ class JobRecord:
     namespace: str
     name: str
     uid: str
-    obj: Mapping[str, Any]
-    state: RoundState
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    obj: Mapping[str, Any] = field(repr=False)  # may carry the sedna.io/credential annotation
+    state: RoundState = field(repr=False)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     deleted: bool = False
     problem: str = ""  # the problem last logged, to log each once
     train_checked: tuple[str, float] | None = None  # (stage instance, clock time) of the last trigger evaluation
-    dataset: DatasetSamples | None = None  # the Dataset as last read (format, header, URL)
+    dataset: DatasetSamples | None = field(default=None, repr=False)  # as last read (format, header, URL)
 
     @property
     def key(self) -> str:
@@ -383,8 +384,9 @@ class JobManager:
             delay: float | None = RETRY_SECONDS
             try:
                 delay = self.sync(key)
-            except Exception:
-                self.log.exception("a job step failed; trying again", object=key, retry_seconds=RETRY_SECONDS)
+            except Exception as exc:  # logged without local variables: they hold objects with credentials
+                self.log.error("a job step failed; trying again", object=key, retry_seconds=RETRY_SECONDS,
+                               error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
             finally:
                 self._queue.done(key)
             if delay is not None:

@@ -295,3 +295,31 @@ def test_a_worker_report_for_a_job_this_node_does_not_hold_is_dropped(lc):
     assert post_worker(lc, {**body, "ownerName": "il", "ownerInfo": {"x": 1}}) == {"Status": 200, "Message": "OK"}
     assert lc.wait_reports(KIND, 1) == [{"phase": "train", "status": "completed",
                                          "output": {"models": None, "ownerInfo": {"x": 1}}}]
+
+
+def test_an_unexpected_error_in_a_step_is_logged_without_locals_and_retried(lc, clock, monkeypatch):
+    import structlog.testing
+
+    setup_objects(lc)
+    real = type(lc.il).evaluate
+    calls = []
+
+    def flaky(self, rec, current):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("disk on fire")
+        return real(self, rec, current)
+
+    monkeypatch.setattr(type(lc.il), "evaluate", flaky)
+    conds = Conditions().add("Train", "Waiting").add("Train", "Completed", output={"models": [
+        {"format": "pb", "url": "/output/il/train/1/model.pb"}]}).add("Eval", "Waiting")
+    with structlog.testing.capture_logs() as logs:
+        credential = '{"s3-endpoint": "127.0.0.1:1", "ACCESS_KEY_ID": "a", "SECRET_ACCESS_KEY": "topsecret"}'
+        lc.send("insert", job(conditions=conds.list, annotations={"sedna.io/credential": credential}))
+        failed = wait_for("the failure logged", lambda: [e for e in logs if e["event"] == "a job step failed; trying "
+                                                                                          "again"])
+    assert failed[0]["error"] == "RuntimeError: disk on fire" and "exc_info" not in failed[0]
+    assert "disk on fire" in failed[0]["traceback"] and "topsecret" not in str(failed[0])
+    wait_for("the retry scheduled", lambda: clock.has_waiters() or len(calls) > 1)
+    clock.step(10)
+    assert lc.wait_reports(KIND, 1)[0]["phase"] == "Eval"
