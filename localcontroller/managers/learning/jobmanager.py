@@ -78,19 +78,24 @@ def upstream_message(phase: str, status: str, input_section: Mapping[str, Any] |
 
 @dataclass
 class JobRecord:
-    """One job this node holds. ``obj`` is the job as the GM last sent it (read-only); ``state`` is changed only by
-    a step holding ``lock``."""
+    """One job this node holds. ``latest`` is the job as the GM last sent it (read-only); ``obj`` the copy a step
+    works on (``latest`` when the step began, so one step sees one version); ``state`` is changed only by a step
+    holding ``lock``."""
 
     namespace: str
     name: str
     uid: str
-    obj: Mapping[str, Any] = field(repr=False)  # may carry the sedna.io/credential annotation
+    latest: Mapping[str, Any] = field(repr=False)  # may carry the sedna.io/credential annotation
     state: RoundState = field(repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     deleted: bool = False
     problem: str = ""  # the problem last logged, to log each once
     train_checked: tuple[str, float] | None = None  # (stage instance, clock time) of the last trigger evaluation
     dataset: DatasetSamples | None = field(default=None, repr=False)  # as last read (format, header, URL)
+    obj: Mapping[str, Any] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.obj = self.latest
 
     @property
     def key(self) -> str:
@@ -138,7 +143,7 @@ class JobManager:
                 self._jobs[key] = rec
                 created = True
             else:
-                rec.obj = obj
+                rec.latest = obj
                 created = False
         if replaced is not None:
             with replaced.lock:
@@ -157,6 +162,7 @@ class JobManager:
         if rec is not None:
             with rec.lock:
                 rec.deleted = True
+                rec.obj = rec.latest
                 self.on_delete(rec)
         self.ctx.store.delete_state(self._state_key(namespace, name))
         self.log.info("job stopped", object=f"{namespace}/{name}")
@@ -200,6 +206,7 @@ class JobManager:
         with rec.lock:
             if rec.deleted:
                 return None
+            rec.obj = rec.latest
             self._absorb(rec)
             current = current_stage(rec.obj)
             found = self.handler(rec, current) if current is not None else None
