@@ -323,3 +323,24 @@ def test_an_unexpected_error_in_a_step_is_logged_without_locals_and_retried(lc, 
     wait_for("the retry scheduled", lambda: clock.has_waiters() or len(calls) > 1)
     clock.step(10)
     assert lc.wait_reports(KIND, 1)[0]["phase"] == "Eval"
+
+
+def test_after_a_failed_first_round_the_next_round_trains_from_the_initial_model(lc):
+    setup_objects(lc, samples=20)
+    conds = Conditions().add("Train", "Waiting")
+    lc.send("insert", job(conditions=conds.list))
+    lc.wait_reports(KIND, 1)
+    conds.add("Train", "Ready").add("Train", "Failed").add("Train", "Waiting")  # no Train/Completed output yet
+    grow(lc, 20, 30)
+    lc.count_dataset()
+    lc.send("insert", job(conditions=conds.list))
+    second = lc.wait_reports(KIND, 2)[1]
+    assert second["input"]["models"] == [m("/models/initial.pb")] and second["input"]["outputDir"].endswith("/2")
+
+
+def test_a_bad_output_dir_is_reported_as_the_reason(lc):
+    setup_objects(lc)
+    lc.send("insert", job(conditions=Conditions().add("Train", "Waiting").list, output_dir="http://x/out"))
+    assert lc.wait_reports(KIND, 1) == [{"phase": "Train", "status": "Failed", "output": None, "message":
+                                         "spec.outputDir: unsupported scheme 'http' (want a host path or "
+                                         "s3://bucket/key)"}]

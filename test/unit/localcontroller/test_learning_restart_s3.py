@@ -212,3 +212,23 @@ def test_a_local_output_with_an_s3_dataset_gets_a_data_index(tmp_path, clock, s3
     finally:
         lc.close()
         gm.close()
+
+
+def test_copy_between_storages_in_every_direction(tmp_path, s3):
+    from localcontroller.storage import StoragePool, copy_between
+
+    server, bucket = s3
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m/a.pb").write_bytes(b"A")
+    pool = StoragePool(str(tmp_path))
+    host, mine = pool.get(None), pool.get(server.credential_json())
+    theirs = pool.for_object({"metadata": {"annotations": {CREDENTIAL: server.credential_json(ACCESS_KEY_ID="x")}}})
+    assert pool.get(server.credential_json()) is mine and theirs is not mine
+    copy_between(host, "/m/a.pb", mine, f"s3://{bucket}/a.pb")  # host → S3
+    copy_between(mine, f"s3://{bucket}/a.pb", theirs, f"s3://{bucket}/b.pb")  # S3 → S3, another credential
+    copy_between(theirs, f"s3://{bucket}/b.pb", host, "/m/b.pb")  # S3 → host
+    copy_between(mine, f"s3://{bucket}/b.pb", mine, f"s3://{bucket}/c.pb")  # one storage: server-side
+    assert (tmp_path / "m/b.pb").read_bytes() == b"A"
+    assert server.client().get_object(Bucket=bucket, Key="c.pb")["Body"].read() == b"A"
+    with pytest.raises(ValueError, match="s3-endpoint"):
+        pool.get('{"ACCESS_KEY_ID": "a", "SECRET_ACCESS_KEY": "b"}')
