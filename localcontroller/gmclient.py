@@ -107,9 +107,11 @@ class GMClient:
         self._thread: threading.Thread | None = None
 
     # -- upstream ---------------------------------------------------------------------------------------------------
-    def report(self, namespace: str, kind: str, name: str, content: Mapping[str, Any]) -> None:
-        """Queue a ``status`` report durably; it is sent when (and as soon as) the GM is connected."""
-        self.store.add_report(namespace, kind, name, orjson.dumps(content))
+    def report(self, namespace: str, kind: str, name: str, content: Mapping[str, Any], *,
+               state: tuple[str, Any] | None = None) -> None:
+        """Queue a ``status`` report durably; it is sent when (and as soon as) the GM is connected. ``state=(key,
+        value)`` is stored with it in one transaction (``Store.add_report``)."""
+        self.store.add_report(namespace, kind, name, orjson.dumps(content), state=state)
         with self._outbox:
             self._outbox.notify_all()
 

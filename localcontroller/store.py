@@ -108,14 +108,26 @@ class Store:
             self._db.execute("DELETE FROM lc_state WHERE key = ?", (key,))
 
     # -- upstream outbox ------------------------------------------------------------------------------------------
-    def add_report(self, namespace: str, kind: str, name: str, content: bytes) -> int:
-        """Append a report to the outbox; returns its sequence number (never reused in this database)."""
+    def add_report(self, namespace: str, kind: str, name: str, content: bytes,
+                   state: tuple[str, Any] | None = None) -> int:
+        """Append a report to the outbox; returns its sequence number (never reused in this database). With
+        ``state=(key, value)`` the manager state is written in the same transaction: both or neither survive."""
+        insert = ("INSERT INTO lc_outbox (namespace, kind, name, content) VALUES (?, ?, ?, ?)",
+                  (namespace, kind, name, content))
+        if state is None:
+            with self._lock:
+                return int(self._db.execute(*insert).lastrowid or 0)
+        key, value = state[0], orjson.dumps(state[1])
         with self._lock:
-            cursor = self._db.execute(
-                "INSERT INTO lc_outbox (namespace, kind, name, content) VALUES (?, ?, ?, ?)",
-                (namespace, kind, name, content),
-            )
-            return int(cursor.lastrowid or 0)
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("INSERT OR REPLACE INTO lc_state (key, value) VALUES (?, ?)", (key, value))
+                seq = int(self._db.execute(*insert).lastrowid or 0)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            return seq
 
     def reports_after(self, seq: int, limit: int = 256) -> list[OutboxEntry]:
         with self._lock:

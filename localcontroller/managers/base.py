@@ -25,8 +25,13 @@ from localcontroller.worker import WorkerMessage
 
 __all__ = ["Manager", "ManagerContext", "ManagerFactory", "Reporter", "factories", "register"]
 
-Reporter = Callable[[str, str, str, Mapping[str, Any]], None]
-"""``report(namespace, kind, name, content)``: send a ``status`` report upstream (durably)."""
+
+class Reporter(Protocol):
+    """``report(namespace, kind, name, content, state=None)``: send a ``status`` report upstream (durably); with
+    ``state=(key, value)`` that manager state is stored in the same transaction as the report."""
+
+    def __call__(self, namespace: str, kind: str, name: str, content: Mapping[str, Any], *,
+                 state: tuple[str, Any] | None = None) -> None: ...
 
 
 class Manager(Protocol):

@@ -20,7 +20,7 @@ from testkit.logs import restored_process_logging
 from localcontroller.config import LCConfig
 from localcontroller.logging import configure_logging
 from localcontroller.managers import ManagerContext
-from localcontroller.managers.dataset import DatasetManager, count_samples, local_path
+from localcontroller.managers.dataset import DatasetManager, count_samples, parse_samples
 from localcontroller.managers.model import ModelManager
 from localcontroller.metrics import LCMetrics
 from localcontroller.server import MAX_BODY_BYTES, LCServer
@@ -155,13 +155,24 @@ def test_counts_txt_and_csv_samples(tmp_path):
         count_samples(str(tmp_path / "a.txt"), "json")
 
 
-def test_local_urls_stay_below_the_rootfs_and_s3_is_refused():
-    assert local_path("/rootfs", "/data/a.txt") == "/rootfs/data/a.txt"
-    assert local_path("/rootfs", "/../../etc/passwd") == "/rootfs/etc/passwd"
-    with pytest.raises(ValueError, match="s3://"):
-        local_path("/rootfs", "s3://bucket/a.txt")
-    with pytest.raises(ValueError, match="scheme"):
-        local_path("/rootfs", "http://x/a.txt")
+def test_csv_samples_keep_their_header_apart():
+    assert parse_samples(["a,b", "1,2", "", "3,4"], "csv") == ("a,b", ["1,2", "3,4"])
+    assert parse_samples([], "csv") == ("", [])
+    assert parse_samples(["x", " ", "y"], "TXT") == ("", ["x", "y"])
+
+
+def test_dataset_urls_stay_below_the_rootfs_and_other_schemes_are_refused(dataset_env):
+    manager, rootfs, reports, _ = dataset_env
+    (rootfs / "data/a.txt").write_text("1\n")
+    with structlog.testing.capture_logs() as logs:
+        manager.insert(dataset_obj(url="/../../data/a.txt"))
+        assert manager.check("default/d1") is None
+        manager.insert(dataset_obj(url="http://x/a.txt"))
+        assert manager.check("default/d1") is None
+        manager.insert(dataset_obj(url="/data/../data/a.txt"))
+        assert manager.check("default/d1") == 1
+    errors = [e["error"] for e in logs if e["event"].startswith("cannot count")]
+    assert "resolves outside the rootfs" in errors[0] and "unsupported scheme 'http'" in errors[1]
 
 
 def test_reports_only_when_the_count_changes_and_follows_a_changed_url(dataset_env):
@@ -186,15 +197,15 @@ def test_a_missing_file_is_logged_once_per_change_and_never_raises(dataset_env):
         manager.insert(dataset_obj(url="/data/missing.txt"))
         for _ in range(3):
             assert manager.check("default/d1") is None
-        manager.insert(dataset_obj(url="s3://bucket/x.txt"))
+        manager.insert(dataset_obj(url="s3://bucket/x.txt"))  # no credential annotation
         manager.check("default/d1")
         manager.check("default/d1")
         (rootfs / "data/missing.txt").write_text("x\n")
         manager.insert(dataset_obj(url="/data/missing.txt"))
         assert manager.check("default/d1") == 1
     problems = [e for e in logs if e["event"].startswith("cannot count")]
-    assert [e["error"].split(":")[0] for e in problems] == ["FileNotFoundError", "ValueError"]  # once per change
-    assert problems[0]["path"] == str(rootfs / "data/missing.txt") and "s3://" in problems[1]["error"]
+    assert [e["url"] for e in problems] == ["/data/missing.txt", "s3://bucket/x.txt"]  # once per change
+    assert "does not exist" in problems[0]["error"] and "no S3 credential" in problems[1]["error"]
     assert all(e["object"] == "default/d1" and e["log_level"] == "warning" for e in problems)
     assert reports == [("default", "Dataset", "d1", {"numberOfSamples": 1})]
 
