@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testkit import CRDS, http_get, start_gm, update_with_retry, wait_for
+from testkit import CRDS, gone, http_get, start_gm, update_with_retry, wait_for
 
-from apis import errors, meta
+from apis import meta
 from apis.clientset import Clientset
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox(crd_dirs=[str(CRDS)])]
@@ -36,14 +36,6 @@ def gm(sandbox, procs, tmp_path: Path):
 def model(name: str, url: str) -> dict[str, Any]:
     return {"apiVersion": "sedna.io/v1alpha1", "kind": "Model", "metadata": {"name": name, "namespace": NS},
             "spec": {"url": url, "format": "pb"}}
-
-
-def gone(client: Any, name: str) -> bool:
-    try:
-        client.get(name)
-        return False
-    except errors.NotFoundError:
-        return True
 
 
 def deployment_rolled_out(d: dict[str, Any]) -> bool:

@@ -19,3 +19,12 @@ def update_with_retry(client: Any, name: str, change: Callable[[dict[str, Any]],
             if attempt == attempts - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+def gone(client: Any, name: str) -> bool:
+    """Whether ``name`` is absent (``client.get`` answers 404)."""
+    try:
+        client.get(name)
+        return False
+    except errors.NotFoundError:
+        return True

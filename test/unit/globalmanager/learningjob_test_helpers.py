@@ -70,6 +70,11 @@ IL_REFS = (model("initial-model", "/models/initial.pb"), model("deploy-model", "
 LL_REFS = (dataset("ds", "/data/train.txt", "ds-node"),)
 
 
+def refs_for(kind: str) -> tuple[dict[str, Any], ...]:
+    """The Models and Dataset the kind's sample job references."""
+    return IL_REFS if kind == IL_KIND else LL_REFS
+
+
 def condition(stage: str, ctype: str, data: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     cond: dict[str, Any] = {"type": ctype, "status": "True", "stage": stage, "lastHeartbeatTime": NOW,
                             "lastTransitionTime": NOW, **extra}

@@ -4,8 +4,6 @@ created twice, the newest stage pod, the hot-update deploy path, and a whole Tra
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from learningjob_test_helpers import (
     EVAL_READY,
@@ -27,17 +25,8 @@ from globalmanager.runtime.edge import DELETE, INSERT
 
 
 @pytest.fixture
-def harness():
-    made: list[LearningHarness] = []
-
-    def make(kind: str, job: dict[str, Any], *objects: dict[str, Any]) -> LearningHarness:
-        h = LearningHarness(kind, job, *objects)
-        made.append(h)
-        return h
-
-    yield make
-    for h in made:
-        h.close()
+def harness(make_learning_harness):
+    return make_learning_harness
 
 
 def queued(h: LearningHarness) -> list[str]:

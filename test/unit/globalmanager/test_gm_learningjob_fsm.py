@@ -4,20 +4,17 @@ annotated)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from learningjob_test_helpers import (
     EVAL_READY,
     IL_KIND,
-    IL_REFS,
     LL_KIND,
-    LL_REFS,
     TRAIN_READY,
     LearningHarness,
     condition,
     il_job,
     ll_job,
+    refs_for,
 )
 
 from apis import meta
@@ -88,17 +85,8 @@ DATA = {("Train", "Ready"): TRAIN_READY, ("Eval", "Ready"): EVAL_READY, ("Deploy
 
 
 @pytest.fixture
-def harness():
-    made: list[LearningHarness] = []
-
-    def make(kind: str, job: dict[str, Any]) -> LearningHarness:
-        h = LearningHarness(kind, job, *(IL_REFS if kind == IL_KIND else LL_REFS))
-        made.append(h)
-        return h
-
-    yield make
-    for h in made:
-        h.close()
+def harness(make_learning_harness):
+    return lambda kind, job: make_learning_harness(kind, job, *refs_for(kind))
 
 
 def start(harness, kind: str, hot: bool, stage: str, ctype: str, phase: str | None) -> tuple[LearningHarness, str, str]:

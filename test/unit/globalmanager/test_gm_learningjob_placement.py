@@ -9,13 +9,12 @@ from typing import Any
 import pytest
 from learningjob_test_helpers import (
     IL_KIND,
-    IL_REFS,
     LL_KIND,
-    LL_REFS,
     LearningHarness,
     condition,
     il_job,
     ll_job,
+    refs_for,
 )
 from sedna_test_helpers import NS, s3_secret
 
@@ -118,18 +117,12 @@ def test_il_plan_details():
 
 # -- EdgePlacement ---------------------------------------------------------------------------------------------------
 @pytest.fixture
-def harness():
-    made: list[LearningHarness] = []
-
+def harness(make_learning_harness):
     def make(kind: str, job: dict[str, Any], *extra: dict[str, Any]) -> LearningHarness:
-        h = LearningHarness(kind, job, *(IL_REFS if kind == IL_KIND else LL_REFS), *extra)
+        h = make_learning_harness(kind, job, *refs_for(kind), *extra)
         h.refresh()
-        made.append(h)
         return h
-
-    yield make
-    for h in made:
-        h.close()
+    return make
 
 
 def sent(h: LearningHarness, kind: str = "IncrementalLearningJob") -> list[tuple[str, str, str]]:

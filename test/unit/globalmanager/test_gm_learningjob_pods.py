@@ -14,7 +14,6 @@ from learningjob_test_helpers import (
     LC,
     LL_KIND,
     TRAIN_READY,
-    LearningHarness,
     condition,
     il_job,
     ll_job,
@@ -53,17 +52,8 @@ def initializer_args(pod: dict[str, Any]) -> list[str] | None:
 
 
 @pytest.fixture
-def harness():
-    made: list[LearningHarness] = []
-
-    def make(kind: str, *objects: dict[str, Any]) -> LearningHarness:
-        h = LearningHarness(kind, *objects)
-        made.append(h)
-        return h
-
-    yield make
-    for h in made:
-        h.close()
+def harness(make_learning_harness):
+    return make_learning_harness
 
 
 LOCAL_IL = (model("initial-model", "/models/initial.pb"), model("deploy-model", "/models/deploy.pb"),

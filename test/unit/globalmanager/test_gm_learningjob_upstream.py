@@ -10,14 +10,13 @@ from typing import Any
 import pytest
 from learningjob_test_helpers import (
     IL_KIND,
-    IL_REFS,
     LL_KIND,
-    LL_REFS,
     TRAIN_READY,
     LearningHarness,
     condition,
     il_job,
     ll_job,
+    refs_for,
 )
 from sedna_test_helpers import NOW, NS
 from testkit import wait_for
@@ -31,20 +30,14 @@ from globalmanager.runtime.edge import InvalidReport, UpstreamMessage
 
 
 @pytest.fixture
-def harness():
-    made: list[LearningHarness] = []
-
+def harness(make_learning_harness):
     def make(kind: str = IL_KIND, *extra: dict[str, Any]) -> LearningHarness:
         job = il_job() if kind == IL_KIND else ll_job()
-        h = LearningHarness(kind, job, *(IL_REFS if kind == IL_KIND else LL_REFS), *extra)
+        h = make_learning_harness(kind, job, *refs_for(kind), *extra)
         h.set_conditions(meta.name(job), condition("Train", "Waiting"))
         h.refresh()
-        made.append(h)
         return h
-
-    yield make
-    for h in made:
-        h.close()
+    return make
 
 
 # -- parsing ---------------------------------------------------------------------------------------------------------
