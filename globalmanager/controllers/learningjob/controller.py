@@ -29,6 +29,7 @@ from apis import errors, meta
 from apis.resources import DATASETS, PODS
 from globalmanager.controllers.model import model_router
 from globalmanager.runtime.controller import KindController
+from globalmanager.runtime.edge import DELETE
 from globalmanager.runtime.events import WARNING
 from globalmanager.runtime.references import MissingReference
 
@@ -124,7 +125,7 @@ class LearningJobController(KindController):
         return str((dataset.get("spec") or {}).get("nodeName") or "")
 
     def sync_to_edge(self, operation: str, job: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> None:
-        if operation == "delete":
+        if operation == DELETE:
             self.placement.delete(job)
         else:
             self.placement.place(f"{meta.namespace(job)}/{meta.name(job)}")
