@@ -13,8 +13,8 @@ Guarantees:
   ``max_retries`` it is dropped with a log line. A worker thread never dies of it (and restarts after anything else).
 * ``run(stop)`` waits for the caches, starts the workers, and on stop stops taking work and waits (bounded by
   ``drain_timeout``) for the items in flight.
-* Handlers, downstream hooks and upstream handlers never raise into the informer or the message layer: errors are
-  logged with the object's key.
+* Handlers and downstream hooks never raise into the informer: errors are logged with the object's key. Upstream
+  handlers pass ``InvalidReport`` and API/connection errors on to the edge link (counted refusal, transient retry).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from informers import (
 )
 from workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_limiter
 
-from .edge import DELETE, INSERT, UPDATE, EdgeLink, UpstreamMessage
+from .edge import DELETE, INSERT, UPDATE, EdgeLink, InvalidReport, UpstreamMessage
 from .events import EventRecorder
 from .jobstate import JobState, JobStates, PreventRecreationView, RecreatedPodsView
 from .metrics import controller_metrics
@@ -273,8 +273,9 @@ class BaseController(OwnedObjects):
                                 key=key, operation=operation, error=str(exc))
 
     def register_upstream(self, handler: Callable[[UpstreamMessage], None]) -> None:
-        """Route the edge's reports about our kind to ``handler`` (Sedna's ``SetUpstreamHandler``); a report that
-        fails is logged with its node and object, never raised into the message layer."""
+        """Route the edge's reports about our kind to ``handler`` (Sedna's ``SetUpstreamHandler``). ``InvalidReport``
+        (a refused report) and API/connection errors go on to the edge link, which counts refusals and retries
+        transient failures; any other failure is logged with its node and object and not raised."""
         if self.edge is None:
             return
 
@@ -282,6 +283,10 @@ class BaseController(OwnedObjects):
             key = f"{msg.namespace}/{msg.name}"
             try:
                 handler(msg)
+            except InvalidReport:
+                raise  # a refusal: the edge link logs and counts it
+            except (errors.ApiError, ConnectionError, TimeoutError):
+                raise  # the edge link retries the transient ones (conflict, 429, 5xx, connection) and logs the rest
             except Exception as exc:
                 self._log.exception("upstream report not applied", key=key, node=msg.node, error=str(exc))
 

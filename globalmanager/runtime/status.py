@@ -144,10 +144,10 @@ def _go_value(value: Any) -> Any:
     return value
 
 
-def go_json(value: Any) -> str:
+def go_json(value: Any, sort_keys: bool = True) -> str:
     """JSON as Go's ``json.Marshal`` writes decoded JSON values: map keys sorted, no spaces, integral floats as
-    integers, ``<``, ``>`` and ``&`` escaped."""
-    text = json.dumps(_go_value(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    integers, ``<``, ``>`` and ``&`` escaped. ``sort_keys=False`` keeps the dicts' order (a Go struct's fields)."""
+    text = json.dumps(_go_value(value), sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 

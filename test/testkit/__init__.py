@@ -9,7 +9,7 @@ from .crds import minimal_crd
 from .edgepeers import FakeGM, GoLC, make_frame, parse_frame
 from .hostile import billion_laughs, copy_bomb, nested_json, nested_yaml
 from .jobs import create_job, job_phase, lease_holder
-from .objects import update_with_retry
+from .objects import gone, update_with_retry
 from .procs import (
     CRDS,
     REPO,
@@ -19,6 +19,7 @@ from .procs import (
     json_log_lines,
     log_event,
     metric_value,
+    port_open,
     self_signed_cert,
     start_gm,
     start_lc,
@@ -37,6 +38,7 @@ __all__ = [
     "copy_bomb",
     "create_job",
     "free_port",
+    "gone",
     "http_get",
     "job_phase",
     "json_log_lines",
@@ -48,6 +50,7 @@ __all__ = [
     "nested_json",
     "nested_yaml",
     "parse_frame",
+    "port_open",
     "self_signed_cert",
     "start_gm",
     "start_lc",

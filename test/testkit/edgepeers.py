@@ -72,6 +72,28 @@ class GoLC:
                 return header, content
             seen.append(header)
 
+    def record(self) -> None:
+        """Read every frame from now on in a background thread into ``received`` (use ``wait_frame`` then, not
+        ``recv``)."""
+        self.received: list[tuple[dict[str, Any], Any]] = []
+        self._received_lock = threading.Lock()
+
+        def read() -> None:
+            try:
+                for data in self.conn:
+                    frame = parse_frame(data)
+                    with self._received_lock:
+                        self.received.append(frame)
+            except Exception:
+                pass  # closed
+
+        threading.Thread(target=read, name=f"golc-{self.node}", daemon=True).start()
+
+    def frames(self, pred: Callable[[dict[str, Any], Any], bool] = lambda h, c: True) -> list[tuple[dict, Any]]:
+        """The recorded frames for which ``pred(header, content)`` holds, in arrival order."""
+        with self._received_lock:
+            return [f for f in self.received if pred(*f)]
+
     def close(self) -> None:
         self.conn.close()
 

@@ -22,6 +22,13 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether something accepts TCP connections on ``host:port`` now."""
+    with socket.socket() as s:
+        s.settimeout(1.0)
+        return s.connect_ex((host, port)) == 0
+
+
 def http_get(url: str, timeout: float = 3.0, headers: dict[str, str] | None = None) -> tuple[int, str]:
     """``(status, body)``; ``(0, "")`` when nothing answers."""
     request = urllib.request.Request(url, headers=headers or {})

@@ -162,3 +162,20 @@ def make_sedna_harness() -> Any:
     yield make
     for harness in made:
         harness.close()
+
+
+@pytest.fixture
+def make_learning_harness() -> Any:
+    """Build ``learningjob_test_helpers.LearningHarness`` objects (IL/LL controllers); closed after the test."""
+    from learningjob_test_helpers import LearningHarness
+
+    made: list[Any] = []
+
+    def make(kind: str, *objects: dict[str, Any], **kwargs: Any) -> Any:
+        harness = LearningHarness(kind, *objects, **kwargs)
+        made.append(harness)
+        return harness
+
+    yield make
+    for harness in made:
+        harness.close()
