@@ -1,8 +1,8 @@
 """Each registered sedna-gm controller driven through its flow by its sample from ``charts/sedna/samples/``.
 
 ``FLOWS`` maps a controller's registry name to its ``Flow``: the sample to apply, what shows that the controller did
-its work, and optionally a spec change and what shows it was rolled out. A controller added to the registry without
-an entry here fails ``test/e2e/test_chart_rbac_e2e.py`` with a message naming this file: add its sample and a
+its work, and the spec changes (``Step``) to make next, each with what shows it was carried out. A controller added
+to the registry without an entry here fails ``test/e2e/test_chart_rbac_e2e.py`` with a message naming this file: add its sample and a
 ``Flow``. ``prepare`` creates what a sample refers to (Models, Datasets with their files on the edge node, S3
 credential Secrets) and steers the simulated workers (short delays, two rounds).
 """
@@ -19,7 +19,7 @@ from apis.resources import lookup_kind
 
 from .procs import REPO, metric_value
 
-__all__ = ["FLOWS", "SAMPLES_DIR", "Flow", "FlowRun", "load_sample", "prepare"]
+__all__ = ["FLOWS", "SAMPLES_DIR", "Flow", "FlowRun", "Step", "load_sample", "prepare"]
 
 SAMPLES_DIR = REPO / "charts" / "sedna" / "samples"
 DATASET_LINES = 5
