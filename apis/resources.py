@@ -29,6 +29,16 @@ __all__ = [
     "LEASES",
     "HORIZONTAL_POD_AUTOSCALERS",
     "CUSTOM_RESOURCE_DEFINITIONS",
+    "SERVICE_ACCOUNTS",
+    "DAEMON_SETS",
+    "RBAC_GROUP",
+    "ROLES",
+    "ROLE_BINDINGS",
+    "CLUSTER_ROLES",
+    "CLUSTER_ROLE_BINDINGS",
+    "SELF_SUBJECT_ACCESS_REVIEWS",
+    "SUBJECT_ACCESS_REVIEWS",
+    "SELF_SUBJECT_REVIEWS",
     "SEDNA_GROUP",
     "SEDNA_VERSION",
     "DATASETS",
@@ -181,6 +191,25 @@ CUSTOM_RESOURCE_DEFINITIONS = _r(
     namespaced=False,
     short_names=("crd", "crds"),
     subresources=("status",),
+)
+
+SERVICE_ACCOUNTS = _r("", "v1", "serviceaccounts", "ServiceAccount", short_names=("sa",), subresources=("token",))
+DAEMON_SETS = _r("apps", "v1", "daemonsets", "DaemonSet", short_names=("ds",), subresources=("status",))
+RBAC_GROUP = "rbac.authorization.k8s.io"
+ROLES = _r(RBAC_GROUP, "v1", "roles", "Role")
+ROLE_BINDINGS = _r(RBAC_GROUP, "v1", "rolebindings", "RoleBinding")
+CLUSTER_ROLES = _r(RBAC_GROUP, "v1", "clusterroles", "ClusterRole", namespaced=False)
+CLUSTER_ROLE_BINDINGS = _r(RBAC_GROUP, "v1", "clusterrolebindings", "ClusterRoleBinding", namespaced=False)
+# Reviews are asked, never stored: create is their only verb (the sandbox answers them in apiserver/rbac).
+SELF_SUBJECT_ACCESS_REVIEWS = _r(
+    "authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", namespaced=False,
+    verbs=("create",),
+)
+SUBJECT_ACCESS_REVIEWS = _r(
+    "authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", namespaced=False, verbs=("create",)
+)
+SELF_SUBJECT_REVIEWS = _r(
+    "authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", namespaced=False, verbs=("create",)
 )
 
 SEDNA_GROUP = "sedna.io"

@@ -41,7 +41,7 @@ def http_get(url: str, timeout: float = 3.0, headers: dict[str, str] | None = No
         return 0, ""
 
 
-def metric_value(url: str, name: str, **labels: str) -> float | None:
+def metric_value(url: str, name: str, /, **labels: str) -> float | None:
     """The value of the sample ``name{labels}`` on the Prometheus page ``url`` (``None`` when absent or unreachable)."""
     from prometheus_client.parser import text_string_to_metric_families
 

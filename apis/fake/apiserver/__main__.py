@@ -30,6 +30,9 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="objects only in namespaces that exist, as kube-apiserver's NamespaceLifecycle admission (default on; "
         "--no-namespace-lifecycle: lenient mode)",
     )
+    p.add_argument("--rbac", action="store_true",
+                   help="authenticate bearer tokens (the kubeconfig's admin token, ServiceAccount tokens from the "
+                        "TokenRequest API) and authorize with the stored Roles/ClusterRoles and bindings")
     p.add_argument("--watch-history", type=int, default=1000, metavar="N", help="replayable watch events (1000)")
     p.add_argument(
         "--event-ttl", type=float, default=3600.0, metavar="SECONDS",
@@ -74,6 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             faults=faults,
             watch_history=args.watch_history,
             event_ttl=args.event_ttl,
+            rbac=args.rbac,
         )
         server.start()
     except (ValueError, ApiError, OSError) as exc:

@@ -29,9 +29,11 @@ SERVER_MAJOR = "1"
 SERVER_MINOR = "30"
 SERVER_GIT_VERSION = f"v{SERVER_MAJOR}.{SERVER_MINOR}.0-sandbox"
 
-_SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "scale": ["get", "patch", "update"], "log": ["get"]}
+_SUBRESOURCE_VERBS = {
+    "status": ["get", "patch", "update"], "scale": ["get", "patch", "update"], "log": ["get"], "token": ["create"]
+}
 # Subresources of another kind than their object: (group, version, kind) as discovery reports them.
-_SUBRESOURCE_KINDS = {"scale": ("autoscaling", "v1", "Scale")}
+_SUBRESOURCE_KINDS = {"scale": ("autoscaling", "v1", "Scale"), "token": ("authentication.k8s.io", "v1", "TokenRequest")}
 # Resources listed in the "all" category, as a real server does (``kubectl get all``).
 _ALL_CATEGORY = {
     ("", "pods"), ("", "services"), ("apps", "deployments"), ("apps", "replicasets"), ("batch", "jobs"),

@@ -22,6 +22,7 @@ from . import discovery, eventsv1, openapi, subresources, tables
 from .endpoints import ResourceEndpoints, Response
 from .openapi_proto import OPENAPI_V2_PROTOBUF
 from .options import list_options, query_bool, query_value, validate_list_options
+from .rbac import ADMIN_USER, AccessControl, UserInfo, reviews
 from .request import ResourceRequest, not_found_path, parse_resource_path
 from .watchstream import WatchStreamer
 from .wire import wire_status
@@ -51,6 +52,7 @@ class SandboxContext(Protocol):
     faults: Faults
     stopping: threading.Event
     namespace_lifecycle: bool
+    access: AccessControl
 
     @property
     def server_address_text(self) -> str: ...
@@ -99,6 +101,7 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "sandbox-apiserver"
     timeout = 120  # idle keep-alive connections are closed after this many seconds
+    user: UserInfo = ADMIN_USER  # who sent the request being served (``AccessControl.admit``)
 
     # -- plumbing -------------------------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -253,6 +256,7 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
             if path in HEALTH_PATHS or path.startswith(tuple(p + "/" for p in HEALTH_PATHS)):
                 self._send_bytes(200, b"ok", "text/plain; charset=utf-8")
                 return
+            self.user = self.sandbox.access.admit(method, path, query, self.headers)
             delay = self.sandbox.faults.latency_seconds()
             if delay:
                 self.sandbox.stopping.wait(delay)
@@ -346,6 +350,9 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
             return
         if query_value(query, "dryRun"):
             raise BadRequestError("dryRun is not supported by the sandbox API server")
+        if reviews.serves(req):
+            self._send_response(reviews.serve(self.sandbox.access, self.user, method, req, body, self.headers))
+            return
         is_watch = req.watch or bool(query_bool(query, "watch"))
         sandbox = eventsv1.for_resource(self.sandbox, req.gvr)
         endpoints = ResourceEndpoints(sandbox)

@@ -23,6 +23,7 @@ from ..kubelet import PodSimulator
 from ..tracker import ObjectTracker
 from ..tracker.ttl import DEFAULT_EVENT_TTL
 from .handler import SandboxRequestHandler
+from .rbac import AccessControl
 
 __all__ = ["DEFAULT_NAMESPACES", "SANDBOX_TOKEN", "SandboxAPIServer", "load_crd_files"]
 
@@ -96,6 +97,8 @@ class SandboxAPIServer:
     never) is how long Events live after their last write, when the server creates the tracker; expired Events are
     swept about once a second. ``namespace_lifecycle`` (default on): objects are created only in namespaces that
     exist, as kube-apiserver's NamespaceLifecycle admission plugin requires; off is the lenient mode (any namespace).
+    ``rbac`` (default off): requests need a known bearer token and are authorized by the RBAC objects stored
+    (``access``, an ``apiserver.rbac.AccessControl``); ServiceAccount tokens come from ``issue_token``.
     """
 
     def __init__(
@@ -109,6 +112,7 @@ class SandboxAPIServer:
         watch_history: int = 1000,
         namespace_lifecycle: bool = True,
         event_ttl: float | None = DEFAULT_EVENT_TTL,
+        rbac: bool = False,
     ) -> None:
         if tracker is None:
             tracker = ObjectTracker(watch_history=watch_history, event_ttl=event_ttl)
@@ -119,6 +123,7 @@ class SandboxAPIServer:
         self.stopping = threading.Event()
         # On by default, as kube-apiserver's NamespaceLifecycle admission: objects only in namespaces that exist.
         self.namespace_lifecycle = namespace_lifecycle
+        self.access = AccessControl(tracker, SANDBOX_TOKEN, rbac=rbac)
         self.kubelet: Any = None
         if kubelet:
             self.kubelet = PodSimulator(tracker)
@@ -141,6 +146,7 @@ class SandboxAPIServer:
             except ApiError as err:
                 if not is_already_exists(err):
                     raise
+        self.access.bootstrap()
         self._httpd = _HTTPServer((self.host, self._requested_port), self)
         if self.kubelet is not None:
             self.kubelet.start()
@@ -190,13 +196,24 @@ class SandboxAPIServer:
     def url(self) -> str:
         return f"http://{self.server_address_text}"
 
-    def write_kubeconfig(self, path: str | os.PathLike[str], namespace: str = "default") -> Path:
-        """Write a kubeconfig (context ``sandbox``, plain http, dummy bearer token) pointing at this server."""
+    @property
+    def rbac(self) -> bool:
+        return self.access.rbac
+
+    def issue_token(self, namespace: str, name: str, expiration_seconds: int = 3600) -> str:
+        """A bearer token of ServiceAccount ``namespace/name`` (which must exist), as the TokenRequest API issues."""
+        return self.access.issue_token(namespace, name, expiration_seconds).token
+
+    def write_kubeconfig(
+        self, path: str | os.PathLike[str], namespace: str = "default", token: str = SANDBOX_TOKEN
+    ) -> Path:
+        """Write a kubeconfig (context ``sandbox``, plain http) pointing at this server, authenticating with
+        ``token`` (default: the admin token, allowed everything)."""
         config = {
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [{"name": "sandbox", "cluster": {"server": self.url}}],
-            "users": [{"name": "sandbox", "user": {"token": SANDBOX_TOKEN}}],
+            "users": [{"name": "sandbox", "user": {"token": token}}],
             "contexts": [
                 {"name": "sandbox", "context": {"cluster": "sandbox", "user": "sandbox", "namespace": namespace}}
             ],

@@ -158,8 +158,16 @@ def _name_is(check: Callable[[str], list[str]]) -> NameRule:
     return lambda name, prefix: check(_mask_trailing_dash(name) if prefix else name)
 
 
+def is_valid_path_segment_name(name: str, prefix: bool = False) -> list[str]:
+    """apimachinery's ``path.IsValidPathSegmentName`` (``…Prefix`` for a generateName), RBAC objects' name rule."""
+    errs = [] if prefix or name not in (".", "..") else [f"may not be '{name}'"]
+    return errs + [f"may not contain '{c}'" for c in "/%" if c in name]
+
+
 _SUBDOMAIN_NAME = _name_is(is_dns1123_subdomain)
 _NAME_RULES: dict[tuple[str, str], NameRule] = {
+    **{("rbac.authorization.k8s.io", r): is_valid_path_segment_name
+       for r in ("roles", "rolebindings", "clusterroles", "clusterrolebindings")},
     ("", "namespaces"): _name_is(is_dns1123_label),
     ("", "services"): _name_is(is_dns1035_label),
     # CustomResourceDefinition names are checked against spec.names.plural + "." + spec.group by its admission
