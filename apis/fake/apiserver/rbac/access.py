@@ -17,9 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
-
 from ....errors import ApiError, UnauthorizedError
+from ....logs import get_logger
 from .attributes import RequestAttributes, UserInfo, request_attributes
 from .authorizer import RBACAuthorizer, forbidden
 from .bootstrap import bootstrap_policy
@@ -27,7 +26,7 @@ from .tokens import ADMIN_USER, IssuedToken, TokenAuthenticator
 
 __all__ = ["AccessControl", "Denial", "MAX_USAGE"]
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 MAX_USAGE = 10_000
 MAX_DENIALS_KEPT = 1_000
