@@ -25,13 +25,7 @@ from apis import meta
 from apis.resources import DATASETS, FEDERATED_LEARNING_JOBS, MODELS, PODS, SERVICES
 from globalmanager.runtime.controller import KindController
 from globalmanager.runtime.events import NORMAL, WARNING
-from globalmanager.runtime.jobstatus import (
-    PHASE_FAILED,
-    PHASE_SUCCEEDED,
-    JobObservation,
-    apply_job_status,
-    is_job_finished,
-)
+from globalmanager.runtime.jobstatus import JobObservation, is_job_finished, write_job_status
 from globalmanager.runtime.owned_errors import NotOwnedError
 from globalmanager.runtime.pods import count_pods, is_pod_terminal
 from globalmanager.runtime.references import MissingReference, get_credential, get_referenced
@@ -118,7 +112,7 @@ class FederatedLearningController(KindController):
                 self.recorder.event(job, WARNING, "FailedCreate", str(exc))
         if not outdated:
             state.prevent_recreation = False
-        self._write_status(key, job, obs)
+        write_job_status(self, key, job, obs, complete_type=COND_COMPLETE, failed_message=FAILED_MESSAGE)
         return self.retry_later(key) if retry else True
 
     def _spec_problem(self, job: Mapping[str, Any]) -> str:
@@ -184,20 +178,6 @@ class FederatedLearningController(KindController):
             return 0
         self.expect_creation(job, PODS, meta.name(created))
         return 1
-
-    def _write_status(self, key: str, job: Mapping[str, Any], obs: JobObservation) -> None:
-        old_phase = (job.get("status") or {}).get("phase")
-        written = self.update_job_status(job, lambda obj: apply_job_status(
-            obj.setdefault("status", {}), obs, self.now(), complete_type=COND_COMPLETE, failed_message=FAILED_MESSAGE))
-        phase = ((written or {}).get("status") or {}).get("phase", old_phase)
-        if written is None or phase == old_phase:
-            return
-        self._log.info("job phase changed", key=key, phase=phase, previous=old_phase)
-        if phase == PHASE_SUCCEEDED:
-            self.recorder.event(job, NORMAL, "Completed", "FederatedLearningJob completed")
-        elif phase == PHASE_FAILED:
-            cond = (written.get("status") or {}).get("conditions", [{}])[-1]
-            self.recorder.event(job, WARNING, cond.get("reason") or "Failed", cond.get("message") or FAILED_MESSAGE)
 
 
 NAME = FederatedLearningController.NAME
