@@ -6,16 +6,19 @@ completion type (``Complete`` for FL) once every worker succeeded; ``active``/``
 ``startTime`` and ``completionTime``. A finished job (a ``Failed`` or completion condition that is ``True``, written
 by the GM: a condition reported by the edge, reason ``ReportedByEdge``, never finishes a job) is never changed
 again by the GM. Conditions appended by the edge (FL's ``Training``) are kept: the status is folded in place into a
-fresh copy, field by field. ``write_job_status`` writes it with the Events of a finished job.
+fresh copy, field by field. ``write_job_status`` writes it with the Events of a finished job; ``create_or_wait``
+turns what keeps a job's workers from being created into a Pending job.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .events import NORMAL, WARNING
+from .owned_errors import NotOwnedError
+from .references import MissingReference
 from .status import append_condition
 
 if TYPE_CHECKING:
@@ -29,6 +32,7 @@ __all__ = [
     "PHASE_SUCCEEDED",
     "REPORTED_BY_EDGE",
     "apply_job_status",
+    "create_or_wait",
     "is_job_finished",
     "write_job_status",
 ]
@@ -124,3 +128,21 @@ def write_job_status(
     elif phase == PHASE_FAILED:
         cond = (written.get("status") or {}).get("conditions", [{}])[-1]
         controller.recorder.event(job, WARNING, cond.get("reason") or "Failed", cond.get("message") or failed_message)
+
+
+def create_or_wait(controller: BaseController, job: Mapping[str, Any], obs: JobObservation, create: Callable[[], None]) -> bool:
+    """Run ``create()`` (which creates the job's workers); a missing Model/Dataset/Secret (``MissingReference``) or an
+    object of a worker's name the job does not own (``NotOwnedError``) makes the job wait (``obs.waiting``: phase
+    ``Pending``) with a Warning Event naming it. Returns True when the job must be retried later (no informer event
+    ends the wait: a Secret, a foreign object)."""
+    try:
+        create()
+    except MissingReference as exc:
+        obs.waiting = True
+        controller.recorder.event(job, WARNING, exc.reason, f"cannot create the workers: {exc}")
+        return exc.reason == "SecretNotFound"
+    except NotOwnedError as exc:
+        obs.waiting = True
+        controller.recorder.event(job, WARNING, "FailedCreate", str(exc))
+        return True
+    return False

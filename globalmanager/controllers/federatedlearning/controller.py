@@ -24,11 +24,10 @@ from typing import Any
 from apis import meta
 from apis.resources import DATASETS, FEDERATED_LEARNING_JOBS, MODELS, PODS, SERVICES
 from globalmanager.runtime.controller import KindController
-from globalmanager.runtime.events import NORMAL, WARNING
-from globalmanager.runtime.jobstatus import JobObservation, is_job_finished, write_job_status
-from globalmanager.runtime.owned_errors import NotOwnedError
+from globalmanager.runtime.events import NORMAL
+from globalmanager.runtime.jobstatus import JobObservation, create_or_wait, is_job_finished, write_job_status
 from globalmanager.runtime.pods import count_pods, is_pod_terminal
-from globalmanager.runtime.references import MissingReference, get_credential, get_referenced
+from globalmanager.runtime.references import get_credential, get_referenced
 from globalmanager.runtime.revisions import is_current_generation
 from globalmanager.runtime.services import ensure_service, service_name_error
 
@@ -102,14 +101,11 @@ class FederatedLearningController(KindController):
         if problem:
             obs.failure = ("InvalidSpec", problem)
         elif not obs.counts["failed"] and not current and not on_their_way and self.job_is_live(job):
-            try:
+
+            def create() -> None:
                 obs.counts["active"] += self.create_workers(job)
-            except MissingReference as exc:
-                obs.waiting, retry = True, exc.reason == "SecretNotFound"
-                self.recorder.event(job, WARNING, exc.reason, f"cannot create the workers: {exc}")
-            except NotOwnedError as exc:
-                obs.waiting, retry = True, True
-                self.recorder.event(job, WARNING, "FailedCreate", str(exc))
+
+            retry = create_or_wait(self, job, obs, create)
         if not outdated:
             state.prevent_recreation = False
         write_job_status(self, key, job, obs, complete_type=COND_COMPLETE, failed_message=FAILED_MESSAGE)

@@ -23,7 +23,7 @@ from typing import Any
 from apis import meta
 from apis.resources import PODS, REID_JOBS
 from globalmanager.runtime.controller import KindController
-from globalmanager.runtime.events import NORMAL, WARNING
+from globalmanager.runtime.events import NORMAL
 from globalmanager.runtime.jobspec import (
     BACKOFF_LIMIT_EXCEEDED,
     BACKOFF_LIMIT_MESSAGE,
@@ -33,10 +33,8 @@ from globalmanager.runtime.jobspec import (
     deadline_left,
     pod_failures,
 )
-from globalmanager.runtime.jobstatus import JobObservation, is_job_finished, write_job_status
-from globalmanager.runtime.owned_errors import NotOwnedError
+from globalmanager.runtime.jobstatus import JobObservation, create_or_wait, is_job_finished, write_job_status
 from globalmanager.runtime.pods import count_pods, is_pod_active
-from globalmanager.runtime.references import MissingReference
 from globalmanager.runtime.revisions import spec_hash_matches
 
 from . import upstream
@@ -92,14 +90,7 @@ class ReidController(KindController):
         if problem:
             obs.failure = ("InvalidSpec", problem)
         else:
-            try:
-                self._reconcile(key, job, obs)
-            except MissingReference as exc:
-                obs.waiting, retry = True, exc.reason == "SecretNotFound"
-                self.recorder.event(job, WARNING, exc.reason, f"cannot create the worker: {exc}")
-            except NotOwnedError as exc:
-                obs.waiting, retry = True, True
-                self.recorder.event(job, WARNING, "FailedCreate", str(exc))
+            retry = create_or_wait(self, job, obs, lambda: self._reconcile(key, job, obs))
         write_job_status(self, key, job, obs, complete_type=COND_COMPLETED, time_fields=TIME_FIELDS,
                          failed_message=f"the worker of {self.kind} failed")
         return self.retry_later(key) if retry else True
