@@ -12,7 +12,7 @@ from typing import Any
 from apis import meta
 from apis.resources import MODELS, PODS, SERVICES, VIDEO_ANALYTICS_JOBS
 from globalmanager.runtime.references import get_credential, get_referenced
-from globalmanager.runtime.services import ensure_service, service_name_error
+from globalmanager.runtime.services import edge_mesh_service_name, ensure_service, service_name_error
 
 from ..reid.controller import ReidController
 from ..reid.workers import worker_pod
@@ -55,6 +55,9 @@ class VideoAnalyticsController(ReidController):
         return worker_pod(job, worker_param(job, refs, secret, self.lc_server), source)
 
     def ensure_companions(self, job: Obj) -> None:
+        missing = self.get_cached(SERVICES, meta.namespace(job), edge_mesh_service_name(job, VA_WORKER)) is None
+        if missing and not self.job_is_live(job):
+            return  # deleted meanwhile: its Service is gone with it
         ensure_service(self, job, VA_WORKER, VA_PORT)
 
 

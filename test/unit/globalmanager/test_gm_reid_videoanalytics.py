@@ -240,6 +240,10 @@ def test_va_pod_mounts_its_model_and_gets_its_service(va):
     assert h.names(r.SERVICES) == [f"{NAME}-videoanalytics"]  # made again while the job runs
     h.jobs.delete(NAME)
     assert h.objects(r.PODS) == [] and h.objects(r.SERVICES) == []
+    h.factory.for_resource(r.SERVICES).informer().get_indexer().replace([], "")  # the Service's deletion seen first
+    h.cs.clear_actions()
+    h.sync(NAME)  # the cache still has the job and its running pod; the API server says the job is gone
+    assert h.actions("create", "services") == [] and h.actions("create", "pods") == []
 
 
 def test_va_waits_pending_for_its_model(va):
