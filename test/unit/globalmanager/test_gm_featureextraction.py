@@ -180,6 +180,8 @@ def test_self_healing_at_most_once_per_5_seconds_and_cascade(fe):
     h.jobs.delete(NAME)
     assert h.names(r.DEPLOYMENTS) == [] and h.names(r.SERVICES) == []  # ownerReferences cascade
     h.controller.delete_deployment(doomed)  # the cache still has the service; the API server says it is gone
+    for gvr in (r.DEPLOYMENTS, r.SERVICES):  # the workers' deletion seen before the service's
+        h.factory.for_resource(gvr).informer().get_indexer().replace([], "")
     h.sync(NAME)
     assert h.actions("create", "deployments") == [] and h.actions("create", "services") == []
 

@@ -161,13 +161,17 @@ def test_a_deleted_tracking_pod_or_deployment_comes_back_at_most_once_per_5_seco
 def test_deleting_the_service_deletes_every_worker_and_none_comes_back(objs):
     """Sedna #444: the tracking pods stayed behind."""
     h = started(objs)
+    for pod in h.objects(r.PODS):
+        h.controller.add_pod(pod)  # as the informer delivers the new pods
     doomed_pod, doomed_deployment = pods(h)[0], h.client(r.DEPLOYMENTS).get(USER)
     h.cs.clear_actions()
     h.jobs.delete(NAME)
     assert h.objects(r.PODS) == [] and h.names(r.DEPLOYMENTS) == [] and h.names(r.SERVICES) == []
     h.controller.delete_pod(doomed_pod)
     h.controller.delete_deployment(doomed_deployment)  # the cache still has the service
-    h.sync(NAME)  # and so does this sync: the API server says it is gone
+    for gvr in (r.PODS, r.DEPLOYMENTS, r.SERVICES):  # the workers' deletion seen before the service's
+        h.factory.for_resource(gvr).informer().get_indexer().replace([], "")
+    h.sync(NAME)  # the cache still has the service; the API server says it is gone
     h.refresh()
     h.sync(NAME)
     assert h.actions("create", "pods") == [] and h.actions("create", "deployments") == []
