@@ -35,6 +35,7 @@ from globalmanager.runtime.jobspec import (
 )
 from globalmanager.runtime.jobstatus import JobObservation, create_or_wait, is_job_finished, write_job_status
 from globalmanager.runtime.pods import count_pods, is_pod_active
+from globalmanager.runtime.references import MissingReference
 from globalmanager.runtime.revisions import spec_hash_matches
 
 from . import upstream
@@ -97,12 +98,17 @@ class ReidController(KindController):
 
     def _reconcile(self, key: str, job: Obj, obs: JobObservation) -> None:
         spec = job.get("spec") or {}
-        refs = self.resolve(job)
-        source = self.pod_source(job, refs)
         pods = self.owned(PODS, job)
-        current = [p for p in pods if spec_hash_matches(p, source)]
-        outdated = [p for p in pods if is_pod_active(p) and not spec_hash_matches(p, source)]
-        self._delete(job, outdated, "built from an older spec")
+        refs: Any = None
+        source: dict[str, Any] | None = None
+        missing: MissingReference | None = None  # a pod that runs keeps running when its Model goes
+        try:
+            refs = self.resolve(job)
+            source = self.pod_source(job, refs)
+        except MissingReference as exc:
+            missing = exc
+        current = pods if source is None else [p for p in pods if spec_hash_matches(p, source)]
+        self._delete(job, [p for p in pods if is_pod_active(p) and p not in current], "built from an older spec")
         obs.counts = count_pods(current)
         obs.counts["active"] += self.creations_pending(job, PODS)
         left = deadline_left(spec, job.get("status"), self.now())
@@ -116,8 +122,11 @@ class ReidController(KindController):
             return
         if left is not None:
             self.queue.add_after(key, left)  # the deadline ends the job even if nothing else happens
-        if not obs.counts["active"] and not obs.counts["succeeded"] and self.job_is_live(job):
-            obs.counts["active"] += self._create_pod(key, job, refs, source)
+        if not obs.counts["active"] and not obs.counts["succeeded"]:
+            if missing is not None:
+                raise missing  # a new pod is needed: the job waits for what it references
+            if self.job_is_live(job):
+                obs.counts["active"] += self._create_pod(key, job, refs, source)
         if obs.counts["active"]:
             self.ensure_companions(job)
 

@@ -265,3 +265,17 @@ def test_va_waits_pending_for_its_model(va):
     step(h)  # the Model changed: the running pod is rebuilt
     assert len(h.actions("delete", "pods")) == 1
     assert env_of(h.actions("create", "pods")[0].object)["MODEL_URL"] == "/home/data/models/v2.pth"
+
+
+def test_a_running_va_pod_keeps_running_when_its_model_goes(va):
+    h = step(va(model("detector", "/models/yolo.pth")))
+    pod = the_pod(h)
+    h.client(r.MODELS).delete("detector")
+    h.refresh()
+    h.cs.clear_actions()
+    step(h)
+    assert h.actions("delete", "pods") == [] and meta.name(the_pod(h)) == meta.name(pod)
+    assert status(h)["phase"] == "Running" and status(h)["active"] == 1
+    set_phase(h, pod, "Succeeded")
+    step(h)
+    assert status(h)["phase"] == "Succeeded"
