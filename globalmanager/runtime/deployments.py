@@ -8,7 +8,7 @@ what their status says.
 * ``ensure_deployment(controller, job, name, source, build)``: create it when missing (counted against the
   recreation TTL), update it in place (template and labels; replicas are left to the HPA or the user) when
   ``source`` — what it is built from — changed; an object of that name not controlled by the job raises
-  ``NotOwnedError``.
+  ``NotOwnedError``. ``scale_deployment`` sets its ``replicas`` alone (no rollout) when the job's spec names them.
 * ``deployment_failure(d)``: why a Deployment failed (``Progressing=False`` with ``ProgressDeadlineExceeded``, or
   ``ReplicaFailure=True``), ``""`` otherwise; ``deployment_available(d)``: ``Available=True``. A Deployment that is
   neither is still progressing, which is not a failure.
@@ -41,6 +41,7 @@ __all__ = [
     "deployment_name",
     "ensure_deployment",
     "inject_deployment_param",
+    "scale_deployment",
 ]
 
 APP_LABEL = "app.sedna.io"
@@ -123,6 +124,18 @@ def ensure_deployment(
     stamp_spec_hash(updated, source)
     updated["spec"]["template"] = desired["spec"]["template"]
     return controller.update_owned(DEPLOYMENTS, job, updated, what)
+
+
+def scale_deployment(
+    controller: BaseController, job: Mapping[str, Any], deployment: Mapping[str, Any], replicas: int | None,
+    what: str = "deployment",
+) -> Mapping[str, Any]:
+    """Set the Deployment's ``replicas`` when ``replicas`` is given and differs; returns the Deployment as it is now."""
+    if replicas is None or (deployment.get("spec") or {}).get("replicas") == replicas or meta.deletion_timestamp(deployment):
+        return deployment
+    scaled = meta.deep_copy(deployment)
+    scaled["spec"]["replicas"] = replicas
+    return controller.update_owned(DEPLOYMENTS, job, scaled, what)
 
 
 def _condition(deployment: Mapping[str, Any], ctype: str) -> Mapping[str, Any] | None:

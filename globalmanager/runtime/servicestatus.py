@@ -2,22 +2,26 @@
 
 Conditions ``Pending``/``Running``/``Failed`` are appended (the last one is the current state), with ``active`` and
 ``failed`` worker counts and ``startTime``. Unlike Go Sedna, the state is re-evaluated on every sync from the
-workers' real health: a Deployment still progressing is ``Pending`` (not a failure); ``Failed`` means a worker failed
-(Deployment ``Progressing=False``/``ProgressDeadlineExceeded`` or ``ReplicaFailure=True``, a failed pod) or the
-service cannot be built (invalid spec, a missing Model...), and a service recovers to ``Running`` once every worker
-is available again.
+workers' real health: a Deployment or pod still starting is ``Pending`` (not a failure); ``Failed`` means a worker
+failed (Deployment ``Progressing=False``/``ProgressDeadlineExceeded`` or ``ReplicaFailure=True``, a pod that ended)
+or the service cannot be built (invalid spec, a missing Model...), and a service recovers to ``Running`` once every
+worker is available again. ``write_service_status`` writes it and logs/records (Warning Event) a change of state.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apis import meta
 
 from .deployments import deployment_available, deployment_failure
+from .events import WARNING
 from .status import append_condition, last_condition
+
+if TYPE_CHECKING:
+    from .controller import BaseController
 
 __all__ = [
     "COND_FAILED",
@@ -26,13 +30,16 @@ __all__ = [
     "ServiceObservation",
     "apply_service_status",
     "observe_deployments",
+    "observe_pods",
     "service_condition",
+    "write_service_status",
 ]
 
 COND_PENDING = "Pending"
 COND_RUNNING = "Running"
 COND_FAILED = "Failed"
 WORKER_FAILED = "workerFailed"
+_STATE = ("type", "reason", "message")
 
 
 @dataclass
@@ -62,6 +69,28 @@ def observe_deployments(deployments: Iterable[Mapping[str, Any]], needed: int) -
         if deployment_available(d):
             obs.available += 1
     return obs
+
+
+def observe_pods(pods: Iterable[Mapping[str, Any]], obs: ServiceObservation) -> list[str]:
+    """Add a service's worker pods (running for good, never ending) to ``obs``; returns the failures found
+    (``"pod <name>: <why>"``), also in ``obs.failed_workers``. A pod that ended (``Failed``, or ``Succeeded``: a
+    service worker that exits stopped serving) is failed; a Running pod whose containers are ready is available."""
+    failures: list[str] = []
+    for pod in pods:
+        if meta.deletion_timestamp(pod) is not None:
+            continue
+        status = pod.get("status") or {}
+        phase = status.get("phase")
+        if phase in ("Failed", "Succeeded"):
+            why = status.get("reason") or status.get("message") or ("exited" if phase == "Succeeded" else "failed")
+            failures.append(f"pod {meta.name(pod)}: {phase}: {why}")
+            continue
+        obs.active += 1
+        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
+        if phase == "Running" and ready:
+            obs.available += 1
+    obs.failed_workers.extend(failures)
+    return failures
 
 
 def service_condition(obs: ServiceObservation) -> tuple[str, str, str]:
@@ -99,3 +128,17 @@ def apply_service_status(status: dict[str, Any], obs: ServiceObservation, now: s
 
 def current_condition(status: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     return last_condition((status or {}).get("conditions"))
+
+
+def write_service_status(controller: BaseController, key: str, service: Mapping[str, Any], obs: ServiceObservation) -> None:
+    """Fold ``obs`` into the service's status (status subresource, only the fields above); a new state is logged,
+    and a ``Failed`` one recorded as a Warning Event with its reason and message."""
+    written = controller.update_job_status(service, lambda obj: apply_service_status(obj.setdefault("status", {}), obs, controller.now()))
+    if written is None:
+        return
+    before = current_condition(service.get("status")) or {}
+    after = current_condition(written.get("status")) or {}
+    if [before.get(k) for k in _STATE] != [after.get(k) for k in _STATE]:
+        controller._log.info("service state changed", key=key, state=after.get("type"), reason=after.get("reason"))
+        if after.get("type") == COND_FAILED:
+            controller.recorder.event(service, WARNING, after.get("reason") or "Failed", after.get("message") or "")

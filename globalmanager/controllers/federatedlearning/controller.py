@@ -24,17 +24,10 @@ from typing import Any
 from apis import meta
 from apis.resources import DATASETS, FEDERATED_LEARNING_JOBS, MODELS, PODS, SERVICES
 from globalmanager.runtime.controller import KindController
-from globalmanager.runtime.events import NORMAL, WARNING
-from globalmanager.runtime.jobstatus import (
-    PHASE_FAILED,
-    PHASE_SUCCEEDED,
-    JobObservation,
-    apply_job_status,
-    is_job_finished,
-)
-from globalmanager.runtime.owned_errors import NotOwnedError
+from globalmanager.runtime.events import NORMAL
+from globalmanager.runtime.jobstatus import JobObservation, create_or_wait, is_job_finished, write_job_status
 from globalmanager.runtime.pods import count_pods, is_pod_terminal
-from globalmanager.runtime.references import MissingReference, get_credential, get_referenced
+from globalmanager.runtime.references import get_credential, get_referenced
 from globalmanager.runtime.revisions import is_current_generation
 from globalmanager.runtime.services import ensure_service, service_name_error
 
@@ -108,17 +101,14 @@ class FederatedLearningController(KindController):
         if problem:
             obs.failure = ("InvalidSpec", problem)
         elif not obs.counts["failed"] and not current and not on_their_way and self.job_is_live(job):
-            try:
+
+            def create() -> None:
                 obs.counts["active"] += self.create_workers(job)
-            except MissingReference as exc:
-                obs.waiting, retry = True, exc.reason == "SecretNotFound"
-                self.recorder.event(job, WARNING, exc.reason, f"cannot create the workers: {exc}")
-            except NotOwnedError as exc:
-                obs.waiting, retry = True, True
-                self.recorder.event(job, WARNING, "FailedCreate", str(exc))
+
+            retry = create_or_wait(self, job, obs, create)
         if not outdated:
             state.prevent_recreation = False
-        self._write_status(key, job, obs)
+        write_job_status(self, key, job, obs, complete_type=COND_COMPLETE, failed_message=FAILED_MESSAGE)
         return self.retry_later(key) if retry else True
 
     def _spec_problem(self, job: Mapping[str, Any]) -> str:
@@ -184,20 +174,6 @@ class FederatedLearningController(KindController):
             return 0
         self.expect_creation(job, PODS, meta.name(created))
         return 1
-
-    def _write_status(self, key: str, job: Mapping[str, Any], obs: JobObservation) -> None:
-        old_phase = (job.get("status") or {}).get("phase")
-        written = self.update_job_status(job, lambda obj: apply_job_status(
-            obj.setdefault("status", {}), obs, self.now(), complete_type=COND_COMPLETE, failed_message=FAILED_MESSAGE))
-        phase = ((written or {}).get("status") or {}).get("phase", old_phase)
-        if written is None or phase == old_phase:
-            return
-        self._log.info("job phase changed", key=key, phase=phase, previous=old_phase)
-        if phase == PHASE_SUCCEEDED:
-            self.recorder.event(job, NORMAL, "Completed", "FederatedLearningJob completed")
-        elif phase == PHASE_FAILED:
-            cond = (written.get("status") or {}).get("conditions", [{}])[-1]
-            self.recorder.event(job, WARNING, cond.get("reason") or "Failed", cond.get("message") or FAILED_MESSAGE)
 
 
 NAME = FederatedLearningController.NAME

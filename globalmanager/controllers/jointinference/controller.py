@@ -24,27 +24,15 @@ from typing import Any
 from apis import meta
 from apis.resources import DEPLOYMENTS, HORIZONTAL_POD_AUTOSCALERS, JOINT_INFERENCE_SERVICES, MODELS, SERVICES
 from globalmanager.runtime.autoscaling import ensure_hpa
-from globalmanager.runtime.controller import KindController
 from globalmanager.runtime.deployments import deployment_name, ensure_deployment
-from globalmanager.runtime.events import WARNING
-from globalmanager.runtime.owned_errors import NotOwnedError
-from globalmanager.runtime.references import MissingReference, get_credential, get_referenced
+from globalmanager.runtime.references import get_credential, get_referenced
+from globalmanager.runtime.servicekind import ServiceKindController
 from globalmanager.runtime.services import edge_mesh_service_name, ensure_service, service_name_error
-from globalmanager.runtime.servicestatus import (
-    COND_FAILED,
-    ServiceObservation,
-    apply_service_status,
-    current_condition,
-    observe_deployments,
-)
 
 from . import downstream, upstream
 from .workers import BIG_MODEL_PORT, CLOUD, EDGE, WORKER_SPEC, build_worker_deployment
 
 __all__ = ["JointInferenceController", "NAME", "new_controller"]
-
-_RETRIED = ("SecretNotFound", "FailedCreate")
-_STATE = ("type", "reason", "message")
 
 
 def model_refs(service: Mapping[str, Any]) -> list[str]:
@@ -53,7 +41,7 @@ def model_refs(service: Mapping[str, Any]) -> list[str]:
     return [str(((spec.get(field) or {}).get("model") or {}).get("name") or "") for field in WORKER_SPEC.values()]
 
 
-class JointInferenceController(KindController):
+class JointInferenceController(ServiceKindController):
     NAME = "JointInference"
     JOB_RESOURCE = JOINT_INFERENCE_SERVICES
     OWNS = (DEPLOYMENTS, SERVICES, HORIZONTAL_POD_AUTOSCALERS)
@@ -62,32 +50,10 @@ class JointInferenceController(KindController):
     sync_to_edge = downstream.sync_to_edge
     update_from_edge = upstream.update_from_edge
 
-    # -- sync -----------------------------------------------------------------------------------------------------
-    def sync(self, key: str) -> bool:
-        service = self.get_job(key)
-        if service is None:
-            self.forget_job(key)
-            return True  # gone: its Deployments, Service and HPAs are garbage-collected (ownerReferences)
-        obs = ServiceObservation(needed=len(WORKER_SPEC))
-        workers = {meta.name(d): d for d in self.owned(DEPLOYMENTS, service)}
-        problem = self._spec_problem(service)
-        if problem:
-            obs.add_failure("InvalidSpec", problem)
-        else:
-            try:
-                self.create_workers(service, workers)
-            except MissingReference as exc:
-                obs.add_failure(exc.reason, str(exc))
-            except NotOwnedError as exc:
-                obs.add_failure("FailedCreate", str(exc))
-        seen = observe_deployments(workers.values(), obs.needed)
-        obs.active, obs.available, obs.failed_workers = seen.active, seen.available, seen.failed_workers
-        self._write_status(key, service, obs)
-        if obs.failure is not None and obs.failure[0] in _RETRIED:
-            return self.retry_later(key)  # nothing wakes us when a Secret appears or a foreign object goes
-        return True
+    def needed_workers(self, service: Mapping[str, Any]) -> int:
+        return len(WORKER_SPEC)
 
-    def _spec_problem(self, service: Mapping[str, Any]) -> str:
+    def spec_problem(self, service: Mapping[str, Any]) -> str:
         spec = service.get("spec") or {}
         for field in WORKER_SPEC.values():
             worker = spec.get(field) or {}
@@ -131,17 +97,6 @@ class JointInferenceController(KindController):
         deployment = ensure_deployment(self, service, name, source, build, f"{worker_type.lower()} deployment", started)
         ensure_hpa(self, service, name, worker_type, worker.get("hpa"))
         return deployment
-
-    def _write_status(self, key: str, service: Mapping[str, Any], obs: ServiceObservation) -> None:
-        written = self.update_job_status(service, lambda obj: apply_service_status(obj.setdefault("status", {}), obs, self.now()))
-        if written is None:
-            return
-        before = current_condition(service.get("status")) or {}
-        after = current_condition(written.get("status")) or {}
-        if [before.get(k) for k in _STATE] != [after.get(k) for k in _STATE]:
-            self._log.info("service state changed", key=key, state=after.get("type"), reason=after.get("reason"))
-            if after.get("type") == COND_FAILED:
-                self.recorder.event(service, WARNING, after.get("reason") or "Failed", after.get("message") or "")
 
 
 NAME = JointInferenceController.NAME
