@@ -20,6 +20,7 @@ __all__ = [
     "ANNOTATION_HARD_EXAMPLES",
     "ANNOTATION_INFERENCES",
     "ANNOTATION_METRICS",
+    "ANNOTATION_MODEL_INFO",
     "ANNOTATION_PERIOD",
     "ANNOTATION_ROUNDS",
     "ANNOTATION_SAMPLE_COUNT",
@@ -28,6 +29,7 @@ __all__ = [
     "FAIL_CRASH",
     "FAIL_REPORT",
     "MAX_METRICS_BYTES",
+    "MODEL_INFO_FIELDS",
     "ProblemFunc",
     "Steering",
     "parse_steering",
@@ -39,6 +41,7 @@ ANNOTATION_DELAY = PREFIX + "delay-seconds"
 ANNOTATION_PERIOD = PREFIX + "period-seconds"
 ANNOTATION_ROUNDS = PREFIX + "rounds"
 ANNOTATION_METRICS = PREFIX + "metrics"
+ANNOTATION_MODEL_INFO = PREFIX + "model-info"
 ANNOTATION_FAIL = PREFIX + "fail"
 ANNOTATION_EXIT_CODE = PREFIX + "exit-code"
 ANNOTATION_INFERENCES = PREFIX + "inferences-per-period"
@@ -50,6 +53,10 @@ FAIL_CRASH = "crash"
 FAIL_REPORT = "report"
 
 MAX_METRICS_BYTES = 64 * 1024
+# Go runtime.Model fields a report's model may carry beyond format, url and metrics (Sedna's SDK sets none of them;
+# the GM reads them, e.g. LifelongLearningJob's status.knowledgeBase)
+MODEL_INFO_FIELDS = frozenset({"classes", "current_metric", "device_soc_versions", "history_metric",
+                               "number_of_labeled_unseen_sample", "number_of_model", "number_of_unseen_sample"})
 _MAX_METRIC_OBJECTS = 1000
 _MAX_METRIC_KEYS = 64
 _MAX_METRIC_VALUES = 1024
@@ -75,6 +82,7 @@ class Steering:
     hard_examples_per_period: int = 3
     sample_count: int = 100
     sdk_quirks: bool = True  # exactly what the SDK sends; the GM and LC cope with its two bugs
+    model_info: Mapping[str, Any] | None = None  # more fields of every reported model (MODEL_INFO_FIELDS)
 
     def metrics_at(self, index: int) -> Metrics | None:
         """The steered metrics for the ``index``-th model or round (the last one repeats); None when not steered."""
@@ -118,6 +126,22 @@ def parse_metrics(raw: str) -> tuple[Metrics, ...]:
                 raise ValueError(f"metric {key!r}: expected a finite number or a list of at most "
                                  f"{_MAX_METRIC_VALUES} finite numbers")
     return tuple(objects)
+
+
+def parse_model_info(raw: str) -> dict[str, Any]:
+    """A JSON object of ``MODEL_INFO_FIELDS`` (at most ``MAX_METRICS_BYTES``), added to every reported model."""
+    if len(raw.encode()) > MAX_METRICS_BYTES:
+        raise ValueError(f"longer than {MAX_METRICS_BYTES} bytes")
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError("expected a JSON object")
+    unknown = sorted(set(data) - MODEL_INFO_FIELDS)
+    if unknown:
+        raise ValueError(f"unknown model fields {unknown}; expected some of {sorted(MODEL_INFO_FIELDS)}")
+    return data
 
 
 def parse_steering(annotations: Mapping[str, str], on_problem: ProblemFunc) -> Steering:
@@ -174,6 +198,13 @@ def parse_steering(annotations: Mapping[str, str], on_problem: ProblemFunc) -> S
             values["metrics"] = parse_metrics(str(raw_metrics))
         except ValueError as exc:
             on_problem(ANNOTATION_METRICS, str(raw_metrics)[:200], f"ignored: {exc}")
+
+    raw_model_info = annotations.get(ANNOTATION_MODEL_INFO)
+    if raw_model_info is not None:
+        try:
+            values["model_info"] = parse_model_info(str(raw_model_info))
+        except ValueError as exc:
+            on_problem(ANNOTATION_MODEL_INFO, str(raw_model_info)[:200], f"ignored: {exc}")
 
     steering = Steering(**values)
     if steering.hard_examples_per_period > steering.inferences_per_period:
