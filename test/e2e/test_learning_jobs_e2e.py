@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 from testkit import Processes, free_port, http_get, start_gm, start_lc, start_workersim, wait_for
+from testkit.learning import IL_ROUND, assert_stages
 from testkit.s3 import S3Server
 
 from apis import meta
@@ -45,11 +46,6 @@ TIMEOUT = 60.0
 # (+12: the training samples start from 0 after a round started)
 FIRST, MORE = 10, (5, 15)
 DELAY = {"sandbox.sedna.io/worker-delay-seconds": "0.5"}
-
-ROUND = ["Train/Ready", "Train/Starting", "Train/Running", "Train/Completed",
-         "Eval/Waiting", "Eval/Ready", "Eval/Starting", "Eval/Running", "Eval/Completed",
-         "Deploy/Waiting", "Deploy/Ready", "Deploy/Completed", "Train/Waiting"]
-
 
 @dataclass
 class Sedna:
@@ -174,7 +170,7 @@ def train_trigger() -> dict[str, Any]:
     return {"checkPeriodSeconds": 1, "condition": {"operator": ">", "threshold": 10, "metric": "num_of_samples"}}
 
 
-def create_il_job(store: Storage, eval_annotations: dict[str, str] | None = None) -> None:
+def create_il_job(store: Storage, eval_annotations: dict[str, str] | None = None, hot_update: bool = False) -> None:
     cs, job = store.sedna.cs, store.job
     store.setup()
     create_dataset(store)
@@ -188,12 +184,15 @@ def create_il_job(store: Storage, eval_annotations: dict[str, str] | None = None
         "initialModel": {"name": f"{job}-initial"},
         "trainSpec": {"template": template(WORKER_NODE), "trigger": train_trigger()},
         "evalSpec": {"template": template(WORKER_NODE, eval_annotations)},
-        "deploySpec": {"model": {"name": f"{job}-deploy"},
+        "deploySpec": {"model": {"name": f"{job}-deploy", **HOT_UPDATE} if hot_update else {"name": f"{job}-deploy"},
                        "trigger": {"condition": {"operator": ">", "threshold": 0.1, "metric": "precision_delta[0]"}},
                        "hardExampleMining": {"name": "IBT"}, "template": template(WORKER_NODE)},
         "outputDir": store.url("output"),
         **store.credential,
     })
+
+
+HOT_UPDATE = {"hotUpdateEnabled": True, "pollPeriodSeconds": 1}
 
 
 # -- reading the job ---------------------------------------------------------------------------------------------
@@ -208,18 +207,6 @@ def states(cs: Clientset, resource: str, name: str) -> list[str]:
 
 def il_states(cs: Clientset, name: str) -> list[str]:
     return states(cs, "incremental_learning_jobs", name)
-
-
-def assert_sequence(got: list[str], expected: list[str]) -> None:
-    """``got`` is ``expected`` where a ``<Stage>/Running`` right after its ``<Stage>/Starting`` may be missing."""
-    actual = list(got)
-    index = 0
-    for want in expected:
-        if index < len(actual) and actual[index] == want:
-            index += 1
-        elif not want.endswith("/Running"):
-            raise AssertionError(f"conditions {actual} differ from {expected} at {index} ({want} expected)")
-    assert index == len(actual), f"conditions {actual} differ from {expected}: more than expected"
 
 
 def rounds_done(count: int) -> Any:
@@ -257,7 +244,7 @@ def run_two_rounds(store: Storage) -> list[dict[str, Any]]:
         start += more
         wait_rounds(cs, "incremental_learning_jobs", job, done)
     conds = conditions(cs, "incremental_learning_jobs", job)
-    assert_sequence([f"{c['stage']}/{c['type']}" for c in conds], ["Train/Waiting", *ROUND, *ROUND])
+    assert_stages([f"{c['stage']}/{c['type']}" for c in conds], ["Train/Waiting", *IL_ROUND, *IL_ROUND])
     return conds
 
 
@@ -297,6 +284,25 @@ def test_il_job_goes_train_eval_deploy_twice(sedna, request, backend):
     assert annotations.get("sedna.io/Train") == WORKER_NODE and annotations.get("sedna.io/Eval") == WORKER_NODE
 
 
+def test_il_job_with_model_hot_update(sedna):
+    cs, job = sedna.cs, "il-hot"
+    store = Storage(sedna, job)
+    create_il_job(store, hot_update=True)
+    wait_train_waiting(cs, "incremental_learning_jobs", job)
+    store.append("data/index.txt", sample_lines(FIRST, FIRST + MORE[0]))
+    wait_rounds(cs, "incremental_learning_jobs", job, 1)
+    assert_stages(il_states(cs, job), ["Train/Waiting", *IL_ROUND[:11], "Deploy/Starting", "Deploy/Running",
+                                         "Deploy/Completed", "Train/Waiting"])
+    # the inference pod was never restarted: the deploy node's LC put the model beside its model_config.json, which
+    # the worker polled and reported as loaded
+    [pod] = worker_pods(cs, "incrementallearningjob", job, "inference")
+    config = meta.annotations(pod)["sedna.io/model-hot-update-config"]
+    written = json.loads((sedna.rootfs[WORKER_NODE] / config.lstrip("/")).read_text())["model_config"]
+    assert written["model_path"] == "/model-hot-update/model_finetune_tensorflow.pb"
+    assert store.read("models/deploy/model.pb") == store.read("output/train/1/model_finetune_tensorflow.pb")
+    assert meta.annotations(cs.sedna_v1alpha1().incremental_learning_jobs(NS).get(job))["sedna.io/Deploy"] == WORKER_NODE
+
+
 def test_il_round_survives_kill_9_of_the_dataset_lc(sedna):
     cs, job = sedna.cs, "il-kill"
     store = Storage(sedna, job)
@@ -313,7 +319,7 @@ def test_il_round_survives_kill_9_of_the_dataset_lc(sedna):
     assert sedna.start_lc(DATASET_NODE).poll() is None
     sedna.wait_connected(DATASET_NODE)
     wait_rounds(cs, "incremental_learning_jobs", job, 1)
-    assert_sequence(il_states(cs, job), ["Train/Waiting", *ROUND])
+    assert_stages(il_states(cs, job), ["Train/Waiting", *IL_ROUND])
     assert "resumed" in sedna.procs.log(DATASET_NODE)
 
 
@@ -325,7 +331,7 @@ def test_failed_eval_worker_fails_the_stage_and_waits_for_the_next_round(sedna, 
     wait_train_waiting(cs, "incremental_learning_jobs", job)
     store.append("data/index.txt", sample_lines(FIRST, FIRST + MORE[0]))
     wait_rounds(cs, "incremental_learning_jobs", job, 1)
-    assert_sequence(il_states(cs, job), ["Train/Waiting", *ROUND[:8], "Eval/Failed", "Train/Waiting"])
+    assert_stages(il_states(cs, job), ["Train/Waiting", *IL_ROUND[:8], "Eval/Failed", "Train/Waiting"])
     failed = conditions(cs, "incremental_learning_jobs", job)[-2]
     # reported by the eval node's LC (relaying the worker), or, without a report, by the GM from the pod's end
     assert failed.get("message", "") == ("reported by lc" if mode == "report" else "")
@@ -343,7 +349,7 @@ def test_a_deploy_copy_that_fails_is_reported_with_the_lcs_reason(sedna):
     wait_train_waiting(cs, "incremental_learning_jobs", job)
     store.append("data/index.txt", sample_lines(FIRST, FIRST + MORE[0]))
     wait_rounds(cs, "incremental_learning_jobs", job, 1)
-    assert_sequence(il_states(cs, job), ["Train/Waiting", *ROUND[:10], "Deploy/Failed", "Train/Waiting"])
+    assert_stages(il_states(cs, job), ["Train/Waiting", *IL_ROUND[:10], "Deploy/Failed", "Train/Waiting"])
     failed = conditions(cs, "incremental_learning_jobs", job)[-2]
     assert failed["message"].startswith("reported by lc: copying the trained model to the deploy model failed: ")
     assert f"{job}/models/deploy/model.pb" in failed["message"]
@@ -372,7 +378,7 @@ def test_ll_job_reaches_deploy_with_its_knowledge_base(sedna):
     wait_train_waiting(cs, "lifelong_learning_jobs", job)
     store.append("data/index.txt", sample_lines(FIRST, FIRST + MORE[0]))
     wait_rounds(cs, "lifelong_learning_jobs", job, 1)
-    assert_sequence(states(cs, "lifelong_learning_jobs", job), ["Train/Waiting", *ROUND])
+    assert_stages(states(cs, "lifelong_learning_jobs", job), ["Train/Waiting", *IL_ROUND])
     status = cs.sedna_v1alpha1().lifelong_learning_jobs(NS).get(job)["status"]
     assert status["knowledgeBase"] == {
         "AIModels": {"numberOfAIModels": 1, "listOfAIModels": [
