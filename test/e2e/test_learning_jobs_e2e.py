@@ -7,6 +7,8 @@ reporting to its node's LC. The Datasets grow on disk (or in S3) while the jobs 
   cross its threshold; the better model lands on the deploy Model's path;
 * IL, S3 (moto): the Dataset, the Models and the output in a bucket, credentials from a Secret; two rounds, the
   deploy Model's object replaced by the trained one;
+* IL with model hot update: the deploy node's LC writes ``model_config.json``, the inference worker loads the model and
+  reports it (no restart);
 * IL: ``kill -9`` of the Dataset's LC in the middle of a round, then a restart on its database: the round
   completes, no condition twice;
 * IL: an eval worker that fails (reporting it, or crashing without a word) → ``Eval/Failed`` → ``Train/Waiting``;
@@ -264,6 +266,16 @@ def test_il_job_goes_train_eval_deploy_twice(sedna, request, backend):
     train_inputs = [data(c)["input"] for c in conds if (c["stage"], c["type"]) == ("Train", "Ready")]
     assert [i["models"][0]["url"] for i in train_inputs] == [store.url("models/initial/model.pb"), trained[0][0]["url"]]
     assert [i["outputDir"] for i in train_inputs] == [store.url(f"output/train/{r}") for r in (1, 2)]
+    assert [i["dataURL"] for i in train_inputs] == [store.url(f"output/data/train/{r}/data.txt") for r in (1, 2)]
+    # the round's training samples: the 8 + 4 new ones of round 1, the 12 of round 2; an S3 Dataset's samples are
+    # indexed with its URL prefix (dataIndex.txt), as Go's LC writes them
+    assert [len(store.read(f"output/data/train/{r}/data.txt", DATASET_NODE).splitlines()) for r in (1, 2)] == [12, 12]
+    if backend == "s3":
+        assert [i["dataIndexURL"] for i in train_inputs] == [
+            store.url(f"output/data/train/{r}/dataIndex.txt") for r in (1, 2)]
+        assert store.read("output/data/train/1/dataIndex.txt").splitlines()[0] == store.url("data/")
+    else:
+        assert not any("dataIndexURL" in i for i in train_inputs)
     evaluated = [data(c)["output"]["models"] for c in conds if (c["stage"], c["type"]) == ("Eval", "Completed")]
     assert [[m["metrics"]["precision"] for m in models] for models in evaluated] == [[[0.9], [0.7]]] * 2
     deployed = [data(c)["input"]["models"] for c in conds if (c["stage"], c["type"]) == ("Deploy", "Ready")]
