@@ -107,14 +107,19 @@ def _metric_value(value: Any) -> bool:
             and all(not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v) for v in value))
 
 
-def parse_metrics(raw: str) -> tuple[Metrics, ...]:
-    """A JSON object or a non-empty list of objects mapping metric names to numbers or lists of numbers."""
+def _json(raw: str) -> Any:
+    """A JSON annotation value of at most ``MAX_METRICS_BYTES``; ``ValueError`` saying what is wrong."""
     if len(raw.encode()) > MAX_METRICS_BYTES:
         raise ValueError(f"longer than {MAX_METRICS_BYTES} bytes")
     try:
-        data = orjson.loads(raw)
+        return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise ValueError(f"not JSON: {exc}") from None
+
+
+def parse_metrics(raw: str) -> tuple[Metrics, ...]:
+    """A JSON object or a non-empty list of objects mapping metric names to numbers or lists of numbers."""
+    data = _json(raw)
     objects = data if isinstance(data, list) else [data]
     if not objects or len(objects) > _MAX_METRIC_OBJECTS:
         raise ValueError(f"expected an object or a list of 1 to {_MAX_METRIC_OBJECTS} objects")
@@ -130,12 +135,7 @@ def parse_metrics(raw: str) -> tuple[Metrics, ...]:
 
 def parse_model_info(raw: str) -> dict[str, Any]:
     """A JSON object of ``MODEL_INFO_FIELDS`` (at most ``MAX_METRICS_BYTES``), added to every reported model."""
-    if len(raw.encode()) > MAX_METRICS_BYTES:
-        raise ValueError(f"longer than {MAX_METRICS_BYTES} bytes")
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise ValueError(f"not JSON: {exc}") from None
+    data = _json(raw)
     if not isinstance(data, dict):
         raise ValueError("expected a JSON object")
     unknown = sorted(set(data) - MODEL_INFO_FIELDS)
