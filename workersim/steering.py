@@ -192,19 +192,14 @@ def parse_steering(annotations: Mapping[str, str], on_problem: ProblemFunc) -> S
         else:
             on_problem(ANNOTATION_FAIL, str(fail), f'ignored: expected "{FAIL_CRASH}" or "{FAIL_REPORT}"')
 
-    raw_metrics = annotations.get(ANNOTATION_METRICS)
-    if raw_metrics is not None:
-        try:
-            values["metrics"] = parse_metrics(str(raw_metrics))
-        except ValueError as exc:
-            on_problem(ANNOTATION_METRICS, str(raw_metrics)[:200], f"ignored: {exc}")
-
-    raw_model_info = annotations.get(ANNOTATION_MODEL_INFO)
-    if raw_model_info is not None:
-        try:
-            values["model_info"] = parse_model_info(str(raw_model_info))
-        except ValueError as exc:
-            on_problem(ANNOTATION_MODEL_INFO, str(raw_model_info)[:200], f"ignored: {exc}")
+    for key, field, parse in ((ANNOTATION_METRICS, "metrics", parse_metrics),
+                              (ANNOTATION_MODEL_INFO, "model_info", parse_model_info)):
+        raw = annotations.get(key)
+        if raw is not None:
+            try:
+                values[field] = parse(str(raw))
+            except ValueError as exc:
+                on_problem(key, str(raw)[:200], f"ignored: {exc}")
 
     steering = Steering(**values)
     if steering.hard_examples_per_period > steering.inferences_per_period:
