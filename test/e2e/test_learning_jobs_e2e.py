@@ -172,7 +172,8 @@ def train_trigger() -> dict[str, Any]:
     return {"checkPeriodSeconds": 1, "condition": {"operator": ">", "threshold": 10, "metric": "num_of_samples"}}
 
 
-def create_il_job(store: Storage, eval_annotations: dict[str, str] | None = None, hot_update: bool = False) -> None:
+def create_il_job(store: Storage, eval_annotations: dict[str, str] | None = None, hot_update: bool = False,
+                  train_annotations: dict[str, str] | None = None) -> None:
     cs, job = store.sedna.cs, store.job
     store.setup()
     create_dataset(store)
@@ -184,7 +185,7 @@ def create_il_job(store: Storage, eval_annotations: dict[str, str] | None = None
     create(cs, "incremental_learning_jobs", "IncrementalLearningJob", job, {
         "dataset": {"name": f"{job}-ds", "trainProb": 0.8},
         "initialModel": {"name": f"{job}-initial"},
-        "trainSpec": {"template": template(WORKER_NODE), "trigger": train_trigger()},
+        "trainSpec": {"template": template(WORKER_NODE, train_annotations), "trigger": train_trigger()},
         "evalSpec": {"template": template(WORKER_NODE, eval_annotations)},
         "deploySpec": {"model": {"name": f"{job}-deploy", **HOT_UPDATE} if hot_update else {"name": f"{job}-deploy"},
                        "trigger": {"condition": {"operator": ">", "threshold": 0.1, "metric": "precision_delta[0]"}},
@@ -318,16 +319,18 @@ def test_il_job_with_model_hot_update(sedna):
 def test_il_round_survives_kill_9_of_the_dataset_lc(sedna):
     cs, job = sedna.cs, "il-kill"
     store = Storage(sedna, job)
-    create_il_job(store)
+    create_il_job(store, train_annotations={"sandbox.sedna.io/worker-delay-seconds": "2"})
     wait_train_waiting(cs, "incremental_learning_jobs", job)
     store.append("data/index.txt", sample_lines(FIRST, FIRST + MORE[0]))
-    # the LC that started the round (it holds the Dataset) dies while the train worker runs on the other node
+    # the LC that started the round (it holds the Dataset) dies while the train worker (2 s) runs on the other node
     wait_for("the round to start", lambda: il_states(cs, job), check=lambda s: "Train/Ready" in s, timeout=TIMEOUT)
     lc = sedna.procs.procs[DATASET_NODE]
     lc.send_signal(signal.SIGKILL)
     assert lc.wait(10) == -signal.SIGKILL
+    assert "Train/Completed" not in il_states(cs, job)
     # the round goes on without it up to where it needs it: the eval data is the Dataset node's to write
-    wait_for("Eval/Waiting", lambda: il_states(cs, job), check=lambda s: s[-1] == "Eval/Waiting", timeout=TIMEOUT)
+    wait_for("Eval/Waiting", lambda: il_states(cs, job), check=lambda s: "Eval/Waiting" in s, timeout=TIMEOUT)
+    assert il_states(cs, job)[-1] == "Eval/Waiting"
     assert sedna.start_lc(DATASET_NODE).poll() is None
     sedna.wait_connected(DATASET_NODE)
     wait_rounds(cs, "incremental_learning_jobs", job, 1)
