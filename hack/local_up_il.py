@@ -137,8 +137,9 @@ def run_il_job(cs: Any, workdir: Path, timeout: float, say: Any) -> bool:
     appended = False
     while time.monotonic() < deadline:
         states = _states(follower.poll())
-        if "Train/Failed" in states or "Eval/Failed" in states or "Deploy/Failed" in states:
-            say(f"==> {NS}/{name} failed a stage: {follower.conditions[-2].get('message') or 'no message'}")
+        failed = next((c for c in follower.conditions if c.get("type") == "Failed"), None)
+        if failed is not None:
+            say(f"==> {NS}/{name} failed its {failed.get('stage')} stage: {failed.get('message') or 'no message'}")
             return False
         if not appended and states[-1:] == ["Train/Waiting"]:
             with open(index, "a", encoding="utf-8") as fh:
@@ -148,7 +149,7 @@ def run_il_job(cs: Any, workdir: Path, timeout: float, say: Any) -> bool:
             if not _wait_count(datasets, ds_name, FIRST + MORE, timeout, say):
                 return False
         if "Deploy/Completed" in states and states[-1] == "Train/Waiting":
-            return _deployed(cs, workdir, follower, models[1], say)
+            return _deployed(workdir, follower, models[1], say)
         time.sleep(0.1)
     say(f"==> timed out after {timeout:.0f}s; {NS}/{name} is at {(_states(follower.conditions) or ['-'])[-1]}")
     return False
@@ -167,15 +168,19 @@ def _wait_count(datasets: Any, name: str, expected: int, timeout: float, say: An
     return False
 
 
-def _deployed(cs: Any, workdir: Path, follower: Follower, deploy_model: dict[str, Any], say: Any) -> bool:
+def _deployed(workdir: Path, follower: Follower, deploy_model: dict[str, Any], say: Any) -> bool:
     """Show that the model trained this round is the deployed one now (on the worker node's disk)."""
     url = deploy_model["spec"]["url"]
     path = workdir / WORKER_NODE / url.lstrip("/")
     try:
         trained_by = json.loads(path.read_text(encoding="utf-8"))["pod"]
     except (OSError, ValueError, KeyError) as exc:
-        say(f"==> the round completed but the deploy model {path} is not the trained one: {exc}")
+        trained_by, problem = "", f"{type(exc).__name__}: {exc}"
+    else:
+        problem = "" if trained_by in follower.pods else f"it was saved by pod/{trained_by}, not by this job's"
+    if problem:
+        say(f"==> the round completed but the deploy Model's file {path} is not the model trained in it: {problem}")
         return False
     say(f"==> one round Train → Eval → Deploy done: {url} on {WORKER_NODE} (the deploy Model)")
     say(f"    is the model trained by pod/{trained_by}, hot-loaded by the inference worker")
-    return trained_by in follower.pods
+    return True

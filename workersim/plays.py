@@ -152,7 +152,8 @@ def il_train(ctx: WorkerContext) -> int:
         return 1
     model = posixpath.join(model_url, default_model_name(ctx.pod, ctx.ident))
     ctx.write(model, _model_file(ctx))
-    ctx.report(task_report(ctx.ident, COMPLETED, _models(ctx, model_info(ctx.ident, model, ctx.steering.metrics_at(0)))))
+    results = model_info(ctx.ident, model, ctx.steering.metrics_at(0))
+    ctx.report(task_report(ctx.ident, COMPLETED, _models(ctx, results)))
     return 0
 
 
