@@ -100,14 +100,21 @@ def resync_period(min_seconds: float, rng: Any = random) -> float:
     return value if value < 2 * min_seconds else math.nextafter(2 * min_seconds, 0.0)
 
 
+# Keep-alive connections kept for reuse: one per informer's watch (about 20 resources with every controller), the
+# initial lists all at once, the controllers' workers and the edge reports' writers. Beyond it connections are still
+# opened but closed after use (urllib3 warns "Connection pool is full").
+CONNECTION_POOL_SIZE = 64
+
+
 def build_clientset(cfg: GMConfig) -> Any:
     from apis.clientset import Clientset
     from apis.clientset import ConfigError as ClientConfigError
 
     try:
         if cfg.kube_config or cfg.master:
-            return Clientset.from_kubeconfig(cfg.kube_config or None, master=cfg.master or None)
-        return Clientset.auto()
+            return Clientset.from_kubeconfig(cfg.kube_config or None, master=cfg.master or None,
+                                             pool_maxsize=CONNECTION_POOL_SIZE)
+        return Clientset.auto(pool_maxsize=CONNECTION_POOL_SIZE)
     except ClientConfigError as exc:
         raise ConfigError("kubeConfig", str(exc)) from None
     except ValueError as exc:  # e.g. a kubeconfig whose server is not a URL

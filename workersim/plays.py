@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from .nodefiles import NodeFiles
+from .objectstore import UploadError, upload
 from .sdk import (
     COMPLETED,
     FAILED,
@@ -67,10 +68,16 @@ class WorkerContext:
         return not self.stop.wait(seconds)
 
     def write(self, container_path: str, data: bytes) -> None:
-        """Write a file the worker saves, on its node's filesystem when the path is on a hostPath volume."""
+        """Save a file as the worker does: on its node's filesystem when the path is on a hostPath volume, in S3 for
+        an ``s3://`` URL (the SDK's ``FileOps.upload``)."""
         host = self.pod.host_path(container_path)
-        if "://" in container_path:
-            self.log.warning("remote storage is not simulated; the file is reported, not uploaded",
+        if container_path.startswith("s3://"):
+            try:
+                upload(self.pod.env, container_path, data)
+            except UploadError as exc:
+                self.log.warning("cannot upload the worker's file", url=container_path, error=str(exc))
+        elif "://" in container_path:
+            self.log.warning("remote storage other than S3 is not simulated; the file is reported, not uploaded",
                              url=container_path)
         elif host is None:
             self.log.debug("file is pod-private, not written", path=container_path)
@@ -125,6 +132,12 @@ def _job(stage: str, reports: bool = True) -> Callable[[Callable[[WorkerContext]
     return wrap
 
 
+def _models(ctx: WorkerContext, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The results with the steered ``model-info`` fields added to each model."""
+    extra = ctx.steering.model_info
+    return [{**result, **extra} for result in results] if extra else results
+
+
 def _model_file(ctx: WorkerContext, **extra: Any) -> bytes:
     return orjson.dumps({"simulated": True, "kind": ctx.pod.kind, "job": ctx.ident.owner_name,
                          "namespace": ctx.ident.namespace, "worker": ctx.ident.worker_name, "pod": ctx.pod.name,
@@ -139,7 +152,8 @@ def il_train(ctx: WorkerContext) -> int:
         return 1
     model = posixpath.join(model_url, default_model_name(ctx.pod, ctx.ident))
     ctx.write(model, _model_file(ctx))
-    ctx.report(task_report(ctx.ident, COMPLETED, model_info(ctx.ident, model, ctx.steering.metrics_at(0))))
+    results = model_info(ctx.ident, model, ctx.steering.metrics_at(0))
+    ctx.report(task_report(ctx.ident, COMPLETED, _models(ctx, results)))
     return 0
 
 
@@ -151,7 +165,7 @@ def il_eval(ctx: WorkerContext) -> int:
     for index, url in enumerate(m for m in models if m.strip()):
         metrics = ctx.steering.metrics_at(index) or default_eval_metrics(index)
         results.append(model_info(ctx.ident, url, metrics)[0])
-    ctx.report(task_report(ctx.ident, COMPLETED, results, kind="eval"))
+    ctx.report(task_report(ctx.ident, COMPLETED, _models(ctx, results), kind="eval"))
     return 0
 
 
@@ -163,7 +177,7 @@ def _kb_index(ctx: WorkerContext) -> str:
 def ll_train(ctx: WorkerContext) -> int:
     index = _kb_index(ctx)
     ctx.write(index, _model_file(ctx, knowledgeBaseIndex=True))
-    ctx.report(task_report(ctx.ident, COMPLETED, model_info(ctx.ident, index)))
+    ctx.report(task_report(ctx.ident, COMPLETED, _models(ctx, model_info(ctx.ident, index))))
     return 0
 
 
@@ -172,7 +186,7 @@ def ll_eval(ctx: WorkerContext) -> int:
     index = _kb_index(ctx)
     ctx.write(index, _model_file(ctx, knowledgeBaseIndex=True, evaluated=True))
     metrics = ctx.steering.metrics_at(0) or default_eval_metrics(0)
-    ctx.report(task_report(ctx.ident, COMPLETED, model_info(ctx.ident, index, metrics), kind="eval"))
+    ctx.report(task_report(ctx.ident, COMPLETED, _models(ctx, model_info(ctx.ident, index, metrics)), kind="eval"))
     return 0
 
 
@@ -192,7 +206,8 @@ def fl_train(ctx: WorkerContext) -> int | None:
         ctx.write(model, _model_file(ctx, round=round_number))
         metrics = ctx.steering.metrics_at(round_number - 1) or default_fl_metrics(round_number)
         status = COMPLETED if round_number == rounds else RUNNING
-        ctx.report(task_report(ctx.ident, status, model_info(ctx.ident, model, metrics), "train", task_info))
+        ctx.report(task_report(ctx.ident, status, _models(ctx, model_info(ctx.ident, model, metrics)), "train",
+                               task_info))
     return 0
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "ANNOTATION_HARD_EXAMPLES",
     "ANNOTATION_INFERENCES",
     "ANNOTATION_METRICS",
+    "ANNOTATION_MODEL_INFO",
     "ANNOTATION_PERIOD",
     "ANNOTATION_ROUNDS",
     "ANNOTATION_SAMPLE_COUNT",
@@ -28,6 +29,7 @@ __all__ = [
     "FAIL_CRASH",
     "FAIL_REPORT",
     "MAX_METRICS_BYTES",
+    "MODEL_INFO_FIELDS",
     "ProblemFunc",
     "Steering",
     "parse_steering",
@@ -39,6 +41,7 @@ ANNOTATION_DELAY = PREFIX + "delay-seconds"
 ANNOTATION_PERIOD = PREFIX + "period-seconds"
 ANNOTATION_ROUNDS = PREFIX + "rounds"
 ANNOTATION_METRICS = PREFIX + "metrics"
+ANNOTATION_MODEL_INFO = PREFIX + "model-info"
 ANNOTATION_FAIL = PREFIX + "fail"
 ANNOTATION_EXIT_CODE = PREFIX + "exit-code"
 ANNOTATION_INFERENCES = PREFIX + "inferences-per-period"
@@ -50,6 +53,10 @@ FAIL_CRASH = "crash"
 FAIL_REPORT = "report"
 
 MAX_METRICS_BYTES = 64 * 1024
+# Go runtime.Model fields a report's model may carry beyond format, url and metrics (Sedna's SDK sets none of them;
+# the GM reads them, e.g. LifelongLearningJob's status.knowledgeBase)
+MODEL_INFO_FIELDS = frozenset({"classes", "current_metric", "device_soc_versions", "history_metric",
+                               "number_of_labeled_unseen_sample", "number_of_model", "number_of_unseen_sample"})
 _MAX_METRIC_OBJECTS = 1000
 _MAX_METRIC_KEYS = 64
 _MAX_METRIC_VALUES = 1024
@@ -75,6 +82,7 @@ class Steering:
     hard_examples_per_period: int = 3
     sample_count: int = 100
     sdk_quirks: bool = True  # exactly what the SDK sends; the GM and LC cope with its two bugs
+    model_info: Mapping[str, Any] | None = None  # more fields of every reported model (MODEL_INFO_FIELDS)
 
     def metrics_at(self, index: int) -> Metrics | None:
         """The steered metrics for the ``index``-th model or round (the last one repeats); None when not steered."""
@@ -99,14 +107,19 @@ def _metric_value(value: Any) -> bool:
             and all(not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v) for v in value))
 
 
-def parse_metrics(raw: str) -> tuple[Metrics, ...]:
-    """A JSON object or a non-empty list of objects mapping metric names to numbers or lists of numbers."""
+def _json(raw: str) -> Any:
+    """A JSON annotation value of at most ``MAX_METRICS_BYTES``; ``ValueError`` saying what is wrong."""
     if len(raw.encode()) > MAX_METRICS_BYTES:
         raise ValueError(f"longer than {MAX_METRICS_BYTES} bytes")
     try:
-        data = orjson.loads(raw)
+        return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise ValueError(f"not JSON: {exc}") from None
+
+
+def parse_metrics(raw: str) -> tuple[Metrics, ...]:
+    """A JSON object or a non-empty list of objects mapping metric names to numbers or lists of numbers."""
+    data = _json(raw)
     objects = data if isinstance(data, list) else [data]
     if not objects or len(objects) > _MAX_METRIC_OBJECTS:
         raise ValueError(f"expected an object or a list of 1 to {_MAX_METRIC_OBJECTS} objects")
@@ -118,6 +131,17 @@ def parse_metrics(raw: str) -> tuple[Metrics, ...]:
                 raise ValueError(f"metric {key!r}: expected a finite number or a list of at most "
                                  f"{_MAX_METRIC_VALUES} finite numbers")
     return tuple(objects)
+
+
+def parse_model_info(raw: str) -> dict[str, Any]:
+    """A JSON object of ``MODEL_INFO_FIELDS`` (at most ``MAX_METRICS_BYTES``), added to every reported model."""
+    data = _json(raw)
+    if not isinstance(data, dict):
+        raise ValueError("expected a JSON object")
+    unknown = sorted(set(data) - MODEL_INFO_FIELDS)
+    if unknown:
+        raise ValueError(f"unknown model fields {unknown}; expected some of {sorted(MODEL_INFO_FIELDS)}")
+    return data
 
 
 def parse_steering(annotations: Mapping[str, str], on_problem: ProblemFunc) -> Steering:
@@ -168,12 +192,14 @@ def parse_steering(annotations: Mapping[str, str], on_problem: ProblemFunc) -> S
         else:
             on_problem(ANNOTATION_FAIL, str(fail), f'ignored: expected "{FAIL_CRASH}" or "{FAIL_REPORT}"')
 
-    raw_metrics = annotations.get(ANNOTATION_METRICS)
-    if raw_metrics is not None:
-        try:
-            values["metrics"] = parse_metrics(str(raw_metrics))
-        except ValueError as exc:
-            on_problem(ANNOTATION_METRICS, str(raw_metrics)[:200], f"ignored: {exc}")
+    for key, field, parse in ((ANNOTATION_METRICS, "metrics", parse_metrics),
+                              (ANNOTATION_MODEL_INFO, "model_info", parse_model_info)):
+        raw = annotations.get(key)
+        if raw is not None:
+            try:
+                values[field] = parse(str(raw))
+            except ValueError as exc:
+                on_problem(key, str(raw)[:200], f"ignored: {exc}")
 
     steering = Steering(**values)
     if steering.hard_examples_per_period > steering.inferences_per_period:

@@ -89,6 +89,27 @@ def last_condition_is(kind: str) -> Callable[[FlowRun], bool]:
     return check
 
 
+def _learning_started(run: FlowRun) -> bool:
+    """An IL/LL job's first condition, Train/Waiting, is there, and its controller has nothing queued."""
+    conditions = run.status().get("conditions") or []
+    return bool(conditions) and (conditions[0].get("stage"), conditions[0].get("type")) == ("Train", "Waiting") \
+        and run.idle()
+
+
+def _ll_train_now(obj: dict[str, Any]) -> None:
+    spec = obj["spec"]
+    spec["trainSpec"]["trigger"] = {"checkPeriodSeconds": 1,
+                                    "condition": {"operator": "ge", "threshold": 1, "metric": "num_of_samples"}}
+    spec["outputDir"] = "/output/lifelong"
+    spec.pop("credentialName", None)
+    annotations = spec["trainSpec"]["template"].setdefault("metadata", {}).setdefault("annotations", {})
+    annotations["sandbox.sedna.io/worker-delay-seconds"] = "3"  # the GM sees the train pod run
+
+
+def _annotated(key: str) -> Callable[[FlowRun], bool]:
+    return lambda run: bool(meta.annotations(run.current()).get(key))
+
+
 def processed(run: FlowRun) -> bool:
     """The controller took the object from its queue and is done with it."""
     return run.queued() > run.baseline and run.idle()
@@ -154,6 +175,19 @@ FLOWS: dict[str, Flow] = {
     "JointInference": Flow("jointinferenceservice.yaml", last_condition_is("Running"),
                            steps=(Step(_ji_scale_up, _rolled_out(2)), Step(_ji_drop_hpa, _hpa_gone))),
     "FederatedLearning": Flow("federatedlearningjob.yaml", phase_is("Succeeded")),
+    # the samples' train triggers wait for 500 samples at night: the job starts (IL: its inference pod, annotated
+    # with the hot-update config) and waits for them
+    "IncrementalLearning": Flow("incrementallearningjob.yaml", lambda run: _learning_started(run) and bool(
+        meta.annotations(run.current()).get("sedna.io/model-hot-update-config"))),
+    # then a trigger that fires at once and a host-path output (the sample's is in S3): a round starts, the GM
+    # creates the train pod and, once it runs, patches the job with its node
+    "LifelongLearning": Flow("lifelonglearningjob.yaml", lambda run: _learning_started(run),
+                             steps=(Step(_ll_train_now, _annotated("sedna.io/Train")),)),
+    "FeatureExtraction": Flow("featureextractionservice.yaml", last_condition_is("Running")),
+    "ObjectSearch": Flow("objectsearchservice.yaml", last_condition_is("Running")),
+    "ObjectTracking": Flow("objecttrackingservice.yaml", last_condition_is("Running")),
+    "Reid": Flow("reidjob.yaml", phase_is("Succeeded")),
+    "VideoAnalytics": Flow("videoanalyticsjob.yaml", phase_is("Succeeded")),
 }
 
 

@@ -22,6 +22,7 @@ from .edgepeers import FakeGM, make_frame
 from .wait import wait_for
 
 __all__ = [
+    "IL_ROUND",
     "Conditions",
     "LCUnderTest",
     "dataset",
@@ -30,6 +31,7 @@ __all__ = [
     "il_job",
     "ll_job",
     "model",
+    "assert_stages",
     "reported_model",
     "sample_lines",
     "send_il_objects",
@@ -250,3 +252,21 @@ def deploy_stage(conds: Conditions, new: float, old: float, trained_url: str = "
         {"format": "pb", "url": trained_url, "metrics": {"precision": [new], "recall": [0.5]}},
         {"format": "pb", "url": "/models/deploy.pb", "metrics": {"precision": [old], "recall": [0.5]}}]})
     return conds.add("Deploy", "Waiting")
+
+
+IL_ROUND = ["Train/Ready", "Train/Starting", "Train/Running", "Train/Completed",
+            "Eval/Waiting", "Eval/Ready", "Eval/Starting", "Eval/Running", "Eval/Completed",
+            "Deploy/Waiting", "Deploy/Ready", "Deploy/Completed", "Train/Waiting"]
+"""The conditions (``stage/type``) a whole round appends after ``Train/Waiting`` (no hot update; LL's too)."""
+
+
+def assert_stages(got: list[str], expected: list[str]) -> None:
+    """``got`` (``stage/type`` of a job's conditions) is exactly ``expected``, in order, except that a
+    ``<Stage>/Running`` may be missing: the GM skips it when the stage's worker ends before it sees it run."""
+    index = 0
+    for want in expected:
+        if index < len(got) and got[index] == want:
+            index += 1
+        elif not want.endswith("/Running"):
+            raise AssertionError(f"conditions {got} differ from {expected} at {index} ({want} expected)")
+    assert index == len(got), f"conditions {got} differ from {expected}: more than expected"

@@ -9,7 +9,9 @@
 A number beyond its bounds is clamped to them (``"1e308"`` or ``"inf"`` seconds → ``MAX_STEERING_SECONDS``); a
 value that is not a number (or not an integer exit code, a negative or NaN number of seconds, a non-string) is
 ignored: the default applies. Either way a warning is logged with the pod's key. Other ``sandbox.sedna.io/``
-annotations are ignored with a warning. Reading never raises.
+annotations are ignored with a warning (a typo), except those other simulators read: ``crash-loop`` (the pod
+simulator), ``fail-pod-creation`` (the ReplicaSet controller) and ``worker-*`` (the worker simulator, ``workersim``).
+Reading never raises.
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ ANNOTATION_EXIT_CODE = ANNOTATION_PREFIX + "exit-code"
 MAX_STEERING_SECONDS = 365 * 24 * 3600.0  # a year: "practically forever", and far below any timer's limit
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1  # ContainerStateTerminated.exitCode is an int32
 _INTEGER = re.compile(r"[+-]?[0-9]+")
-_KNOWN = (ANNOTATION_START_DELAY, ANNOTATION_RUN_SECONDS, ANNOTATION_EXIT_CODE)
+_KNOWN = (ANNOTATION_START_DELAY, ANNOTATION_RUN_SECONDS, ANNOTATION_EXIT_CODE,
+          ANNOTATION_PREFIX + "crash-loop", ANNOTATION_PREFIX + "fail-pod-creation")
+_OTHER_SIMULATORS = ANNOTATION_PREFIX + "worker-"  # the worker simulator's steering (workersim.steering)
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,8 @@ def steering_of(pod: Mapping[str, Any]) -> Steering:
         annotations = {}
     key = f"{meta.namespace(pod)}/{meta.name(pod)}"
     for name in annotations:
-        if isinstance(name, str) and name.startswith(ANNOTATION_PREFIX) and name not in _KNOWN:
+        if isinstance(name, str) and name.startswith(ANNOTATION_PREFIX) and name not in _KNOWN \
+                and not name.startswith(_OTHER_SIMULATORS):
             log.warning("sandbox kubelet ignoring an unknown steering annotation", key=key, annotation=name)
     return Steering(
         start_delay=_seconds(key, annotations, ANNOTATION_START_DELAY, 0.0) or 0.0,

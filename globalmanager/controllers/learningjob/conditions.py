@@ -3,7 +3,9 @@
 * ``gm_condition(stage, type, now)``: a condition the GM appends (Go's ``NewJobCondition``: no reason, message or
   data).
 * ``reported_condition(report, now)``: the condition an LC report becomes: ``status: True``, ``message: "reported by
-  lc"``, ``data`` = JSON of ``{input, output}`` keeping only the fields Go's types have, in Go's field order.
+  lc"`` (``"reported by lc: <reason>"`` when our LC says why a stage failed: the report's optional ``message``,
+  which a Go LC never sends), ``data`` = JSON of ``{input, output}`` keeping only the fields Go's types have, in
+  Go's field order.
 * ``parse_report(content)``: ``{"phase", "status", "input"?, "output"?}`` → ``Report``; anything Go's
   ``updateFromEdge`` refuses (unknown phase or status, a field of the wrong type) raises ``InvalidReport``.
 * ``is_resent(conditions, condition)``: whether the current cycle (from the last ``Train/Waiting`` on) already has
@@ -42,6 +44,7 @@ __all__ = [
 ]
 
 REPORTED_BY_LC = "reported by lc"
+MAX_REASON_CHARS = 1024  # an LC's reason beyond this is cut (a condition's message stays small)
 _PHASES = {s.lower(): s for s in STAGES}
 _STATUSES = {"ready": "Ready", "completed": "Completed", "failed": "Failed", "waiting": "Waiting"}
 assert set(_STATUSES.values()) <= set(TYPES)
@@ -52,6 +55,7 @@ class Report:
     stage: str
     type: str
     data: dict[str, Any]  # {input?, output?} normalized as Go marshals IncrementalCondData
+    reason: str = ""  # the LC's optional "message": why the stage failed
 
 
 def gm_condition(stage: str, ctype: str, now: str) -> dict[str, Any]:
@@ -60,7 +64,7 @@ def gm_condition(stage: str, ctype: str, now: str) -> dict[str, Any]:
 
 def reported_condition(report: Report, now: str) -> dict[str, Any]:
     cond = gm_condition(report.stage, report.type, now)
-    cond["message"] = REPORTED_BY_LC
+    cond["message"] = f"{REPORTED_BY_LC}: {report.reason}" if report.reason else REPORTED_BY_LC
     cond["data"] = go_json(report.data, sort_keys=False)  # struct order, maps sorted
     return cond
 
@@ -121,7 +125,11 @@ def parse_report(content: Mapping[str, Any]) -> Report:
         data["input"] = _part(content["input"], "input", ("dataURL", "dataIndexURL", "outputDir"))
     if content.get("output") is not None:
         data["output"] = _part(content["output"], "output", ())
-    return Report(_PHASES[phase.lower()], _STATUSES[status.lower()], data)
+    reason = content.get("message")  # an extension: never a reason to refuse the report
+    reason = " ".join(reason.split()) if isinstance(reason, str) else ""
+    if len(reason) > MAX_REASON_CHARS:
+        reason = reason[:MAX_REASON_CHARS - 1] + "…"
+    return Report(_PHASES[phase.lower()], _STATUSES[status.lower()], data, reason)
 
 
 def _part(value: Any, where: str, strings: tuple[str, ...]) -> dict[str, Any]:

@@ -307,9 +307,20 @@ def _identity(cond: Mapping[str, Any] | None) -> tuple[Any, ...] | None:
     return tuple(cond.get(k) for k in ("type", "stage", "data", "lastTransitionTime"))
 
 
+def _reported_message(cond: Mapping[str, Any]) -> str:
+    """The message of a reported condition without a note (``""`` for the GM's own). A note never lands on a
+    condition carrying an LC's reason: only ``Failed`` ones do, and the GM moves past them in the same write."""
+    if not cond.get("data"):
+        return ""
+    message = str(cond.get("message") or "")
+    if cond.get("reason") in NOTE_REASONS or not message.startswith(REPORTED_BY_LC):
+        return REPORTED_BY_LC
+    return message
+
+
 def _note(cond: dict[str, Any], problem: tuple[str, str] | None, built: bool) -> bool:
     """Show ``problem`` on the current condition, or clear a note that no longer holds; True when changed."""
-    base = REPORTED_BY_LC if cond.get("data") else ""
+    base = _reported_message(cond)
     if problem is not None:
         reason, detail = problem
         message = f"{base}; {detail}" if base else detail

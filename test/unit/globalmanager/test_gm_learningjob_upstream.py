@@ -118,6 +118,30 @@ def test_a_report_about_an_unknown_job_is_dropped(harness):
     assert h.jobs.list()["items"][0]["metadata"]["name"] == "il"
 
 
+def test_the_lcs_reason_for_a_failure_becomes_the_condition_message(harness):
+    reason = "copying the trained model to the deploy model failed: /models/deploy.pb: permission denied"
+    assert parse_report({"phase": "deploy", "status": "failed", "message": reason}).reason == reason
+    # a Go LC sends none; a non-string is ignored (an extension never refuses a report); spaces are squeezed and a
+    # long reason is cut
+    assert parse_report({"phase": "deploy", "status": "failed"}).reason == ""
+    assert parse_report({"phase": "deploy", "status": "failed", "message": {"x": 1}}).reason == ""
+    assert parse_report({"phase": "eval", "status": "failed", "message": " no\n  model "}).reason == "no model"
+    assert len(parse_report({"phase": "eval", "status": "failed", "message": "x" * 5000}).reason) == 1024
+
+    h = harness()
+    h.set_conditions("il", condition("Train", "Waiting"), condition("Deploy", "Waiting"))
+    h.report("il", "eval-node", {"phase": "deploy", "status": "failed", "output": None, "message": reason,
+                                 "input": {"models": [{"format": "pb", "url": "/out/train/1/model.pb"}]}})
+    failed = h.conditions("il")[-1]
+    assert (failed["stage"], failed["type"]) == ("Deploy", "Failed")
+    assert failed["message"] == f"reported by lc: {reason}"
+    h.report("il", "eval-node", {"phase": "deploy", "status": "failed", "message": reason,  # resent: once
+                                 "input": {"models": [{"format": "pb", "url": "/out/train/1/model.pb"}]}})
+    h.step("il")  # Failed → Train/Waiting; the LC's reason stays on its condition
+    assert h.states("il")[-2:] == [("Deploy", "Failed"), ("Train", "Waiting")]
+    assert h.conditions("il")[-2]["message"] == f"reported by lc: {reason}"
+
+
 # -- recorded once ---------------------------------------------------------------------------------------------------
 def test_a_resent_report_is_applied_once(harness):
     h = harness()

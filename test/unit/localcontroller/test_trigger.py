@@ -5,8 +5,11 @@ from __future__ import annotations
 import operator
 import struct
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
+import yaml
+from testkit import REPO
 
 from apis.sedna.v1alpha1.common import TRIGGER_OPERATORS
 from localcontroller.trigger import (
@@ -263,3 +266,15 @@ def test_bad_specs_name_the_field(spec: dict, field: str) -> None:
         new_trigger(spec)
     assert isinstance(caught.value, TriggerSpecError)
     assert caught.value.field == field
+
+
+def test_the_chart_samples_deploy_trigger_fires_on_a_precision_gain():
+    """The IL sample deploys a model whose precision (a list, as Sedna's eval workers report it) gained > 0.1; its
+    upstream original (``metric: precision_delta``, no index) never fires."""
+    sample = yaml.safe_load((REPO / "charts/sedna/samples/incrementallearningjob.yaml").read_text())
+    deploy = new_trigger(sample["spec"]["deploySpec"]["trigger"])
+    assert deploy.trigger({"precision": [0.9], "precision_delta": [0.2]})
+    assert not deploy.trigger({"precision": [0.8], "precision_delta": [0.05]})
+    upstream = yaml.safe_load((Path(__file__).parents[1] / "apis/data/upstream_samples/"
+                               "incrementallearningjob_v1alpha1.yaml").read_text())
+    assert not new_trigger(upstream["spec"]["deploySpec"]["trigger"]).trigger({"precision_delta": [0.2]})

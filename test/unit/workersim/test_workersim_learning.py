@@ -4,6 +4,7 @@ and how their pods end."""
 from __future__ import annotations
 
 import json
+import logging
 import time
 
 from testkit import wait_for
@@ -100,6 +101,18 @@ def test_ll_train_and_eval_report_the_knowledge_base_index(make_simulator, run_p
     assert (rootfs / "ll/output/train/1/index.pkl").is_file() and (rootfs / "ll/output/eval/1/index.pkl").is_file()
 
 
+def test_steered_model_info_is_added_to_every_reported_model(make_simulator, run_pod, lc, phase):
+    make_simulator()
+    info = {"classes": ["helmet"], "current_metric": {"task-0": {"precision": 0.5}}, "number_of_labeled_unseen_sample": 3}
+    env = {"NAMESPACE": "default", "JOB_NAME": "robot", "WORKER_NAME": "eval-worker-i", "DATA_PATH_PREFIX": "/home/data",
+           "OUTPUT_URL": "/home/data/ll/output/eval/1", "MODEL_URLS": "/ll/output/train/1/index.pkl"}
+    pod = run_pod(sedna_worker_pod(LL, "eval", "robot", env, annotations={
+        **NOW, "sandbox.sedna.io/worker-model-info": json.dumps(info)}))
+    wait_for("the eval pod to succeed", lambda: phase(pod), check=lambda p: p == "Succeeded")
+    assert lc.bodies()[0]["results"] == [{"format": "pkl", "url": "/ll/output/eval/1/index.pkl",
+                                          "metrics": {"precision": [0.9], "recall": [0.9]}, **info}]
+
+
 def test_inference_workers_send_nothing_and_keep_running(make_simulator, run_pod, lc, phase):
     simulator = make_simulator()
     il = run_pod(sedna_worker_pod(IL, "inference", "helmet", {"WORKER_NAME": "inferworker-1", "JOB_NAME": "helmet"},
@@ -160,7 +173,24 @@ def test_hot_update_that_fails_to_load_reports_deploy_failed(make_simulator, run
     assert lc.bodies()[0]["kind"] == "deploy"
 
 
-def test_il_train_to_s3_reports_the_s3_url_without_uploading(make_simulator, run_pod, lc, phase, rootfs):
+def test_il_train_to_s3_uploads_its_model_with_the_workers_credentials(make_simulator, run_pod, lc, phase, rootfs,
+                                                                      s3_server):
+    s3_server.client().create_bucket(Bucket="models-up")
+    make_simulator()
+    env = {"NAMESPACE": "default", "JOB_NAME": "helmet", "WORKER_NAME": "train-worker-s3",
+           "MODEL_URL": "s3://models-up/il/output/train/2", "S3_ENDPOINT_URL": s3_server.url,
+           **{k: v for k, v in s3_server.credential().items() if k in ("ACCESS_KEY_ID", "SECRET_ACCESS_KEY")}}
+    pod = run_pod(sedna_worker_pod(IL, "train", "helmet", env, annotations=NOW))
+    wait_for("the pod to succeed", lambda: phase(pod), check=lambda p: p == "Succeeded")
+    assert [r["url"] for r in lc.bodies()[0]["results"]] == [
+        "s3://models-up/il/output/train/2/model_finetune_tensorflow.pb", "s3://models-up/il/output/train/2"]
+    body = s3_server.client().get_object(Bucket="models-up", Key="il/output/train/2/model_finetune_tensorflow.pb")
+    assert json.loads(body["Body"].read())["worker"] == "train-worker-s3"
+    assert not any(rootfs.rglob("*.pb"))
+
+
+def test_il_train_whose_upload_fails_still_reports(make_simulator, run_pod, lc, phase, caplog):
+    caplog.set_level(logging.WARNING, logger="workersim")
     make_simulator()
     env = {"NAMESPACE": "default", "JOB_NAME": "helmet", "WORKER_NAME": "train-worker-s3",
            "MODEL_URL": "s3://bucket/il/output/train/2", "S3_ENDPOINT_URL": "http://127.0.0.1:1"}
@@ -168,4 +198,7 @@ def test_il_train_to_s3_reports_the_s3_url_without_uploading(make_simulator, run
     wait_for("the pod to succeed", lambda: phase(pod), check=lambda p: p == "Succeeded")
     assert [r["url"] for r in lc.bodies()[0]["results"]] == [
         "s3://bucket/il/output/train/2/model_finetune_tensorflow.pb", "s3://bucket/il/output/train/2"]
-    assert not any(rootfs.rglob("*.pb"))
+    [warning] = [r.msg for r in caplog.records
+                 if isinstance(r.msg, dict) and r.msg.get("event") == "cannot upload the worker's file"]
+    assert warning["url"] == "s3://bucket/il/output/train/2/model_finetune_tensorflow.pb"
+    assert "127.0.0.1:1" in warning["error"]

@@ -76,3 +76,13 @@ def test_metrics_list_is_taken_in_order_and_the_last_repeats():
     steering, _ = parse(metrics='[{"a": 1}, {"a": 2}]')
     assert [steering.metrics_at(i) for i in range(4)] == [{"a": 1}, {"a": 2}, {"a": 2}, {"a": 2}]
     assert Steering().metrics_at(0) is None
+
+
+def test_model_info_adds_known_model_fields_only():
+    steering, problems = parse(model_info='{"classes": ["a"], "number_of_labeled_unseen_sample": 4}')
+    assert problems == [] and steering.model_info == {"classes": ["a"], "number_of_labeled_unseen_sample": 4}
+    for bad, why in (('{"url": "/x"}', "unknown model fields ['url']"), ("[1]", "expected a JSON object"),
+                     ("{", "not JSON"), ('{"classes": "' + "x" * MAX_METRICS_BYTES + '"}', "longer than")):
+        steering, problems = parse(model_info=bad)
+        assert steering.model_info is None
+        assert len(problems) == 1 and problems[0][0] == "model-info" and problems[0][1].startswith("ignored: " + why)

@@ -68,3 +68,11 @@ def test_defaults_and_warnings_name_the_pod() -> None:
         ("ns/p", ANNOTATION_START_DELAY),
         ("ns/p", "sandbox.sedna.io/typo-seconds"),
     }
+
+
+def test_annotations_of_the_other_simulators_are_not_typos() -> None:
+    with capture_library_logs() as logs:
+        steering_of(pod(**{"sandbox.sedna.io/worker-delay-seconds": "0.5", "sandbox.sedna.io/worker-fail": "report",
+                           "sandbox.sedna.io/crash-loop": "true", "sandbox.sedna.io/fail-pod-creation": "quota",
+                           "sandbox.sedna.io/workers": "1"}))
+    assert [e["annotation"] for e in logs] == ["sandbox.sedna.io/workers"]
