@@ -76,7 +76,7 @@ class DatasetController:
         self.informer = informer.informer()
         self.lister = informer.lister()
         self.informer.add_indexers({NODE_NAME_INDEX: _node_name_index})
-        self.loop = SyncLoop(NAME, self.sync, workers=workers)
+        self.loop = SyncLoop(NAME, self.sync, workers=workers, registry=ctx.registry)
         self.synced = self.loop.synced
         self._lock = threading.Lock()
         self._placed: dict[str, _Placement] = {}

@@ -62,7 +62,7 @@ class ModelController:
         informer = ctx.informer_factory.sedna_v1alpha1().models()
         self.informer = informer.informer()
         self.lister = informer.lister()
-        self.loop = SyncLoop(NAME, self.sync, workers=workers)
+        self.loop = SyncLoop(NAME, self.sync, workers=workers, registry=ctx.registry)
         self.synced = self.loop.synced
         self._lock = threading.Lock()
         self._routes: dict[str, set[ModelRoute]] = {}  # owner → routes
