@@ -22,6 +22,7 @@ import structlog
 from apis import errors, meta
 from globalmanager.runtime.edge import DELETE, INSERT, UpstreamMessage
 from globalmanager.runtime.events import WARNING
+from globalmanager.runtime.keyprocessor import failure_fields
 from informers import (
     DeletedFinalStateUnknown,
     ResourceEventHandlerFuncs,
@@ -141,7 +142,7 @@ class DatasetController:
             except Exception as exc:
                 key = f"{meta.namespace(dataset)}/{meta.name(dataset)}"
                 self._log.warning("cannot prepare dataset for node; retrying later", key=key, node=node,
-                                  error=str(exc))
+                                  **failure_fields(exc))
                 self.loop.enqueue(key)
         return result
 

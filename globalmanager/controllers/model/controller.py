@@ -25,6 +25,7 @@ import structlog
 from apis import errors, meta
 from globalmanager.runtime.credential import edge_copy, with_kind
 from globalmanager.runtime.edge import DELETE, INSERT
+from globalmanager.runtime.keyprocessor import failure_fields
 from informers import (
     ResourceEventHandlerFuncs,
     deletion_handling_meta_namespace_key_func,
@@ -183,7 +184,7 @@ class ModelController:
                 continue
             except Exception as exc:
                 self._log.warning("cannot prepare model for node; retrying later", key=f"{namespace}/{name}",
-                                  node=node, error=str(exc))
+                                  node=node, **failure_fields(exc))
                 self.loop.enqueue(f"{namespace}/{name}")
         return result
 

@@ -5,6 +5,7 @@ steered (short delays, two rounds)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -214,8 +215,10 @@ def prepare(cs: Any, namespace: str, sample: dict[str, Any], rootfs: dict[str, P
 
 def write_lines(root: Path, url: str, start: int = 0, count: int = DATASET_LINES) -> None:
     """Samples ``start`` … ``start + count - 1`` in the index file at host path ``url`` under ``root``: a new file
-    from sample 0, appended to the file from any other."""
+    from sample 0, appended to the file from any other; replaced in one step, so an LC never counts half of it."""
     path = root / url.lstrip("/")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a" if start else "w") as fh:
-        fh.writelines(f"sample-{i}.jpg\n" for i in range(start, start + count))
+    before = path.read_text() if start and path.exists() else ""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(before + "".join(f"sample-{i}.jpg\n" for i in range(start, start + count)))
+    os.replace(partial, path)
