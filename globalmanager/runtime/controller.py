@@ -272,8 +272,8 @@ class BaseController(OwnedObjects):
         try:
             self.sync_to_edge(operation, self.typed(job), self.typed(old) if old is not None else None)
         except Exception as exc:
-            self._log.warning("downstream failed; the edge gets this object on its next change or reconnect",
-                              key=key, operation=operation, **failure_fields(exc))
+            self._log.error("downstream failed; the edge gets this object on its next change or reconnect",
+                            key=key, operation=operation, **failure_fields(exc))
 
     def register_upstream(self, handler: Callable[[UpstreamMessage], None]) -> None:
         """Route the edge's reports about our kind to ``handler`` (Sedna's ``SetUpstreamHandler``). ``InvalidReport``
