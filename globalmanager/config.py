@@ -48,6 +48,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "leaderElection.retryPeriod": (0.1, DAY),
     "shutdownTimeoutSeconds": (0.0, DAY),
     "defaultWorkers": (1, MAX_WORKERS),
+    "websocket.tokenGraceSeconds": (0.0, DAY),
 }
 """Bounds of every number: below them a loop spins or nothing waits; above them a thread count, a timeout or a lease
 duration no longer fits what the runtime and the API accept."""
@@ -115,6 +116,8 @@ class WebsocketConfig:
     ping_interval_seconds: float = field(default=20.0, metadata=_key("pingIntervalSeconds"))
     max_frame_bytes: int = field(default=4 * 1024 * 1024, metadata=_key("maxFrameBytes"))
     token_file: str = field(default="", metadata=_key("tokenFile"))  # "" = no bearer token required
+    # how long the previous token stays accepted once the file changed
+    token_grace_seconds: float = field(default=300.0, metadata=_key("tokenGraceSeconds"))
     cert_file: str = field(default="", metadata=_key("certFile"))  # with keyFile: serve wss://
     key_file: str = field(default="", metadata=_key("keyFile"))
 
@@ -125,6 +128,7 @@ class WebsocketConfig:
             raise ConfigError("websocket.pingIntervalSeconds", f"must be > 0, got {self.ping_interval_seconds}")
         if self.max_frame_bytes < 1024:
             raise ConfigError("websocket.maxFrameBytes", f"must be >= 1024, got {self.max_frame_bytes}")
+        _check_bounds("websocket.tokenGraceSeconds", self.token_grace_seconds)
         if bool(self.cert_file) != bool(self.key_file):
             raise ConfigError("websocket.certFile" if not self.cert_file else "websocket.keyFile",
                               "websocket.certFile and websocket.keyFile go together")

@@ -19,6 +19,7 @@ import structlog
 from prometheus_client import CollectorRegistry
 
 from apis.edge import Frame
+from apis.tokenfile import TokenFile
 from localcontroller import __version__
 from localcontroller.config import LCConfig, SettingError, load_settings
 from localcontroller.downstream import Downstream
@@ -56,8 +57,14 @@ class LocalController:
                 context = ssl.create_default_context(cafile=cfg.gm_ca_file or None)
             except (ssl.SSLError, OSError) as exc:
                 raise SettingError("--gm-ca-file", f"cannot load {cfg.gm_ca_file!r}: {exc}") from None
+        token: str | TokenFile = cfg.token
+        if cfg.token_file:
+            try:
+                token = TokenFile(cfg.token_file)
+            except (OSError, ValueError) as exc:
+                raise SettingError("--token-file", f"cannot read {cfg.token_file!r}: {exc}") from None
         self.client = GMClient(
-            cfg.gm_url, cfg.node_name, self.store, self._on_frame, self._on_resync, token=cfg.token,
+            cfg.gm_url, cfg.node_name, self.store, self._on_frame, self._on_resync, token=token,
             ssl_context=context, on_connection_change=lambda up: self.metrics.gm_connected.set(1 if up else 0),
         )
         self.ctx = ManagerContext(cfg, self.store, self.client.report)

@@ -14,6 +14,8 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from apis.tokenfile import read_token
+
 __all__ = ["LCConfig", "SettingError", "build_parser", "load_settings", "DEFAULT_BIND_PORT"]
 
 DEFAULT_BIND_PORT = 9100
@@ -42,7 +44,8 @@ class LCConfig:
     bind_host: str = "0.0.0.0"
     bind_port: int = DEFAULT_BIND_PORT
     db_path: str = ""
-    token: str = ""  # read from --token-file
+    token: str = ""  # read from --token-file at start
+    token_file: str = ""  # --token-file: read again on each connection attempt (a rotated token is picked up)
     gm_ca_file: str = ""
     dataset_check_period: float = DEFAULT_DATASET_CHECK_PERIOD
     log_level: str = "info"
@@ -108,6 +111,7 @@ def load_settings(argv: Sequence[str] | None, environ: Mapping[str, str] | None 
     cfg.db_path = args.db or os.path.join(cfg.rootfs, DB_UNDER_ROOTFS)
     if args.token_file is not None:
         cfg.token = _token("--token-file", args.token_file)
+        cfg.token_file = args.token_file
     if args.dataset_check_period is not None:
         cfg.dataset_check_period = _positive("--dataset-check-period", args.dataset_check_period)
     cfg.log_level = args.log_level or "info"
@@ -168,10 +172,8 @@ def _positive(where: str, text: str) -> float:
 
 def _token(where: str, path: str) -> str:
     try:
-        with open(path, encoding="utf-8") as fh:
-            token = fh.read().strip()
+        return read_token(path)
     except OSError as exc:
         raise SettingError(where, f"cannot read {path!r}: {exc.strerror or exc}") from None
-    if not token:
-        raise SettingError(where, f"file {path!r} is empty")
-    return token
+    except ValueError as exc:
+        raise SettingError(where, str(exc)) from None

@@ -1,6 +1,7 @@
 """The LC's websocket client to the GM (Go Sedna's ``gmclient``), with the extensions of docs/edge.md.
 
-* Connects to ``ws(s)://<gm>/`` with ``Node-Name`` (and ``Authorization: Bearer`` with a token); reconnects forever
+* Connects to ``ws(s)://<gm>/`` with ``Node-Name`` (and ``Authorization: Bearer`` with a token; a ``TokenFile`` is
+  read again on each attempt when it changed, so a rotated token is picked up without a restart); reconnects forever
   with exponential backoff and full jitter from 0.5 s to 30 s (reset once connected). Keepalive pings every
   ``ping_interval``; a GM silent for another interval is dropped and redialled.
 * Opens with ``hello`` offering ``ack`` and ``resync``; a GM that does not answer with ``hello`` within
@@ -40,6 +41,7 @@ from apis.edge import (
     hello_frame,
     parse_features,
 )
+from apis.tokenfile import TokenFile
 
 from .store import OutboxEntry, Store
 
@@ -82,7 +84,7 @@ class GMClient:
         on_frame: Callable[[Frame], None],
         on_resync: Callable[[Any], Any],
         *,
-        token: str = "",
+        token: str | TokenFile = "",
         ssl_context: ssl.SSLContext | None = None,
         ping_interval: float = PING_INTERVAL,
         hello_timeout: float = HELLO_TIMEOUT,
@@ -129,13 +131,18 @@ class GMClient:
         if self._thread is not None:
             self._thread.join(timeout)
 
-    def _run(self, stop: threading.Event) -> None:
+    def _headers(self) -> dict[str, str]:
+        """The upgrade's headers; a ``TokenFile`` is checked on every attempt (a rotated token is picked up)."""
         headers = {NODE_NAME_HEADER: self.node}
-        if self._token:
-            headers["Authorization"] = f"Bearer {self._token}"
+        token = self._token.current() if isinstance(self._token, TokenFile) else self._token
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        return headers
+
+    def _run(self, stop: threading.Event) -> None:
         while not stop.is_set():
             try:
-                with connect(self.url, additional_headers=headers, ssl=self._ssl, open_timeout=10,
+                with connect(self.url, additional_headers=self._headers(), ssl=self._ssl, open_timeout=10,
                              ping_interval=self._ping_interval, ping_timeout=self._ping_interval,
                              max_size=None, close_timeout=2) as conn:
                     self._backoff.reset()

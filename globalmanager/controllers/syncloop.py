@@ -1,9 +1,10 @@
 """``SyncLoop``: the small queue-and-workers loop of the edge kinds' controllers (Dataset, Model).
 
-Keys go into a named rate-limited queue; ``workers`` threads call ``sync(key)``. A key is never synced by two
-workers at once; a ``sync`` that raises is retried with rate limiting (5 ms doubling to 1000 s, 10 qps overall) and
-dropped with a log line after ``max_retries``. ``run(stop)`` waits for the caches, sets ``synced``, works until
-``stop`` and then returns.
+Keys go into a named rate-limited queue; ``workers`` threads call ``sync(key)`` through the job kinds'
+``KeyProcessor``: a key is never synced by two workers at once; a ``sync`` that raises is retried with rate limiting
+(5 ms doubling to 1000 s, 10 qps overall) and dropped with a log line after ``max_retries``; every sync is counted
+and timed in ``sedna_gm_controller_sync_total``/``_duration_seconds`` of ``registry``. ``run(stop)`` waits for the
+caches, sets ``synced``, works until ``stop`` and then returns.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ import threading
 from collections.abc import Callable, Sequence
 
 import structlog
+from prometheus_client import CollectorRegistry
 
+from globalmanager.runtime.keyprocessor import KeyProcessor
+from globalmanager.runtime.metrics import controller_metrics
 from informers import wait_for_cache_sync
 from workqueue import RateLimitingQueue, default_controller_rate_limiter
 
@@ -25,14 +29,14 @@ DEFAULT_MAX_RETRIES = 15
 
 class SyncLoop:
     def __init__(self, name: str, sync: Callable[[str], None], workers: int = 1,
-                 max_retries: int = DEFAULT_MAX_RETRIES) -> None:
+                 max_retries: int = DEFAULT_MAX_RETRIES, registry: CollectorRegistry | None = None) -> None:
         self.name = name
         self.queue = RateLimitingQueue(default_controller_rate_limiter(), name=name)
         self.synced = threading.Event()
         self._sync = sync
         self._workers = workers
-        self._max_retries = max_retries
         self._log = log.bind(controller=name)
+        self.processor = KeyProcessor(name, self.queue, controller_metrics(registry), max_retries, self._log)
 
     def enqueue(self, key: str) -> None:
         self.queue.add(key)
@@ -62,15 +66,10 @@ class SyncLoop:
             if shutdown:
                 return
             try:
-                self._sync(key)
-                self.queue.forget(key)
-            except Exception as exc:
-                retries = self.queue.num_requeues(key)
-                if retries < self._max_retries:
-                    self._log.warning("sync failed, retrying", key=key, error=str(exc), retries=retries)
-                    self.queue.add_rate_limited(key)
-                else:
-                    self._log.error("sync failed too often, dropping key", key=key, error=str(exc), retries=retries)
-                    self.queue.forget(key)
+                self.processor.process(key, self._sync_and_forget)
             finally:
                 self.queue.done(key)
+
+    def _sync_and_forget(self, key: str) -> bool:
+        self._sync(key)
+        return True

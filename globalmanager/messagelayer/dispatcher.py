@@ -21,6 +21,7 @@ import structlog
 from apis import errors
 from apis.http_transport import ApiConnectionError
 from globalmanager.runtime.edge import InvalidReport, UpstreamHandler, UpstreamMessage
+from globalmanager.runtime.keyprocessor import failure_fields
 from workqueue import ItemExponentialFailureRateLimiter
 from workqueue.keyed import KeyedFIFO
 
@@ -123,9 +124,10 @@ class UpstreamDispatcher:
         except Exception as exc:
             if is_transient(exc) and not self._fifo.shutting_down():
                 log.warning("applying report failed, retrying", node=m.node, kind=m.kind,
-                            object=f"{m.namespace}/{m.name}", error=str(exc), retries=self._fifo.num_requeues(key))
+                            object=f"{m.namespace}/{m.name}", retries=self._fifo.num_requeues(key),
+                            **failure_fields(exc))
                 return None
             log.error("applying report failed, dropping it", node=m.node, kind=m.kind,
-                      object=f"{m.namespace}/{m.name}", error=str(exc), exc_info=not isinstance(exc, errors.ApiError))
+                      object=f"{m.namespace}/{m.name}", **failure_fields(exc))
             return Outcome(f"applying the report failed: {exc}", "apply_failed")
         return Outcome()

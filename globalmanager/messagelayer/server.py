@@ -1,7 +1,8 @@
 """The websocket server LCs connect to (Go Sedna's ``messagelayer/ws``), on its own asyncio thread.
 
 * Any path. The upgrade must name the node in ``Node-Name`` (a DNS-1123 subdomain), else HTTP 400; with a token
-  configured it must carry ``Authorization: Bearer <token>``, else HTTP 401.
+  configured it must carry ``Authorization: Bearer <token>`` with an accepted token (``tokens.EdgeTokens``: the token
+  file is checked on every upgrade, so a rotated token takes effect without a restart), else HTTP 401.
 * The LC's first frame may be a ``hello``: the features both sides speak are answered in a ``hello``, then (with
   ``resync``) the node's full state as a ``resync`` frame, then the queued messages. Any other first frame (Go's
   empty-header greeting) is handled as a normal frame and no extension is used.
@@ -15,7 +16,6 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 import http
 import logging
 import re
@@ -40,10 +40,12 @@ from apis.edge import (
     hello_frame,
     parse_features,
 )
+from apis.tokenfile import TokenFile, read_token
 from globalmanager.config import WebsocketConfig
 
 from .layer import MessageLayer
 from .session import Session
+from .tokens import EdgeTokens
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
@@ -80,7 +82,7 @@ class EdgeServer:
         *,
         ping_interval: float = DEFAULT_PING_INTERVAL,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
-        token: str = "",
+        token: str | EdgeTokens = "",
         ssl_context: ssl.SSLContext | None = None,
         features: Sequence[str] = FEATURES,
         hello_timeout: float = HELLO_TIMEOUT,
@@ -90,7 +92,7 @@ class EdgeServer:
         self._port = port
         self.ping_interval = ping_interval
         self.max_frame_bytes = max_frame_bytes
-        self._token = token
+        self._tokens = token if isinstance(token, EdgeTokens) else EdgeTokens(token)
         self._ssl = ssl_context
         self._features = tuple(features)
         self._hello_timeout = hello_timeout
@@ -134,7 +136,7 @@ class EdgeServer:
             raise failure[0]
         scheme = "wss" if self._ssl is not None else "ws"
         log.info("edge server listening", address=f"{scheme}://{self.host}:{self.port}",
-                 ping_interval=self.ping_interval, max_frame_bytes=self.max_frame_bytes, token=bool(self._token))
+                 ping_interval=self.ping_interval, max_frame_bytes=self.max_frame_bytes, token=self._tokens.enabled)
 
     async def _serve(self) -> Server:
         return await serve(
@@ -176,9 +178,8 @@ class EdgeServer:
             log.warning("refused a connection: missing or invalid Node-Name", node=node or "", remote=remote)
             return conn.respond(http.HTTPStatus.BAD_REQUEST,
                                 "missing or invalid Node-Name header: it must be a DNS-1123 subdomain\n")
-        if self._token:
-            given = request.headers.get("Authorization", "")
-            if not hmac.compare_digest(given.encode(), f"Bearer {self._token}".encode()):
+        if self._tokens.enabled:
+            if not self._tokens.accepts(request.headers.get("Authorization", "")):
                 self.layer.metrics.rejected_connections.labels("unauthorized").inc()
                 log.warning("refused a connection: missing or wrong bearer token", node=node, remote=remote)
                 response = conn.respond(http.HTTPStatus.UNAUTHORIZED, "missing or wrong bearer token\n")
@@ -237,24 +238,15 @@ class EdgeServer:
             log.debug("connection closed", node=node, code=code)
 
 
-def read_token(path: str) -> str:
-    """The bearer token in ``path`` (surrounding whitespace removed); ``ValueError`` when it is empty."""
-    with open(path, encoding="utf-8") as fh:
-        token = fh.read().strip()
-    if not token:
-        raise ValueError(f"token file {path!r} is empty")
-    return token
-
-
 def edge_server_from_config(layer: MessageLayer, ws: WebsocketConfig) -> EdgeServer:
     """The server ``websocket.*`` describes; raises ``OSError``/``ValueError`` for an unreadable token, cert or key."""
     context = None
     if ws.cert_file:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(ws.cert_file, ws.key_file)
-    token = read_token(ws.token_file) if ws.token_file else ""
+    tokens = EdgeTokens(TokenFile(ws.token_file), ws.token_grace_seconds) if ws.token_file else EdgeTokens()
     return EdgeServer(layer, ws.address, ws.port, ping_interval=ws.ping_interval_seconds,
-                      max_frame_bytes=ws.max_frame_bytes, token=token, ssl_context=context)
+                      max_frame_bytes=ws.max_frame_bytes, token=tokens, ssl_context=context)
 
 
 def _remote(conn: ServerConnection) -> str:

@@ -10,7 +10,8 @@ state lives in one ``JobState`` per job UID, dropped when the job goes. Downstre
 Guarantees:
 * A key is never synced by two workers at once (the queue is stingy).
 * An exception in ``sync`` is logged with the key, counted, and the key requeued with rate limiting; after
-  ``max_retries`` it is dropped with a log line. A worker thread never dies of it (and restarts after anything else).
+  ``max_retries`` it is dropped with a log line (``keyprocessor``: an API server's answer is logged with its status
+  code, reason and message, without a traceback). A worker thread never dies of it (and restarts after anything else).
 * ``run(stop)`` waits for the caches, starts the workers, and on stop stops taking work and waits (bounded by
   ``drain_timeout``) for the items in flight.
 * Handlers and downstream hooks never raise into the informer: errors are logged with the object's key. Upstream
@@ -42,6 +43,7 @@ from workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_li
 from .edge import DELETE, INSERT, UPDATE, EdgeLink, InvalidReport, UpstreamMessage
 from .events import EventRecorder
 from .jobstate import JobState, JobStates, PreventRecreationView, RecreatedPodsView
+from .keyprocessor import KeyProcessor, failure_fields
 from .metrics import controller_metrics
 from .owned import OwnedObjects, log_identity
 from .selfheal import RECREATION_TTL
@@ -112,10 +114,11 @@ class BaseController(OwnedObjects):
         self.recorder = recorder or EventRecorder(clientset, "sedna-gm")
         self.metrics = controller_metrics(registry)
         self.queue = RateLimitingQueue(rate_limiter or default_controller_rate_limiter(), name=name)
+        self._log = log.bind(controller=name)
+        self.processor = KeyProcessor(name, self.queue, self.metrics, max_retries, self._log)
         self.job_states = JobStates(recreation_ttl, recreation_timer)
         self.prevent_recreation = PreventRecreationView(self.job_states)  # DESIGN's names, as views of JobState
         self.recreated_pods = RecreatedPodsView(self.job_states)
-        self._log = log.bind(controller=name)
         self.job_informer = informer_factory.for_resource(job_resource)
         self.job_lister = self.job_informer.lister()
         self.job_informer.informer().add_event_handler(
@@ -269,8 +272,8 @@ class BaseController(OwnedObjects):
         try:
             self.sync_to_edge(operation, self.typed(job), self.typed(old) if old is not None else None)
         except Exception as exc:
-            self._log.exception("downstream failed; the edge gets this object on its next change or reconnect",
-                                key=key, operation=operation, error=str(exc))
+            self._log.error("downstream failed; the edge gets this object on its next change or reconnect",
+                            key=key, operation=operation, **failure_fields(exc))
 
     def register_upstream(self, handler: Callable[[UpstreamMessage], None]) -> None:
         """Route the edge's reports about our kind to ``handler`` (Sedna's ``SetUpstreamHandler``). ``InvalidReport``
@@ -288,7 +291,7 @@ class BaseController(OwnedObjects):
             except (errors.ApiError, ConnectionError, TimeoutError):
                 raise  # the edge link retries the transient ones (conflict, 429, 5xx, connection) and logs the rest
             except Exception as exc:
-                self._log.exception("upstream report not applied", key=key, node=msg.node, error=str(exc))
+                self._log.error("upstream report not applied", key=key, node=msg.node, **failure_fields(exc))
 
         self.edge.add_upstream_handler(self.kind, guarded)
 
@@ -310,33 +313,14 @@ class BaseController(OwnedObjects):
             self.queue.done(key)
 
     def _process(self, key: str) -> None:
-        started = time.monotonic()
-        result = "success"
-        try:
-            with structlog.contextvars.bound_contextvars(controller=self.name, key=key):
-                ns, name = split_meta_namespace_key(key)
-                if not ns or not name:
-                    self._log.warning("invalid key: namespace or name missing", key=key)
-                    self.queue.forget(key)
-                    return
-                forget = self.sync(key)
-            if forget:
-                self.queue.forget(key)
-        except Exception as exc:
-            result = self._handle_error(key, exc)
-        finally:
-            self.metrics.sync_total.labels(controller=self.name, result=result).inc()
-            self.metrics.sync_duration.labels(controller=self.name).observe(time.monotonic() - started)
+        self.processor.process(key, self._sync_valid_key)
 
-    def _handle_error(self, key: str, exc: Exception) -> str:
-        requeues = self.queue.num_requeues(key)
-        if requeues < self.max_retries:
-            self._log.warning("sync failed, requeueing", key=key, error=str(exc), retries=requeues, exc_info=exc)
-            self.queue.add_rate_limited(key)
-            return "error"
-        self._log.error("sync failed too often, dropping key", key=key, error=str(exc), retries=requeues)
-        self.queue.forget(key)
-        return "dropped"
+    def _sync_valid_key(self, key: str) -> bool:
+        ns, name = split_meta_namespace_key(key)
+        if not ns or not name:
+            self._log.warning("invalid key: namespace or name missing", key=key)
+            return True
+        return self.sync(key)
 
     def _run_worker(self) -> None:
         while not self._stopping.is_set() and not self.queue.shutting_down():

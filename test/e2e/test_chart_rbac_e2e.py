@@ -3,8 +3,9 @@ in RBAC mode, with the ServiceAccount, ClusterRole/Binding and the lease Role/Bi
 templates by Helm's engine, its config file from the chart's ConfigMap and its edge token from the chart's Secret.
 
 * every registered controller goes through its flow (``testkit.flows.FLOWS``: its sample applied, the work done,
-  a spec change rolled out, the object deleted) and the sandbox refused nothing to the GM's user;
-* every verb the chart grants was used by those flows (nothing granted beyond what the code calls);
+  workers deleted from under it and recreated, its spec changed, conflicts answered, the object deleted) and the
+  sandbox refused nothing to the GM's user;
+* every verb the chart grants was used by those flows (nothing granted beyond what the code calls, no exemption);
 * with ``create`` taken off ``pods``, the sandbox answers kube's 403 and the GM says so: a log line naming the
   controller, the job and the refused request, and a Warning Event ``FailedCreate`` on the job; with the verb back,
   the job goes on.
@@ -37,7 +38,7 @@ from testkit import (
     wait_for,
 )
 from testkit.chart import CHART, NAMESPACE, chart_objects, find
-from testkit.flows import FLOWS, FlowRun, load_sample, prepare
+from testkit.flows import FLOWS, FlowRun, load_sample
 
 from apis import errors, meta
 from apis.clientset import Clientset
@@ -146,32 +147,41 @@ def test_every_controller_runs_its_flow_with_the_charts_rbac(cluster: Cluster, c
     flow = FLOWS.get(controller)
     if flow is None:
         pytest.fail(f"controller {controller!r} has no flow: add its sample to charts/sedna/samples/ and a Flow "
-                    f"to FLOWS in test/testkit/flows.py, so that the chart's RBAC is proven for it")
+                    f"to FLOWS in test/testkit/flows/, so that the chart's RBAC is proven for it")
     denied_before = cluster.server.access.denied(SA_USER)
     ns = _namespace(cluster, f"flow-{controller.lower()}")
-    obj = prepare(cluster.cs, ns, load_sample(flow.sample), cluster.rootfs)
-    obj["metadata"].setdefault("annotations", {}).update(flow.annotations)
-    info = lookup_kind(obj["apiVersion"], obj["kind"])
-    objects = cluster.cs.resource(info.gvr, ns)
-    run = FlowRun(cluster.cs, ns, obj, cluster.gm_url, controller, gm_log=lambda: cluster.procs.log("gm"))
+    obj = flow.object_for(cluster.cs, ns, cluster.rootfs)
+    objects = cluster.cs.resource(lookup_kind(obj["apiVersion"], obj["kind"]).gvr, ns)
+    run = FlowRun(cluster.cs, ns, obj, cluster.gm_url, controller, gm_log=lambda: cluster.procs.log("gm"),
+                  rootfs=cluster.rootfs, faults=cluster.server.faults)
+    if flow.setup is not None:
+        flow.setup(run)
     run.baseline = run.queued()
     run.obj = objects.create(obj)
 
     def no_denial() -> None:
         assert cluster.server.access.denied(SA_USER) == denied_before, _denials(cluster.server)
 
-    wait_for(f"{controller} to do its work on {ns}/{meta.name(obj)}", lambda: flow.done(run) or
-             cluster.server.access.denied(SA_USER) > denied_before, timeout=FLOW_TIMEOUT)
-    no_denial()
-    for number, step in enumerate(flow.steps, 1):
-        def change(step=step) -> None:
-            current = run.current()
-            step.change(current)
-            objects.update(current)
-        _retry_conflict(change)
-        wait_for(f"{controller} to carry out change {number}", lambda step=step: step.done(run) or
-                 cluster.server.access.denied(SA_USER) > denied_before, timeout=FLOW_TIMEOUT)
+    def carried_out(what: str, done: Any) -> None:
+        try:
+            wait_for(what, lambda: done(run) or cluster.server.access.denied(SA_USER) > denied_before,
+                     timeout=FLOW_TIMEOUT)
+        except AssertionError as exc:  # say where the flow stands
+            raise AssertionError(f"{exc}\nstatus: {run.status()}\nGM log of the object: "
+                                 f"{[e for e in json_log_lines(run.gm_log()) if e.get('key') == run.key]}") from None
         no_denial()
+
+    carried_out(f"{controller} to do its work on {ns}/{meta.name(obj)}", flow.done)
+    for number, step in enumerate(flow.steps, 1):
+        if step.change is not None:
+            def change(step=step) -> None:
+                current = run.current()
+                step.change(current)
+                objects.update(current)
+            _retry_conflict(change)
+        if step.action is not None:
+            step.action(run)
+        carried_out(f"{controller} to carry out step {number}", step.done)
     objects.delete(meta.name(obj))
     wait_for("the object to go", lambda: _gone(objects, meta.name(obj)), timeout=30)
     # whatever the GM does about the deletion is queued now: wait until its controller's queue is empty
@@ -207,24 +217,12 @@ def _grants(objects: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
     return granted
 
 
-# Granted for code paths the flows cannot reach on demand, each with the code that calls it.
-NOT_REACHED_BY_FLOWS = {
-    ("sedna.io", "datasets", "get"): "globalmanager/runtime/status.py update_status re-reads after a 409",
-    ("sedna.io", "models", "get"): "globalmanager/runtime/status.py update_status re-reads after a 409",
-    ("sedna.io", "models/status", "update"): "federatedlearning/upstream.py writes the aggregation Model's metrics "
-                                             "from a training report's output (sent by the LC's FL manager)",
-}
-
-
 def test_the_chart_grants_nothing_the_flows_did_not_use(cluster: Cluster) -> None:
     missing = set(registered()) - cluster.flows_done
     if missing:
         pytest.skip(f"the flows of {sorted(missing)} did not run in this session")
     used = cluster.server.access.usage(SA_USER)
-    # a Sedna kind nothing lists or watches has no registered controller yet: its grants wait for it
-    watched = {resource.split("/")[0] for group, resource, _ in used if group == "sedna.io"}
-    waiting = {g for g in _grants(cluster.objects) if g[0] == "sedna.io" and g[1].split("/")[0] not in watched}
-    unused = sorted(_grants(cluster.objects) - used - waiting - set(NOT_REACHED_BY_FLOWS))
+    unused = sorted(_grants(cluster.objects) - used)
     assert not unused, f"granted by the chart but never used by sedna-gm: {unused}; used: {sorted(used)}"
 
 

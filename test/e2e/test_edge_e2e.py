@@ -5,7 +5,8 @@ and ``edge-2``, each with its own rootfs, database and port).
 * ``kill -9`` of the GM while an LC reports, restart → the report lands, both LCs resync (a Dataset deleted while
   the GM was down is dropped from its node);
 * ``kill -9`` of an LC, restart → it reloads from SQLite at once and no report is lost;
-* a malformed frame from one peer leaves the other LCs unaffected; a wrong token is refused.
+* a malformed frame from one peer leaves the other LCs unaffected; a wrong token is refused; the token rotates
+  without a restart of the GM or the LCs.
 Every wait is bounded; every process is killed at teardown.
 """
 
@@ -228,3 +229,31 @@ def test_a_wrong_token_is_refused(procs, tmp_path, cluster):
     assert metric_value(e.gm_url + "/metrics", "sedna_gm_edge_rejected_connections_total", reason="unauthorized") >= 1
     assert metric_value(e.gm_url + "/metrics", "sedna_gm_edge_connected_nodes") == 1
     assert "right-token" not in procs.log("gm") and "wrong-token" not in procs.log("edge-2")
+
+
+def test_the_edge_token_rotates_without_a_restart(procs, tmp_path, cluster):
+    """docs/operating.md, "Rotate the edge token", with a Secret volume's files: the GM's file changes (grace 0: the
+    old token is refused at once), an LC whose copy is still old is refused and connects as soon as its copy changes,
+    without a restart of either; an LC connected before the rotation stays connected."""
+    gm_token, lc1_token, lc2_token = (tmp_path / name for name in ("gm-token", "edge-1-token", "edge-2-token"))
+    for path in (gm_token, lc1_token, lc2_token):
+        path.write_text("first-token\n")
+    config = tmp_path / "gm.yaml"
+    config.write_text(f"websocket:\n  tokenFile: {gm_token}\n  tokenGraceSeconds: 0\n")
+    e = make_edge(procs, tmp_path, cluster, "--config", str(config))
+    e.start_gm()
+    e.start_lc("edge-1", "--token-file", str(lc1_token))
+
+    gm_token.write_text("second-token\n")
+    e.start_lc("edge-2", "--token-file", str(lc2_token), wait_ready=False)
+    wait_for("edge-2 refused with the old token", lambda: [
+        x for x in e.log_events("edge-2", "the GM refused the connection") if x.get("status") == 401], timeout=30)
+    lc2_token.write_text("second-token\n")  # its kubelet catches up
+    wait_for("edge-2 connected with the new token", lambda: http_get(e.lc_urls["edge-2"] + "/readyz")[0] == 200,
+             timeout=60)
+    assert http_get(e.lc_urls["edge-1"] + "/readyz")[0] == 200
+    assert metric_value(e.gm_url + "/metrics", "sedna_gm_edge_connected_nodes") == 2
+    assert [x["previous_accepted_for_seconds"] for x in e.log_events("gm", "edge token changed: LCs must send the "
+                                                                           "new one")] == [0.0]
+    for name in ("gm", "edge-1", "edge-2"):
+        assert "first-token" not in procs.log(name) and "second-token" not in procs.log(name)

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
 
-from ...errors import ApiError, BadRequestError, MethodNotAllowedError
+from ...errors import ApiError, BadRequestError, ConflictError, MethodNotAllowedError
 from ...logs import get_logger
 from ..faults import Faults
 from . import discovery, eventsv1, openapi, subresources, tables
@@ -348,6 +348,12 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
         req = parse_resource_path(self.sandbox.tracker, group, version, rest)
         if self._inject_error():
             return
+        if req.name and self.sandbox.faults.take_conflict(method, req.gvr.resource, req.namespace, req.name,
+                                                           req.subresource):
+            what = f"{req.gvr.resource}.{req.gvr.group}" if req.gvr.group else req.gvr.resource
+            raise ConflictError(409, "Conflict", f'Operation cannot be fulfilled on {what} "{req.name}": the object '
+                                                 "has been modified; please apply your changes to the latest version "
+                                                 "and try again")
         if query_value(query, "dryRun"):
             raise BadRequestError("dryRun is not supported by the sandbox API server")
         if reviews.serves(req):

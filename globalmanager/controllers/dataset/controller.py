@@ -22,6 +22,7 @@ import structlog
 from apis import errors, meta
 from globalmanager.runtime.edge import DELETE, INSERT, UpstreamMessage
 from globalmanager.runtime.events import WARNING
+from globalmanager.runtime.keyprocessor import failure_fields
 from informers import (
     DeletedFinalStateUnknown,
     ResourceEventHandlerFuncs,
@@ -76,7 +77,7 @@ class DatasetController:
         self.informer = informer.informer()
         self.lister = informer.lister()
         self.informer.add_indexers({NODE_NAME_INDEX: _node_name_index})
-        self.loop = SyncLoop(NAME, self.sync, workers=workers)
+        self.loop = SyncLoop(NAME, self.sync, workers=workers, registry=ctx.registry)
         self.synced = self.loop.synced
         self._lock = threading.Lock()
         self._placed: dict[str, _Placement] = {}
@@ -141,7 +142,7 @@ class DatasetController:
             except Exception as exc:
                 key = f"{meta.namespace(dataset)}/{meta.name(dataset)}"
                 self._log.warning("cannot prepare dataset for node; retrying later", key=key, node=node,
-                                  error=str(exc))
+                                  **failure_fields(exc))
                 self.loop.enqueue(key)
         return result
 

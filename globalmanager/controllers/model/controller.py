@@ -25,6 +25,7 @@ import structlog
 from apis import errors, meta
 from globalmanager.runtime.credential import edge_copy, with_kind
 from globalmanager.runtime.edge import DELETE, INSERT
+from globalmanager.runtime.keyprocessor import failure_fields
 from informers import (
     ResourceEventHandlerFuncs,
     deletion_handling_meta_namespace_key_func,
@@ -62,7 +63,7 @@ class ModelController:
         informer = ctx.informer_factory.sedna_v1alpha1().models()
         self.informer = informer.informer()
         self.lister = informer.lister()
-        self.loop = SyncLoop(NAME, self.sync, workers=workers)
+        self.loop = SyncLoop(NAME, self.sync, workers=workers, registry=ctx.registry)
         self.synced = self.loop.synced
         self._lock = threading.Lock()
         self._routes: dict[str, set[ModelRoute]] = {}  # owner → routes
@@ -183,7 +184,7 @@ class ModelController:
                 continue
             except Exception as exc:
                 self._log.warning("cannot prepare model for node; retrying later", key=f"{namespace}/{name}",
-                                  node=node, error=str(exc))
+                                  node=node, **failure_fields(exc))
                 self.loop.enqueue(f"{namespace}/{name}")
         return result
 

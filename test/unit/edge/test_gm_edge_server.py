@@ -13,7 +13,9 @@ from prometheus_client import CollectorRegistry
 from testkit import GoLC, make_frame, wait_for, wait_until
 from websockets.sync.client import connect
 
+from apis.tokenfile import TokenFile
 from globalmanager.messagelayer import EdgeServer, MessageLayer
+from globalmanager.messagelayer.tokens import EdgeTokens
 from globalmanager.runtime.edge import InvalidReport
 
 
@@ -137,6 +139,40 @@ def test_a_token_is_required_when_configured():
         assert lc.recv()[0]["resourceName"] == "d1"
         lc.close()
         assert e.metric("sedna_gm_edge_rejected_connections_total", reason="unauthorized") == 2
+    finally:
+        e.close()
+
+
+def _refused(url: str, token: str) -> bool:
+    try:
+        GoLC(url, "edge-2", headers={"Authorization": f"Bearer {token}"}).close()  # another node: edge-1 stays
+    except websockets.exceptions.InvalidStatus as exc:
+        assert exc.response.status_code == 401
+        return True
+    return False
+
+
+@pytest.mark.parametrize("grace", [300.0, 0.0])
+def test_a_rotated_token_file_is_picked_up_and_the_previous_token_lasts_the_grace(tmp_path, grace):
+    """No restart: the file is looked at on each upgrade; the old token is accepted for ``grace`` seconds after
+    the change was first seen (never with 0), the new one at once; a connection made with the old token stays."""
+    path = tmp_path / "token"
+    path.write_text("old-token\n")
+    now = [1000.0]
+    e = Edge(token=EdgeTokens(TokenFile(str(path)), grace, clock=lambda: now[0]))
+    try:
+        e.state["edge-1"] = [dataset("d1")]
+        kept = GoLC(e.url, "edge-1", headers={"Authorization": "Bearer old-token"})
+        assert kept.recv()[0]["resourceName"] == "d1"
+        assert _refused(e.url, "new-token")
+        path.write_text("new-token-2\n")
+        assert not _refused(e.url, "new-token-2")
+        assert _refused(e.url, "old-token") is (grace == 0)
+        now[0] += grace + 1
+        assert _refused(e.url, "old-token") and not _refused(e.url, "new-token-2")
+        kept.send_status("default", "Dataset", "d1", {"numberOfSamples": 3})  # never cut off
+        wait_for("the report of the connection made with the old token", lambda: len(e.reports) == 1)
+        kept.close()
     finally:
         e.close()
 

@@ -49,6 +49,8 @@ def test_a_master_that_is_not_an_api_url_exits_2(tmp_path, capsys, master):
         ("defaultWorkers: " + "9" * 400 + "\n", "defaultWorkers"),
         ("localController: {server: 'not a url'}\n", "localController.server"),
         ("knowledgeBaseServer: {server: 'http://kb:0'}\n", "knowledgeBaseServer.server"),
+        ("websocket: {tokenGraceSeconds: -1}\n", "websocket.tokenGraceSeconds"),
+        ("websocket: {tokenGraceSeconds: 1.0e+300}\n", "websocket.tokenGraceSeconds"),
     ],
 )
 def test_out_of_bounds_values_exit_2_naming_the_key(tmp_path, capsys, yaml_text, key):
@@ -71,7 +73,7 @@ def test_the_bounds_themselves_are_accepted():
         "workers": {"ElasticAIJob": MAX_WORKERS}, "defaultWorkers": MAX_WORKERS,
         "minResyncPeriodSeconds": LIMITS["minResyncPeriodSeconds"][0], "shutdownTimeoutSeconds": 0,
         "leaderElection": {"leaseDuration": 86400, "renewDeadline": 60, "retryPeriod": 0.1},
-        "master": "https://[::1]:6443/prefix",
+        "master": "https://[::1]:6443/prefix", "websocket": {"tokenGraceSeconds": 0},
     })
     cfg.validate(["ElasticAIJob"])
     with pytest.raises(ConfigError) as info:

@@ -39,6 +39,7 @@ def test_flags_override_the_environment(rootfs, tmp_path):
     assert cfg.gm_url == "wss://gm.example:9443/edge" and cfg.node_name == "edge-2"
     assert (cfg.bind_host, cfg.bind_port, cfg.db_path) == ("127.0.0.1", 9300, str(tmp_path / "x.db"))
     assert cfg.token == "t0k3n" and cfg.dataset_check_period == 0.5 and cfg.log_format == "json"
+    assert cfg.token_file == str(token)  # read again on each connection attempt
 
 
 def test_hostname_is_the_last_resort_for_the_node_name(rootfs):
