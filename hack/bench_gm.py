@@ -13,8 +13,9 @@ Per size:
   controller); ``sync_p50/p99_seconds``: from the ``sedna_gm_controller_sync_duration_seconds`` histogram (bucket
   upper bounds, so a p99 of 0.005 means "between 2.5 and 5 ms");
 * ``gm_cpu_seconds`` (user+system from ``/proc/<pid>/stat``) and ``gm_cpu_share`` (of one core), the same for the
-  sandbox (``sandbox_cpu_*``: which side limits); ``gm_rss_mb`` after the run, ``gm_idle_rss_mb`` before the first
-  create, ``rss_per_job_kb`` = their difference / N;
+  sandbox (``sandbox_cpu_*``: which side limits) and this process (``bench_cpu_seconds``: creates and the
+  informer); ``load_average_1m`` at the end (other work on the machine); ``gm_rss_mb`` after the run,
+  ``gm_idle_rss_mb`` before the first create, ``rss_per_job_kb`` = their difference / N;
 * with ``--profile-dir``: a py-spy profile (speedscope JSON) of the GM and of the sandbox over the run.
 And over sizes: ``ratio_10k_1k`` = steady seconds at 10,000 / at 1,000 when both ran.
 Targets (issue 17): 10,000 ElasticAIJobs steady in under 60 s on a 2-core machine, ratio ≤ 11.
@@ -307,7 +308,7 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
     from apis.clientset import Clientset
 
     counts = plan(total, mix)
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p))
     children: list[subprocess.Popen[bytes]] = []
     stop = threading.Event()
     with tempfile.TemporaryDirectory(prefix="sedna-bench-gm-") as tmp:
@@ -327,7 +328,7 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
             time.sleep(1.0)  # let the GM settle after its caches synced
             idle_rss = rss_mb(gm.pid)
             before = GMMetrics.scrape(gm_url)
-            gm_cpu0, api_cpu0 = cpu_seconds(gm.pid), cpu_seconds(api.pid)
+            gm_cpu0, api_cpu0, own_cpu0 = cpu_seconds(gm.pid), cpu_seconds(api.pid), time.process_time()
             profilers = []
             if profile_dir is not None:
                 profile_dir.mkdir(parents=True, exist_ok=True)
@@ -348,6 +349,7 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
             steady = watch.wait(timeout)
             ended = watch.done_at if steady else time.time()
             gm_cpu, api_cpu = cpu_seconds(gm.pid) - gm_cpu0, cpu_seconds(api.pid) - api_cpu0
+            own_cpu = time.process_time() - own_cpu0
             after = GMMetrics.scrape(gm_url)
             profiles = {name: p.stop() for name, p in profilers}
             gm_rss = rss_mb(gm.pid)
@@ -371,6 +373,8 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
                 "gm_cpu_share": round(gm_cpu / elapsed, 2) if elapsed > 0 else None,
                 "sandbox_cpu_seconds": round(api_cpu, 2),
                 "sandbox_cpu_share": round(api_cpu / elapsed, 2) if elapsed > 0 else None,
+                "bench_cpu_seconds": round(own_cpu, 2),
+                "load_average_1m": round(os.getloadavg()[0], 2),
                 "gm_idle_rss_mb": round(idle_rss, 1),
                 "gm_rss_mb": round(gm_rss, 1),
                 "rss_per_job_kb": round((gm_rss - idle_rss) * 1024 / total, 1),

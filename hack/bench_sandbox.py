@@ -96,7 +96,7 @@ def latency(requests: int, list_size: int) -> dict[str, Any]:
     """Start a sandbox (no pod simulator), fill it, and time the three clients' requests."""
     from apis.clientset import Clientset
 
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p))
     with tempfile.TemporaryDirectory(prefix="sedna-bench-sandbox-") as tmp:
         api, kubeconfig = start_sandbox(Path(tmp), env, ["--no-kubelet"])
         try:

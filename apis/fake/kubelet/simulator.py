@@ -97,6 +97,7 @@ class PodSimulator:
         self._threads: list[threading.Thread] = []
         self._watches: set[Any] = set()
         self._pods: dict[tuple[str, str], _PodState] = {}
+        self._written: dict[tuple[str, str], int] = {}  # pod → resourceVersion of this simulator's last write
         self._ips = itertools.count(2)
 
     # -- lifecycle ------------------------------------------------------------------------------------------------
@@ -185,8 +186,9 @@ class PodSimulator:
             if event_type == DELETED:
                 with self._lock:
                     self._pods.pop((ns, name), None)
+                    self._written.pop((ns, name), None)
                     self._timers.cancel(("pod", ns, name))
-            else:
+            elif not self._is_own_write(ns, name, obj):
                 self._enqueue(("pod", ns, name))
             self._enqueue_controller(obj, event_type, "ReplicaSet", REPLICA_SETS)
         elif gvr == REPLICA_SETS:
@@ -299,14 +301,11 @@ class PodSimulator:
                 self._enqueue(("pod", meta.namespace(pod), meta.name(pod)))
 
     def _sync_pod(self, ns: str, name: str) -> None:
-        try:
-            pod = self.tracker.get(PODS, ns, name)
-        except ApiError as err:
-            if is_not_found(err):
-                with self._lock:
-                    self._pods.pop((ns, name), None)
-                return
-            raise
+        pod = self.tracker.peek(PODS, ns, name)  # the stored pod: read, never changed
+        if pod is None:
+            with self._lock:
+                self._pods.pop((ns, name), None)
+            return
         if meta.deletion_timestamp(pod):
             return
         phase = (pod.get("status") or {}).get("phase") or "Pending"
@@ -323,7 +322,7 @@ class PodSimulator:
         node = (pod.get("spec") or {}).get("nodeName")
         if not node:  # the scheduler's part: bind it (spec.nodeName never changes through an update)
             node = self.default_node
-            pod = self.tracker.bind(ns, name, node)
+            pod = self._wrote(self.tracker.bind(ns, name, node))
         node_ready = self.nodes.ready(node)
         steering = steering_of(pod)
         crash_loop = meta.annotations(pod).get(ANNOTATION_CRASH_LOOP, "").lower() == "true"
@@ -382,4 +381,19 @@ class PodSimulator:
     def _write_status(self, pod: Mapping[str, Any], status: dict[str, Any]) -> dict[str, Any]:
         updated = dict(pod)
         updated["status"] = status
-        return self.tracker.update(PODS, updated, meta.namespace(pod), subresource="status")
+        return self._wrote(self.tracker.update(PODS, updated, meta.namespace(pod), subresource="status"))
+
+    def _wrote(self, pod: dict[str, Any]) -> dict[str, Any]:
+        """Remember the resourceVersion of a pod this simulator just wrote (its own watch event needs no sync)."""
+        rv = meta.resource_version(pod)
+        if rv.isdigit():
+            with self._lock:
+                self._written[(meta.namespace(pod), meta.name(pod))] = int(rv)
+        return pod
+
+    def _is_own_write(self, ns: str, name: str, pod: Mapping[str, Any]) -> bool:
+        """The event shows the pod as this simulator last wrote it (or older): nothing new to react to."""
+        rv = meta.resource_version(pod)
+        with self._lock:
+            written = self._written.get((ns, name))
+        return written is not None and rv.isdigit() and int(rv) <= written

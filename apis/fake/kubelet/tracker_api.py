@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from ...resources import GroupVersionResource
@@ -12,6 +13,10 @@ __all__ = ["TrackerAPI"]
 
 class TrackerAPI(Protocol):
     def get(self, gvr: GroupVersionResource, namespace: str, name: str) -> dict[str, Any]: ...
+
+    def peek(self, gvr: GroupVersionResource, namespace: str, name: str) -> Mapping[str, Any] | None:
+        """The stored object, read-only (no copy); None when absent."""
+        ...
 
     def list(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> dict[str, Any]: ...
 

@@ -210,3 +210,18 @@ def test_finished_watchers_are_dropped(tracker: ObjectTracker) -> None:
     live = tracker.watch(r.PODS)
     assert tracker.open_watch_count == 1  # bounded bookkeeping is the point here
     live.stop()
+
+
+def test_peek_hands_out_the_stored_object_and_a_write_replaces_it():
+    from apis.fake import ObjectTracker
+    from apis.resources import CONFIG_MAPS
+
+    tracker = ObjectTracker()
+    assert tracker.peek(CONFIG_MAPS, "default", "c") is None
+    tracker.create(CONFIG_MAPS, {"metadata": {"name": "c"}, "data": {"k": "1"}}, "default")
+    stored = tracker.peek(CONFIG_MAPS, "default", "c")
+    assert stored is tracker.peek(CONFIG_MAPS, "default", "c") and stored == tracker.get(CONFIG_MAPS, "default", "c")
+    assert tracker.get(CONFIG_MAPS, "default", "c") is not stored  # get copies
+    tracker.patch(CONFIG_MAPS, "default", "c", {"data": {"k": "2"}}, "merge")
+    assert stored["data"] == {"k": "1"}  # stored objects are never changed: a write stores a new one
+    assert tracker.peek(CONFIG_MAPS, "default", "c")["data"] == {"k": "2"}

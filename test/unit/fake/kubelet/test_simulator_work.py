@@ -1,0 +1,63 @@
+"""The pod simulator's work per pod: its own writes (binding, Running, the exit) come back as watch events that
+need no sync; a change by anybody else is synced."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+from testkit import wait_for
+
+from apis.fake import ObjectTracker
+from apis.fake.kubelet import ANNOTATION_RUN_SECONDS, PodSimulator
+from apis.resources import PODS
+
+
+@pytest.fixture
+def counted() -> Iterator[tuple[PodSimulator, Counter[str]]]:
+    sim = PodSimulator(ObjectTracker(), tick=0.01)
+    syncs: Counter[str] = Counter()
+    sync_pod = sim._sync_pod
+
+    def counting(ns: str, name: str) -> None:
+        syncs[name] += 1
+        sync_pod(ns, name)
+
+    sim._sync_pod = counting  # type: ignore[method-assign]
+    sim.start()
+    yield sim, syncs
+    sim.stop()
+
+
+def pod(name: str, **annotations: str) -> dict:
+    return {"metadata": {"name": name, "annotations": annotations}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+
+
+def phase(sim: PodSimulator, name: str) -> str:
+    return (sim.tracker.get(PODS, "default", name).get("status") or {}).get("phase", "")
+
+
+def settle(sim: PodSimulator, name: str) -> None:
+    """Every event before now has been handled: a pod created now has been run (events are handled in order)."""
+    sim.tracker.create(PODS, pod(name), "default")
+    wait_for(f"{name} to run", lambda: phase(sim, name) == "Running")
+
+
+def test_a_pod_run_to_completion_is_synced_when_added_and_when_its_time_is_up(counted):
+    sim, syncs = counted
+    sim.tracker.create(PODS, pod("p", **{ANNOTATION_RUN_SECONDS: "0.2"}), "default")
+    wait_for("p to succeed", lambda: phase(sim, "p") == "Succeeded")
+    settle(sim, "marker")
+    # added (bound and started in one sync), then its timer; its three writes came back without a sync each
+    assert syncs["p"] == 2
+
+
+def test_a_change_by_another_client_is_synced(counted):
+    sim, syncs = counted
+    sim.tracker.create(PODS, pod("q"), "default")
+    wait_for("q to run", lambda: phase(sim, "q") == "Running")
+    settle(sim, "marker")
+    before = syncs["q"]
+    sim.tracker.patch(PODS, "default", "q", {"metadata": {"labels": {"touched": "yes"}}}, "merge")
+    wait_for("the simulator to look at q again", lambda: syncs["q"] == before + 1)
