@@ -25,7 +25,7 @@ import itertools
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +69,16 @@ class _PodState:
     node_ready_applied: bool | None = None
     restarts: int = 0
     next_restart: float = 0.0
+
+
+def _stored_events(watch: Any) -> Iterator[Any]:
+    """The watch's events with the stored objects themselves (read here, never changed), every queued one at once."""
+    while True:
+        try:
+            events = watch.next_events(None, copy=False)
+        except StopIteration:
+            return
+        yield from events
 
 
 class PodSimulator:
@@ -159,7 +169,7 @@ class PodSimulator:
             if self._stop.is_set():
                 watch.stop()
             try:
-                for event in watch:
+                for event in _stored_events(watch):
                     if event.type == ERROR:  # history expired: start over from a full initial list
                         resource_version = None
                         break

@@ -225,3 +225,21 @@ def test_peek_hands_out_the_stored_object_and_a_write_replaces_it():
     tracker.patch(CONFIG_MAPS, "default", "c", {"data": {"k": "2"}}, "merge")
     assert stored["data"] == {"k": "1"}  # stored objects are never changed: a write stores a new one
     assert tracker.peek(CONFIG_MAPS, "default", "c")["data"] == {"k": "2"}
+
+
+def test_next_events_takes_every_queued_event_and_can_hand_out_the_stored_objects(tracker: ObjectTracker) -> None:
+    with tracker.watch(r.PODS, "default", ListOptions(resource_version="0", label_selector="app=a")) as w:
+        for name in ("p1", "p2", "p3"):
+            tracker.create(r.PODS, {**make_pod(name), "metadata": {"name": name, "labels": {"app": "a"}}}, "default")
+        assert _summary(w.next_events(TIMEOUT, limit=1)) == [("ADDED", "p1")]
+        batch = w.next_events(TIMEOUT, copy=False)
+        assert _summary(batch) == [("ADDED", "p2"), ("ADDED", "p3")]
+        assert batch[1].object is tracker.peek(r.PODS, "default", "p3")  # not copied
+        # leaving the selector: the previous content at the new resourceVersion, the stored object untouched
+        tracker.patch(r.PODS, "default", "p3", {"metadata": {"labels": {"app": "b"}}}, "merge")
+        (gone,) = w.next_events(TIMEOUT, copy=False)
+        stored = tracker.peek(r.PODS, "default", "p3")
+        assert gone.type == "DELETED" and gone.object["metadata"]["labels"] == {"app": "a"}
+        assert gone.object["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
+        assert batch[1].object["metadata"]["resourceVersion"] != stored["metadata"]["resourceVersion"]
+        assert w.next_events(0.05) == []
