@@ -3,7 +3,8 @@ chunked response, as kube-apiserver streams them; Table events for ``kubectl get
 
 A stream ends cleanly (terminating chunk) on ``timeoutSeconds``, on an injected drop, on an ``ERROR`` event, when
 the tracker ends the watch, or when the server stops. Each event is a chunk of its own, as kube-apiserver flushes
-them; the events pending at a time leave in one write, as soon as they are there.
+them; the events pending at a time leave in one write, as soon as they are there (when they come faster than
+``GATHER_SECONDS`` apart, a few at a time, at most that much later).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import orjson
 
 from ...errors import ApiError
 from ...watch import ADDED, DELETED, ERROR, MODIFIED, ListOptions, Watch, WatchEvent
+from ..tracker.watch import GATHER_SECONDS
 from . import tables
 from .request import ResourceRequest
 from .wire import wire_status
@@ -96,7 +98,8 @@ class WatchStreamer:
                     wait = min(wait, max(deadline - now, 0.0))
             limit = faults.drop_watch_after_events
             try:  # every pending event at once, the stored objects only serialized
-                events = watch.next_events(wait, copy=False, limit=None if limit is None else limit - sent)  # type: ignore[attr-defined]
+                events = watch.next_events(wait, copy=False, limit=None if limit is None else limit - sent,  # type: ignore[attr-defined]
+                                           gather=GATHER_SECONDS)
             except StopIteration:
                 return
             if not events:

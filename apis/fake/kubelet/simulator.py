@@ -34,6 +34,7 @@ from ...errors import ApiError, is_conflict, is_not_found
 from ...logs import get_logger
 from ...resources import DEPLOYMENTS, NODES, PODS, REPLICA_SETS, GroupVersionResource
 from ...watch import BOOKMARK, DELETED, ERROR, ListOptions
+from ..tracker.watch import GATHER_SECONDS
 from .deployments import DeploymentSimulator
 from .nodes import SimulatedNodes
 from .replicasets import TERMINAL_PHASES, ReplicaSetSimulator, pod_is_ready
@@ -72,17 +73,22 @@ class _PodState:
 
 
 def _stored_events(watch: Any) -> Iterator[Any]:
-    """The watch's events with the stored objects themselves (read here, never changed), every queued one at once."""
+    """The watch's events with the stored objects themselves (read here, never changed), every queued one at once
+    (a few at a time when they come fast); a watch of another tracker-like store is just iterated."""
+    if not hasattr(watch, "next_events"):
+        yield from watch
+        return
     while True:
         try:
-            events = watch.next_events(None, copy=False)
+            events = watch.next_events(None, copy=False, gather=GATHER_SECONDS)
         except StopIteration:
             return
         yield from events
 
 
 class PodSimulator:
-    """See the module doc. ``clock`` (monotonic seconds) is injectable; ``tick`` coalesces timers due together."""
+    """See the module doc. ``clock`` (monotonic seconds) is injectable; ``tick`` coalesces timers due together: they
+    are handled at most ``tick`` seconds after they are due, never before."""
 
     def __init__(
         self,
@@ -258,7 +264,9 @@ class PodSimulator:
     def _work_once(self) -> None:
         with self._lock:
             due = self._timers.next_due()
-        wait = min(max(due - self.clock(), 0.0), _MAX_WAIT) if due is not None else _MAX_WAIT
+        # wake a tick after the earliest timer: the timers due within that tick are handled in one wake-up, and none
+        # before it is due (a timer taken early would find its pod not due yet and be set again, over and over)
+        wait = min(max(due + self.tick - self.clock(), 0.0), _MAX_WAIT) if due is not None else _MAX_WAIT
         try:
             item = self._queue.get(timeout=wait)
         except queue.Empty:
@@ -271,7 +279,7 @@ class PodSimulator:
                 self._pending.discard(item)
             items.append(item)
         with self._lock:
-            for due_item in self._timers.pop_due(self.clock() + self.tick):
+            for due_item in self._timers.pop_due(self.clock()):
                 if due_item not in items:
                     items.append(due_item)  # type: ignore[arg-type]
         for it in items:

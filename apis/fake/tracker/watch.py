@@ -27,7 +27,9 @@ from ...resources import GroupVersionResource, ResourceInfo
 from ...watch import ADDED, BOOKMARK, DELETED, ERROR, INITIAL_EVENTS_END_ANNOTATION, MODIFIED, WatchEvent
 from .filter import ObjectFilter
 
-__all__ = ["HistoryEvent", "TrackerWatch", "too_large_resource_version"]
+__all__ = ["GATHER_SECONDS", "HistoryEvent", "TrackerWatch", "too_large_resource_version"]
+
+GATHER_SECONDS = 0.005  # how long a busy reader lets events gather (``TrackerWatch.next_events``)
 
 log = get_logger(__name__)
 
@@ -89,6 +91,7 @@ class TrackerWatch:
         self._stopped = False
         self._closed = False  # no more events will be queued; the reader drains then ends
         self._last_activity = time.monotonic()
+        self._last_taken = 0.0  # when next_events last took events
         # a timeout longer than a condition wait can take (~292 years) is no timeout
         bounded = timeout_seconds and timeout_seconds < threading.TIMEOUT_MAX
         self._deadline = time.monotonic() + timeout_seconds if bounded else None
@@ -187,10 +190,16 @@ class TrackerWatch:
         events = self.next_events(timeout, limit=1)
         return events[0] if events else None
 
-    def next_events(self, timeout: float | None = None, *, copy: bool = True, limit: int | None = None) -> list[WatchEvent]:
+    def next_events(
+        self, timeout: float | None = None, *, copy: bool = True, limit: int | None = None, gather: float = 0.0
+    ) -> list[WatchEvent]:
         """Every queued event (at most ``limit``), waiting up to ``timeout`` seconds for the first; ``[]`` after the
         timeout; raises StopIteration once the watch ended. ``copy=False`` hands out the stored objects themselves,
-        for a reader that only serializes them."""
+        for a reader that only serializes them. ``gather``: when the previous call took events less than that many
+        seconds ago, wait that long first, so that events coming fast are taken (and the reader woken) a few at a
+        time rather than one by one (``GATHER_SECONDS`` suits a stream)."""
+        if gather and time.monotonic() - self._last_taken < gather:
+            time.sleep(gather)
         give_up = time.monotonic() + timeout if timeout is not None else None
         with self._cond:
             while True:
@@ -199,7 +208,7 @@ class TrackerWatch:
                 if self._queue:
                     n = len(self._queue) if limit is None else min(limit, len(self._queue))
                     taken = [self._queue.popleft() for _ in range(n)]
-                    self._last_activity = time.monotonic()
+                    self._last_activity = self._last_taken = time.monotonic()
                     break
                 now = time.monotonic()
                 if self._closed or (self._deadline is not None and now >= self._deadline):

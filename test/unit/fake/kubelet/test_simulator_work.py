@@ -3,6 +3,7 @@ need no sync; a change by anybody else is synced."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Iterator
 
@@ -61,3 +62,28 @@ def test_a_change_by_another_client_is_synced(counted):
     before = syncs["q"]
     sim.tracker.patch(PODS, "default", "q", {"metadata": {"labels": {"touched": "yes"}}}, "merge")
     wait_for("the simulator to look at q again", lambda: syncs["q"] == before + 1)
+
+
+def test_a_timer_is_handled_once_when_due_whatever_else_wakes_the_simulator():
+    """Timers due within a tick are handled together, never before they are due: other pods' events during the
+    last tick before a pod's exit do not make the simulator look at that pod again and again."""
+    sim = PodSimulator(ObjectTracker(), tick=0.3)
+    syncs: Counter[str] = Counter()
+    sync_pod = sim._sync_pod
+
+    def counting(ns: str, name: str) -> None:
+        syncs[name] += 1
+        sync_pod(ns, name)
+
+    sim._sync_pod = counting  # type: ignore[method-assign]
+    sim.start()
+    try:
+        sim.tracker.create(PODS, pod("p", **{ANNOTATION_RUN_SECONDS: "0.6"}), "default")
+        wait_for("p to run", lambda: phase(sim, "p") == "Running")
+        for i in range(40):  # events all through p's last tick (each wakes the simulator)
+            sim.tracker.create(PODS, pod(f"other-{i}"), "default")
+            time.sleep(0.015)
+        wait_for("p to succeed", lambda: phase(sim, "p") == "Succeeded")
+        assert syncs["p"] == 2
+    finally:
+        sim.stop()

@@ -243,3 +243,20 @@ def test_next_events_takes_every_queued_event_and_can_hand_out_the_stored_object
         assert gone.object["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
         assert batch[1].object["metadata"]["resourceVersion"] != stored["metadata"]["resourceVersion"]
         assert w.next_events(0.05) == []
+
+
+def test_a_busy_reader_lets_events_gather(tracker: ObjectTracker) -> None:
+    with tracker.watch(r.PODS, "default", ListOptions(resource_version="0")) as w:
+        tracker.create(r.PODS, make_pod("first"), "default")
+        assert _summary(w.next_events(TIMEOUT, gather=0.3)) == [("ADDED", "first")]
+
+        def burst() -> None:
+            for name in ("b1", "b2", "b3"):
+                tracker.create(r.PODS, make_pod(name), "default")
+                threading.Event().wait(0.02)
+
+        writer = threading.Thread(target=burst)
+        writer.start()
+        # taken moments after the previous batch: the reader waits 0.3 s first, so the burst comes as one batch
+        assert _summary(w.next_events(TIMEOUT, gather=0.3)) == [("ADDED", "b1"), ("ADDED", "b2"), ("ADDED", "b3")]
+        writer.join()
