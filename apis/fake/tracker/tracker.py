@@ -266,6 +266,12 @@ class ObjectTracker:
             info = self.resource_info(gvr)
             return self._store.get(gvr, namespace if info.namespaced else "", name)
 
+    def claimable(self, gvr: GroupVersionResource, namespace: str, owner_uid: str) -> list[Mapping[str, Any]]:
+        """The stored objects (read-only) of ``gvr`` in ``namespace`` that ``owner_uid`` owns or that have no
+        controller, by name: what a controller may claim, found by index rather than by listing the namespace."""
+        with self._lock:
+            return self._store.claimable(gvr, namespace, owner_uid)
+
     def list(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> dict[str, Any]:
         """The List object: items sorted by namespace/name, filtered by selectors, paginated by limit/continue."""
         options = options or ListOptions()

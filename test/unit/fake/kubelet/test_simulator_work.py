@@ -87,3 +87,38 @@ def test_a_timer_is_handled_once_when_due_whatever_else_wakes_the_simulator():
         assert syncs["p"] == 2
     finally:
         sim.stop()
+
+
+def test_controllers_claim_by_index_never_listing_the_namespace(monkeypatch):
+    """The ReplicaSet and Deployment controllers find their pods and ReplicaSets (and orphans to adopt) by owner
+    index: how many other objects the namespace holds does not matter (adoption: test_deployments)."""
+    from apis import meta
+    from apis.resources import DEPLOYMENTS, REPLICA_SETS
+
+    tracker = ObjectTracker()
+    for i in range(30):  # other pods in the namespace, with and without controllers
+        tracker.create(PODS, {**pod(f"bystander-{i}"), "metadata": {"name": f"bystander-{i}", "labels": {"app": "x"}}},
+                       "default")
+    listed: list[str] = []
+    real_list = ObjectTracker.list
+    monkeypatch.setattr(ObjectTracker, "list", lambda self, gvr, *a, **k: listed.append(gvr.resource)
+                        or real_list(self, gvr, *a, **k))
+    sim = PodSimulator(tracker, tick=0.01).start()
+    try:
+        labels = {"app": "web"}
+        tracker.create(DEPLOYMENTS, {"metadata": {"name": "web"}, "spec": {
+            "replicas": 2, "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}},
+            "default")
+
+        def ready() -> bool:
+            d = tracker.get(DEPLOYMENTS, "default", "web")
+            return (d.get("status") or {}).get("readyReplicas") == 2
+
+        wait_for("the deployment to be ready", ready)
+        (rs,) = [o for o in tracker.claimable(REPLICA_SETS, "default", meta.uid(tracker.get(DEPLOYMENTS, "default", "web")))]
+        owned = tracker.claimable(PODS, "default", meta.uid(rs))
+        assert len([p for p in owned if meta.is_controlled_by(p, rs)]) == 2
+        assert "pods" not in listed  # (replicasets are listed for orphan pods' events, as kube's controller does)
+    finally:
+        sim.stop()
