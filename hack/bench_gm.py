@@ -3,12 +3,14 @@ process; N ElasticAIJobs (optionally a mix with JointInferenceServices and Feder
 and followed until every one is in its expected state.
 
 Run from the repo root: ``python -m hack.bench_gm --jobs 1000 --jobs 10000`` (prints one JSON document; not a test).
-Each size runs on a fresh sandbox and a fresh ``sedna-gm``.
+Each size runs on a fresh sandbox and a fresh ``sedna-gm`` (``--gm-workers`` sync workers per controller, 8 by
+default; a sync waits on the API server most of its time, so workers, not CPU, bound the GM's sync rate).
 
 Per size:
 * ``steady_seconds``: from the first create until every object is in its expected state (ElasticAIJob and
   FederatedLearningJob ``phase=Succeeded`` — their pods run for ``--run-seconds`` —, JointInferenceService last
   condition ``Running``), watched by an informer in this process; ``create_seconds``: the creates alone;
+  ``phase_set_seconds``: until every object had a phase (or a condition) at all;
 * ``syncs``/``syncs_per_second``: ``sedna_gm_controller_sync_total`` over that time (all controllers, and per
   controller); ``sync_p50/p99_seconds``: from the ``sedna_gm_controller_sync_duration_seconds`` histogram (bucket
   upper bounds, so a p99 of 0.005 means "between 2.5 and 5 ms");
@@ -234,6 +236,8 @@ class StateWatch:
         self.expected = sum(counts.values())
         self.done: set[tuple[str, str]] = set()
         self.done_at = 0.0
+        self.phased: set[tuple[str, str]] = set()  # objects with a phase (or a condition) at all
+        self.all_phased_at = 0.0
         self.cond = threading.Condition()
         self.factory = SharedInformerFactory(cs, namespace=NS)
         gvrs = {"ElasticAIJob": r.ELASTIC_AI_JOBS, "JointInferenceService": r.JOINT_INFERENCE_SERVICES,
@@ -242,13 +246,19 @@ class StateWatch:
             check = KINDS[kind].done
 
             def seen(obj: Any, kind: str = kind, check: Callable[[Mapping[str, Any]], bool] = check) -> None:
-                if isinstance(obj, Mapping) and check(obj):
-                    with self.cond:
-                        key = (kind, obj["metadata"]["name"])
-                        if key not in self.done:
-                            self.done.add(key)
-                            self.done_at = time.time()
-                            self.cond.notify_all()
+                if not isinstance(obj, Mapping):
+                    return
+                key = (kind, obj["metadata"]["name"])
+                status = obj.get("status") or {}
+                with self.cond:
+                    if key not in self.phased and (status.get("phase") or status.get("conditions")):
+                        self.phased.add(key)
+                        if len(self.phased) == self.expected:
+                            self.all_phased_at = time.time()
+                    if key not in self.done and check(obj):
+                        self.done.add(key)
+                        self.done_at = time.time()
+                        self.cond.notify_all()
 
             self.factory.for_resource(gvrs[kind]).informer().add_event_handler(
                 ResourceEventHandlerFuncs(add_func=seen, update_func=lambda _old, new, seen=seen: seen(new)))
@@ -359,9 +369,11 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
             result: dict[str, Any] = {
                 "objects": total,
                 "kinds": counts,
+                "gm_workers": dict(workers) if workers else "sedna-gm's default (2 per controller)",
                 "steady": steady,
                 "in_expected_state": len(watch.done),
                 "create_seconds": round(created - started, 2),
+                "phase_set_seconds": round(watch.all_phased_at - started, 2) if watch.all_phased_at else None,
                 "steady_seconds": round(elapsed, 2),
                 "objects_per_second": round(total / elapsed, 1) if elapsed > 0 else None,
                 "syncs": sum(syncs.values()),
@@ -514,7 +526,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="split the objects over ElasticAIJob, JointInferenceService and FederatedLearningJob")
     p.add_argument("--run-seconds", type=float, default=1.0, help="how long the simulated pods run (1)")
     p.add_argument("--create-threads", type=int, default=8, help="parallel creating clients (8)")
-    p.add_argument("--gm-workers", type=int, default=0, help="sync workers per controller (0: sedna-gm's default)")
+    p.add_argument("--gm-workers", type=int, default=8,
+                   help="sync workers per controller (8; 0: sedna-gm's default, 2)")
     p.add_argument("--resync", type=float, default=30.0, help="sedna-gm's minResyncPeriodSeconds (30, its default)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for steady state per run")
     p.add_argument("--profile-dir", type=Path, help="write py-spy profiles of the GM and the sandbox here")

@@ -7,8 +7,9 @@ Run from the repo root: ``python -m hack.bench_sandbox`` (prints one JSON docume
   median and p99 (milliseconds) of ``--requests`` requests of each kind, sent one after the other on a kept-alive
   connection: ``get`` (one ConfigMap), ``list`` (a namespace of ``--list-size`` ConfigMaps), ``patch`` (a merge patch
   of one ConfigMap's data). The clients take turns every 50 requests, so that they share the server's state.
-* ``gm``: ``hack.bench_gm.run_size`` with ``--jobs`` ElasticAIJobs (200 by default): time until every job has
-  succeeded (its master pod runs ``--run-seconds``), syncs, p99 sync latency, CPU of both processes.
+* ``gm``: ``hack.bench_gm.run_size`` with ``--jobs`` ElasticAIJobs (200 by default) and sedna-gm's default workers:
+  time until every job has a phase (``phase_set_seconds``) and until every job has succeeded (``steady_seconds``; its
+  master pod runs ``--run-seconds``), syncs, p99 sync latency, CPU of both processes.
 """
 
 from __future__ import annotations
