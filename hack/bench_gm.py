@@ -150,6 +150,16 @@ def wait_http(url: str, timeout: float) -> None:
     raise SystemExit(f"timed out waiting for {url}")
 
 
+def stop_processes(*procs: subprocess.Popen[bytes]) -> None:
+    """SIGTERM each process in turn; kill one that has not exited 15 s later."""
+    for proc in procs:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of ``pid`` (all its threads)."""
     with open(f"/proc/{pid}/stat") as fh:
@@ -399,12 +409,7 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
             return result
         finally:
             stop.set()
-            for child in reversed(children):
-                child.terminate()
-                try:
-                    child.wait(15)
-                except subprocess.TimeoutExpired:
-                    child.kill()
+            stop_processes(*reversed(children))
 
 
 def _gvr_of(obj: Mapping[str, Any]) -> Any:

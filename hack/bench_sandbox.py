@@ -19,7 +19,6 @@ import http.client
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -32,7 +31,7 @@ from urllib.parse import urlsplit
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from hack.bench_gm import cpu_seconds, machine, run_size, start_sandbox  # noqa: E402
+from hack.bench_gm import cpu_seconds, machine, run_size, start_sandbox, stop_processes  # noqa: E402
 
 NS = "bench"
 CM_PATH = f"/api/v1/namespaces/{NS}/configmaps"
@@ -132,11 +131,7 @@ def latency(requests: int, list_size: int) -> dict[str, Any]:
                     "server_cpu_ms_per_request": round(server_cpu * 1000 / total, 3),
                     **{name: {kind: summary(samples) for kind, samples in per.items()} for name, per in times.items()}}
         finally:
-            api.terminate()
-            try:
-                api.wait(15)
-            except subprocess.TimeoutExpired:
-                api.kill()
+            stop_processes(api)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,9 +18,9 @@ from apis.fake.kubelet import ANNOTATION_RUN_SECONDS, PodSimulator
 from apis.resources import PODS
 
 
-@pytest.fixture
-def counted() -> Iterator[tuple[PodSimulator, Counter[str]]]:
-    sim = PodSimulator(ObjectTracker(), tick=0.01)
+def counting_simulator(tick: float) -> tuple[PodSimulator, Counter[str]]:
+    """A started simulator and how often it has synced each pod (by name)."""
+    sim = PodSimulator(ObjectTracker(), tick=tick)
     syncs: Counter[str] = Counter()
     sync_pod = sim._sync_pod
 
@@ -29,7 +29,12 @@ def counted() -> Iterator[tuple[PodSimulator, Counter[str]]]:
         sync_pod(ns, name)
 
     sim._sync_pod = counting  # type: ignore[method-assign]
-    sim.start()
+    return sim.start(), syncs
+
+
+@pytest.fixture
+def counted() -> Iterator[tuple[PodSimulator, Counter[str]]]:
+    sim, syncs = counting_simulator(tick=0.01)
     yield sim, syncs
     sim.stop()
 
@@ -70,16 +75,7 @@ def test_a_change_by_another_client_is_synced(counted):
 def test_a_timer_is_handled_once_when_due_whatever_else_wakes_the_simulator():
     """Timers due within a tick are handled together, never before they are due: other pods' events during the
     last tick before a pod's exit do not make the simulator look at that pod again and again."""
-    sim = PodSimulator(ObjectTracker(), tick=0.3)
-    syncs: Counter[str] = Counter()
-    sync_pod = sim._sync_pod
-
-    def counting(ns: str, name: str) -> None:
-        syncs[name] += 1
-        sync_pod(ns, name)
-
-    sim._sync_pod = counting  # type: ignore[method-assign]
-    sim.start()
+    sim, syncs = counting_simulator(tick=0.3)
     try:
         sim.tracker.create(PODS, pod("p", **{ANNOTATION_RUN_SECONDS: "0.6"}), "default")
         wait_for("p to run", lambda: phase(sim, "p") == "Running")
