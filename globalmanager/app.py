@@ -227,11 +227,13 @@ class GlobalManager:
         from apis.record import EventRecorder
         from globalmanager.controllers import ControllerContext, select
         from globalmanager.messagelayer.layer import MessageLayer
+        from globalmanager.runtime.cachetransform import strip_unread_fields
         from informers import SharedInformerFactory
 
         cfg = self.cfg
         resync = resync_period(cfg.min_resync_period_seconds, self.rng)
-        factory = SharedInformerFactory(self.clientset, default_resync=resync, namespace=cfg.namespace)
+        factory = SharedInformerFactory(self.clientset, default_resync=resync, namespace=cfg.namespace,
+                                        transform=strip_unread_fields)
         edge = MessageLayer(self.registry)
         ctx = ControllerContext(
             clientset=self.clientset,

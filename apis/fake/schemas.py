@@ -71,6 +71,7 @@ _NOQA = re.compile(r"\s*#\s*noqa: E501")
 
 _lock = threading.Lock()
 _definitions: dict[str, dict[str, Any]] = {}
+_kinds_ready: set[str] = set()  # kinds whose definitions kind_definition_name has built
 
 
 def _client() -> Any:
@@ -92,6 +93,7 @@ def model_class(api_version: str, kind: str) -> type | None:
     return None
 
 
+@functools.cache
 def go_type_name(definition_name: str) -> str:
     """The Go type a definition stands for, as Go's JSON errors print it (``V1ObjectMeta`` → ``v1.ObjectMeta``)."""
     m = re.match(r"^(?:[A-Z][a-z]+)?(V\d+(?:(?:alpha|beta)\d+)?)([A-Z]\w*)$", definition_name)
@@ -212,6 +214,8 @@ def kind_definition_name(api_version: str, kind: str) -> str | None:
     cls = model_class(api_version, kind)
     if cls is None:
         return None
+    if cls.__name__ in _kinds_ready:  # lock-free once built
+        return cls.__name__
     with _lock:
         if cls.__name__ not in _definitions:
             _build(cls.__name__)
@@ -219,6 +223,7 @@ def kind_definition_name(api_version: str, kind: str) -> str | None:
             _definitions[cls.__name__]["x-kubernetes-group-version-kind"] = [
                 {"group": group, "version": version, "kind": kind}
             ]
+        _kinds_ready.add(cls.__name__)
     return cls.__name__
 
 
@@ -246,7 +251,10 @@ def resolve(schema: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]]:
     if not isinstance(ref, str) or not ref.startswith(REF_PREFIX):
         return None, schema
     name = ref[len(REF_PREFIX):]
-    with _lock:
-        if name not in _definitions:
-            _build(name)
-        return name, _definitions[name]
+    definition = _definitions.get(name)  # definitions are added whole (lock-free reads)
+    if definition is None:
+        with _lock:
+            if name not in _definitions:
+                _build(name)
+            definition = _definitions[name]
+    return name, definition

@@ -194,3 +194,18 @@ def test_kubeconfig_file(sandbox) -> None:
     assert cfg["clusters"][0]["cluster"]["server"] == sandbox.url
     assert cfg["users"][0]["user"]["token"]
     assert json.dumps(cfg)  # plain data only
+
+
+def test_the_date_header_is_formatted_once_per_second(http: RawClient, monkeypatch) -> None:
+    import email.utils
+
+    formatted: list[float] = []
+    real = email.utils.formatdate
+    monkeypatch.setattr(email.utils, "formatdate", lambda t=None, *a, **k: formatted.append(t) or real(t, *a, **k))
+    monkeypatch.setattr("apis.fake.apiserver.handler._date", (0, ""))
+    started = int(time.time())
+    dates = {http.get("/healthz").headers["date"] for _ in range(5)}
+    seconds = int(time.time()) - started + 1
+    assert len(formatted) <= seconds and len(dates) <= seconds
+    for date in dates:
+        assert email.utils.parsedate_to_datetime(date).timestamp() >= started - 1

@@ -144,6 +144,9 @@ class _ConvertedWatch:
         event = self._watch.next_event(timeout)
         return None if event is None else _converted(event)
 
+    def next_events(self, timeout: float | None = None, **options: Any) -> list[WatchEvent]:
+        return [_converted(e) for e in self._watch.next_events(timeout, **options)]
+
     def __iter__(self) -> Iterator[WatchEvent]:
         return map(_converted, self._watch)
 

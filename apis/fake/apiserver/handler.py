@@ -9,6 +9,7 @@ from __future__ import annotations
 import select
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -35,6 +36,7 @@ MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's MaxRequestBodyBytes
 MAX_CHUNK_LINE_BYTES = 4096  # a chunk-size line or a trailer line
 _HTTP_REASONS = {400: "BadRequest", 405: "MethodNotAllowed", 413: "RequestEntityTooLarge"}
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
+_date: tuple[int, str] = (0, "")  # the Date header of the current second
 
 
 def _body_too_large() -> ApiError:
@@ -79,6 +81,9 @@ class _ChunkedSink:
     def write(self, data: bytes) -> None:
         self._handler.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 
+    def write_chunks(self, chunks: list[bytes]) -> None:
+        self._handler.wfile.write(b"".join(b"%x\r\n%s\r\n" % (len(data), data) for data in chunks))
+
     def end(self) -> None:
         self._handler.wfile.write(b"0\r\n\r\n")
         if self._handler.sandbox.stopping.is_set():
@@ -119,6 +124,17 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence the stderr access log
         return
+
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        """The ``Date`` header, formatted once per second (http.server formats it for every response)."""
+        global _date
+        if timestamp is not None:
+            return super().date_time_string(timestamp)
+        now = int(time.time())
+        second, text = _date
+        if second != now:
+            _date = second, text = now, super().date_time_string(now)
+        return text
 
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
         self._dispatch("GET")

@@ -2,7 +2,9 @@
 chunked response, as kube-apiserver streams them; Table events for ``kubectl get -w``; the watch faults.
 
 A stream ends cleanly (terminating chunk) on ``timeoutSeconds``, on an injected drop, on an ``ERROR`` event, when
-the tracker ends the watch, or when the server stops; each event is flushed on its own.
+the tracker ends the watch, or when the server stops. Each event is a chunk of its own, as kube-apiserver flushes
+them; the events pending at a time leave in one write, as soon as they are there (when they come faster than
+``GATHER_SECONDS`` apart, a few at a time, at most that much later).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import orjson
 
 from ...errors import ApiError
 from ...watch import ADDED, DELETED, ERROR, MODIFIED, ListOptions, Watch, WatchEvent
+from ..tracker.watch import GATHER_SECONDS
 from . import tables
 from .request import ResourceRequest
 from .wire import wire_status
@@ -29,6 +32,9 @@ class StreamSink(Protocol):
 
     def write(self, data: bytes) -> None:
         """Send one chunk (raises OSError when the client is gone)."""
+
+    def write_chunks(self, chunks: list[bytes]) -> None:
+        """Send these chunks, each framed on its own, in one write (raises OSError when the client is gone)."""
 
     def end(self) -> None:
         """Send the terminating chunk."""
@@ -90,21 +96,28 @@ class WatchStreamer:
             for deadline in (timeout_at, started + drop_after if drop_after is not None else None):
                 if deadline is not None:
                     wait = min(wait, max(deadline - now, 0.0))
-            try:
-                event = watch.next_event(timeout=wait)  # type: ignore[attr-defined]
+            limit = faults.drop_watch_after_events
+            try:  # every pending event at once, the stored objects only serialized
+                events = watch.next_events(wait, copy=False, limit=None if limit is None else limit - sent,  # type: ignore[attr-defined]
+                                           gather=GATHER_SECONDS)
             except StopIteration:
                 return
-            if event is None:
+            if not events:
                 if sink.client_gone():
                     raise ConnectionResetError("the watch client went away")
                 continue
-            if table:
-                event = _as_table_event(req, event, table, columns, first=sent == 0)
-            sink.write(_event_line(event))
-            sent += 1
-            if event.type == ERROR:
+            lines, done = [], False
+            for event in events:
+                if table:
+                    event = _as_table_event(req, event, table, columns, first=sent == 0)
+                lines.append(_event_line(event))
+                sent += 1
+                if event.type == ERROR:
+                    done = True
+                    break
+            sink.write_chunks(lines)
+            if done:
                 return
-            limit = faults.drop_watch_after_events
             if limit is not None and sent >= limit:
                 faults.count("dropped_watches")
                 return

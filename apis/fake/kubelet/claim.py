@@ -12,7 +12,6 @@ from ... import meta
 from ...errors import ApiError
 from ...logs import get_logger
 from ...resources import GroupVersionResource
-from ...watch import ListOptions
 from .tracker_api import TrackerAPI
 
 __all__ = ["claim", "selector_text"]
@@ -36,12 +35,16 @@ def claim(
     """The objects of ``gvr`` that ``owner`` (of ``owner_type`` = (apiVersion, kind)) controls or has just adopted."""
     if not selector:
         return []
+    matches = meta.parse_selector(selector).matches
     claimed = []
-    for obj in tracker.list(gvr, meta.namespace(owner), ListOptions(label_selector=selector))["items"]:
+    # the owner's objects and the orphans, by index (never the whole namespace): the rest cannot be claimed
+    for obj in tracker.claimable(gvr, meta.namespace(owner), meta.uid(owner)):
+        if not matches(meta.labels(obj)):
+            continue
         ref = meta.get_controller_of(obj)
         if ref is not None:
             if ref.get("uid") == meta.uid(owner):
-                claimed.append(obj)
+                claimed.append(meta.deep_copy(obj))
             continue
         if meta.deletion_timestamp(obj) or meta.deletion_timestamp(owner):
             continue

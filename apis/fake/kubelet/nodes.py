@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ... import meta
-from ...errors import ApiError, is_already_exists, is_conflict, is_not_found
+from ...errors import ApiError, is_already_exists, is_conflict
 from ...logs import get_logger
 from ...resources import NODES
 from .tracker_api import TrackerAPI
@@ -78,11 +78,8 @@ class SimulatedNodes:
 
     def ready(self, name: str) -> bool | None:
         """The node's readiness; None when it does not exist (and is not auto-registered)."""
-        try:
-            node = self.tracker.get(NODES, "", name)
-        except ApiError as err:
-            if not is_not_found(err):
-                raise
+        node = self.tracker.peek(NODES, "", name)
+        if node is None:
             if not self.auto_register:
                 return None
             log.info("sandbox kubelet registering node named by a pod", key=name)

@@ -25,7 +25,7 @@ import itertools
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,7 @@ from ...errors import ApiError, is_conflict, is_not_found
 from ...logs import get_logger
 from ...resources import DEPLOYMENTS, NODES, PODS, REPLICA_SETS, GroupVersionResource
 from ...watch import BOOKMARK, DELETED, ERROR, ListOptions
+from ..tracker.watch import GATHER_SECONDS
 from .deployments import DeploymentSimulator
 from .nodes import SimulatedNodes
 from .replicasets import TERMINAL_PHASES, ReplicaSetSimulator, pod_is_ready
@@ -71,8 +72,23 @@ class _PodState:
     next_restart: float = 0.0
 
 
+def _stored_events(watch: Any) -> Iterator[Any]:
+    """The watch's events with the stored objects themselves (read here, never changed), every queued one at once
+    (a few at a time when they come fast); a watch of another tracker-like store is just iterated."""
+    if not hasattr(watch, "next_events"):
+        yield from watch
+        return
+    while True:
+        try:
+            events = watch.next_events(None, copy=False, gather=GATHER_SECONDS)
+        except StopIteration:
+            return
+        yield from events
+
+
 class PodSimulator:
-    """See the module doc. ``clock`` (monotonic seconds) is injectable; ``tick`` coalesces timers due together."""
+    """See the module doc. ``clock`` (monotonic seconds) is injectable; ``tick`` coalesces timers due together: they
+    are handled at most ``tick`` seconds after they are due, never before."""
 
     def __init__(
         self,
@@ -97,6 +113,7 @@ class PodSimulator:
         self._threads: list[threading.Thread] = []
         self._watches: set[Any] = set()
         self._pods: dict[tuple[str, str], _PodState] = {}
+        self._written: dict[tuple[str, str], int] = {}  # pod → resourceVersion of this simulator's last write
         self._ips = itertools.count(2)
 
     # -- lifecycle ------------------------------------------------------------------------------------------------
@@ -158,7 +175,7 @@ class PodSimulator:
             if self._stop.is_set():
                 watch.stop()
             try:
-                for event in watch:
+                for event in _stored_events(watch):
                     if event.type == ERROR:  # history expired: start over from a full initial list
                         resource_version = None
                         break
@@ -185,8 +202,9 @@ class PodSimulator:
             if event_type == DELETED:
                 with self._lock:
                     self._pods.pop((ns, name), None)
+                    self._written.pop((ns, name), None)
                     self._timers.cancel(("pod", ns, name))
-            else:
+            elif not self._is_own_write(ns, name, obj):
                 self._enqueue(("pod", ns, name))
             self._enqueue_controller(obj, event_type, "ReplicaSet", REPLICA_SETS)
         elif gvr == REPLICA_SETS:
@@ -246,7 +264,9 @@ class PodSimulator:
     def _work_once(self) -> None:
         with self._lock:
             due = self._timers.next_due()
-        wait = min(max(due - self.clock(), 0.0), _MAX_WAIT) if due is not None else _MAX_WAIT
+        # wake a tick after the earliest timer: the timers due within that tick are handled in one wake-up, and none
+        # before it is due (a timer taken early would find its pod not due yet and be set again, over and over)
+        wait = min(max(due + self.tick - self.clock(), 0.0), _MAX_WAIT) if due is not None else _MAX_WAIT
         try:
             item = self._queue.get(timeout=wait)
         except queue.Empty:
@@ -259,7 +279,7 @@ class PodSimulator:
                 self._pending.discard(item)
             items.append(item)
         with self._lock:
-            for due_item in self._timers.pop_due(self.clock() + self.tick):
+            for due_item in self._timers.pop_due(self.clock()):
                 if due_item not in items:
                     items.append(due_item)  # type: ignore[arg-type]
         for it in items:
@@ -299,14 +319,11 @@ class PodSimulator:
                 self._enqueue(("pod", meta.namespace(pod), meta.name(pod)))
 
     def _sync_pod(self, ns: str, name: str) -> None:
-        try:
-            pod = self.tracker.get(PODS, ns, name)
-        except ApiError as err:
-            if is_not_found(err):
-                with self._lock:
-                    self._pods.pop((ns, name), None)
-                return
-            raise
+        pod = self.tracker.peek(PODS, ns, name)  # the stored pod: read, never changed
+        if pod is None:
+            with self._lock:
+                self._pods.pop((ns, name), None)
+            return
         if meta.deletion_timestamp(pod):
             return
         phase = (pod.get("status") or {}).get("phase") or "Pending"
@@ -323,7 +340,7 @@ class PodSimulator:
         node = (pod.get("spec") or {}).get("nodeName")
         if not node:  # the scheduler's part: bind it (spec.nodeName never changes through an update)
             node = self.default_node
-            pod = self.tracker.bind(ns, name, node)
+            pod = self._wrote(self.tracker.bind(ns, name, node))
         node_ready = self.nodes.ready(node)
         steering = steering_of(pod)
         crash_loop = meta.annotations(pod).get(ANNOTATION_CRASH_LOOP, "").lower() == "true"
@@ -382,4 +399,19 @@ class PodSimulator:
     def _write_status(self, pod: Mapping[str, Any], status: dict[str, Any]) -> dict[str, Any]:
         updated = dict(pod)
         updated["status"] = status
-        return self.tracker.update(PODS, updated, meta.namespace(pod), subresource="status")
+        return self._wrote(self.tracker.update(PODS, updated, meta.namespace(pod), subresource="status"))
+
+    def _wrote(self, pod: dict[str, Any]) -> dict[str, Any]:
+        """Remember the resourceVersion of a pod this simulator just wrote (its own watch event needs no sync)."""
+        rv = meta.resource_version(pod)
+        if rv.isdigit():
+            with self._lock:
+                self._written[(meta.namespace(pod), meta.name(pod))] = int(rv)
+        return pod
+
+    def _is_own_write(self, ns: str, name: str, pod: Mapping[str, Any]) -> bool:
+        """The event shows the pod as this simulator last wrote it (or older): nothing new to react to."""
+        rv = meta.resource_version(pod)
+        with self._lock:
+            written = self._written.get((ns, name))
+        return written is not None and rv.isdigit() and int(rv) <= written

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from ...resources import GroupVersionResource
@@ -13,7 +14,15 @@ __all__ = ["TrackerAPI"]
 class TrackerAPI(Protocol):
     def get(self, gvr: GroupVersionResource, namespace: str, name: str) -> dict[str, Any]: ...
 
+    def peek(self, gvr: GroupVersionResource, namespace: str, name: str) -> Mapping[str, Any] | None:
+        """The stored object, read-only (no copy); None when absent."""
+        ...
+
     def list(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> dict[str, Any]: ...
+
+    def claimable(self, gvr: GroupVersionResource, namespace: str, owner_uid: str) -> list[Mapping[str, Any]]:
+        """Stored objects (read-only) of ``gvr`` in ``namespace`` owned by ``owner_uid`` or without a controller."""
+        ...
 
     def watch(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> Watch: ...
 

@@ -37,13 +37,16 @@ __all__ = [
 ]
 
 
-def check_decodes(info: ResourceInfo, obj: Any, patched: bool = False) -> None:
+def check_decodes(info: ResourceInfo, obj: Any, patched: bool = False, drop_unknown: bool = False) -> None:
     """Raise what kube-apiserver answers when ``obj`` does not decode into the kind's Go type (see the module doc);
-    ``patched``: ``obj`` is the result of a patch."""
+    ``patched``: ``obj`` is the result of a patch; ``drop_unknown``: then drop what ``drop_unknown_fields`` drops
+    (in the same walk unless ``patched``, whose error quotes the object as it was)."""
     try:
         definition = schemas.kind_definition_name(info.gvr.api_version, info.kind)
         if definition is not None:
-            check_kind(definition, obj)
+            check_kind(definition, obj, drop_unknown=drop_unknown and not patched)
+            if drop_unknown and patched:
+                check_kind(definition, obj, drop_unknown=True)
         elif not isinstance(obj, dict):
             raise DecodeError(f"json: cannot unmarshal {type(obj).__name__} into Go value of type unstructured.Unstructured")
         else:

@@ -28,6 +28,7 @@ class ObjectStore:
         self._objects: dict[GroupVersionResource, dict[tuple[str, str], dict[str, Any]]] = {}
         self._uids: dict[str, ObjectKey] = {}
         self._dependents: dict[str, set[ObjectKey]] = {}
+        self._orphans: dict[tuple[GroupVersionResource, str], set[str]] = {}  # (gvr, ns) → names without controller
 
     # -- reads ------------------------------------------------------------------------------------------------------
     def get(self, gvr: GroupVersionResource, namespace: str, name: str) -> dict[str, Any] | None:
@@ -49,6 +50,14 @@ class ObjectStore:
     def dependents(self, owner_uid: str) -> Collection[ObjectKey]:
         """Keys of the objects whose ownerReferences name ``owner_uid`` (a copy)."""
         return set(self._dependents.get(owner_uid, ()))
+
+    def claimable(self, gvr: GroupVersionResource, namespace: str, owner_uid: str) -> list[dict[str, Any]]:
+        """The objects of ``gvr`` in ``namespace`` that name ``owner_uid`` as an owner or have no controller, by
+        name (looked up by index: what a controller may claim)."""
+        names = set(self._orphans.get((gvr, namespace), ()))
+        names.update(name for g, ns, name in self._dependents.get(owner_uid, ()) if g == gvr and ns == namespace)
+        objects = self._objects.get(gvr, _EMPTY)
+        return [objects[(namespace, name)] for name in sorted(names) if (namespace, name) in objects]
 
     def absent_owner_uids(self) -> list[str]:
         """Owner uids that some object references but no stored object has."""
@@ -79,10 +88,17 @@ class ObjectStore:
                     deps.discard(okey)
                     if not deps:
                         del self._dependents[ref.get("uid", "")]
+        orphans = self._orphans.get((gvr, key[0]))
+        if orphans is not None:
+            orphans.discard(key[1])
+            if not orphans:
+                del self._orphans[(gvr, key[0])]
         if event_type == DELETED:
             self._objects.get(gvr, {}).pop(key, None)
             self._uids.pop(md.get("uid", ""), None)
         else:
+            if meta.get_controller_of(new) is None:
+                self._orphans.setdefault((gvr, key[0]), set()).add(key[1])
             self._objects.setdefault(gvr, {})[key] = new
             self._uids[md["uid"]] = okey
             for ref in meta.owner_references(new):
@@ -93,3 +109,5 @@ class ObjectStore:
     def drop_resource(self, gvr: GroupVersionResource) -> None:
         """Forget every object of ``gvr`` (its CRD is gone; they were removed one by one before)."""
         self._objects.pop(gvr, None)
+        for key in [k for k in self._orphans if k[0] == gvr]:
+            del self._orphans[key]

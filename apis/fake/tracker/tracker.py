@@ -35,7 +35,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +57,6 @@ from .admission import (
     admit_update,
     check_decodes,
     check_type_meta,
-    drop_unknown_fields,
     resolve_namespace,
     unknown_fields,
 )
@@ -213,8 +212,7 @@ class ObjectTracker:
         if not isinstance(obj, dict):
             raise BadRequestError(f"the object must be a JSON object, got {type(obj).__name__}")
         new = bounded_copy(obj, patched=patched)  # bounds first: a hostile document is never walked twice
-        check_decodes(info, new, patched)
-        drop_unknown_fields(info, new)
+        check_decodes(info, new, patched, drop_unknown=True)
         check_type_meta(info, new)
         ns = resolve_namespace(info, namespace, new)
         md = new["metadata"]
@@ -256,12 +254,23 @@ class ObjectTracker:
         return stored
 
     def get(self, gvr: GroupVersionResource, namespace: str, name: str) -> dict[str, Any]:
-        with self._lock:
-            info = self.resource_info(gvr)
-            obj = self._store.get(gvr, namespace if info.namespaced else "", name)
+        obj = self.peek(gvr, namespace, name)
         if obj is None:
             raise new_not_found(gvr.resource, name, gvr.group)
         return meta.deep_copy(obj)
+
+    def peek(self, gvr: GroupVersionResource, namespace: str, name: str) -> Mapping[str, Any] | None:
+        """The stored object itself (None when absent), for in-process readers that never modify it (``get``
+        returns a copy)."""
+        with self._lock:
+            info = self.resource_info(gvr)
+            return self._store.get(gvr, namespace if info.namespaced else "", name)
+
+    def claimable(self, gvr: GroupVersionResource, namespace: str, owner_uid: str) -> list[Mapping[str, Any]]:
+        """The stored objects (read-only) of ``gvr`` in ``namespace`` that ``owner_uid`` owns or that have no
+        controller, by name: what a controller may claim, found by index rather than by listing the namespace."""
+        with self._lock:
+            return self._store.claimable(gvr, namespace, owner_uid)
 
     def list(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> dict[str, Any]:
         """The List object: items sorted by namespace/name, filtered by selectors, paginated by limit/continue."""
@@ -281,8 +290,7 @@ class ObjectTracker:
         with self._lock:
             info = self._info_with_subresource(gvr, subresource)
             new = bounded_copy(obj)
-            check_decodes(info, new)
-            drop_unknown_fields(info, new)
+            check_decodes(info, new, drop_unknown=True)
             stored = self._update_locked(info, new, namespace, subresource)
         return meta.deep_copy(stored)
 
@@ -403,8 +411,7 @@ class ObjectTracker:
             if current is None:
                 raise new_not_found(gvr.resource, name, gvr.group)
             new = apply_patch(current, doc, patch_type, self.is_custom(info))
-            check_decodes(info, new, patched=True)
-            drop_unknown_fields(info, new)
+            check_decodes(info, new, patched=True, drop_unknown=True)
             new_md = new.get("metadata")
             if not isinstance(new_md, dict) or new_md.get("name") != name:
                 raise BadRequestError(f"the name of the object ({meta.name(new)}) does not match the name on the URL ({name})")

@@ -4,7 +4,9 @@ A writer hands every committed event to each watcher with ``TrackerWatch.offer``
 is filtered (namespace, label and field selectors, with the ADDED/DELETED transitions the real API server makes
 when an object starts or stops matching) and queued. A watcher with ``buffer`` undelivered events is closed, as
 the API server closes a slow watcher; its reader still gets what was buffered, then the stream ends.
-The object of each delivered event is copied in the reader's thread, so the store's objects are never shared.
+The object of each delivered event is copied in the reader's thread, so the store's objects are never shared, unless
+the reader asks for the stored objects to serialize them (``next_events(copy=False)``); a reader takes every queued
+event at once.
 A watch from a resourceVersion the tracker has not reached yet delivers nothing up to that version, and ends with
 one "Too large resource version" ERROR event when the version does not appear in time.
 """
@@ -25,7 +27,9 @@ from ...resources import GroupVersionResource, ResourceInfo
 from ...watch import ADDED, BOOKMARK, DELETED, ERROR, INITIAL_EVENTS_END_ANNOTATION, MODIFIED, WatchEvent
 from .filter import ObjectFilter
 
-__all__ = ["HistoryEvent", "TrackerWatch", "too_large_resource_version"]
+__all__ = ["GATHER_SECONDS", "HistoryEvent", "TrackerWatch", "too_large_resource_version"]
+
+GATHER_SECONDS = 0.005  # how long a busy reader lets events gather (``TrackerWatch.next_events``)
 
 log = get_logger(__name__)
 
@@ -53,6 +57,18 @@ class HistoryEvent:
     prev: dict[str, Any] | None
 
 
+def _delivered(obj: dict[str, Any], rv: int | None, copy: bool) -> dict[str, Any]:
+    """The object of a delivered event: a copy (or the stored object), stamped with ``rv`` when given."""
+    if copy:
+        out = meta.deep_copy(obj)
+        if rv is not None:
+            out.setdefault("metadata", {})["resourceVersion"] = str(rv)
+        return out
+    if rv is None:
+        return obj
+    return {**obj, "metadata": {**(obj.get("metadata") or {}), "resourceVersion": str(rv)}}
+
+
 class TrackerWatch:
     """One watch stream (implements ``apis.watch.Watch``); created by ``ObjectTracker.watch``."""
 
@@ -75,6 +91,7 @@ class TrackerWatch:
         self._stopped = False
         self._closed = False  # no more events will be queued; the reader drains then ends
         self._last_activity = time.monotonic()
+        self._last_taken = 0.0  # when next_events last took events
         # a timeout longer than a condition wait can take (~292 years) is no timeout
         bounded = timeout_seconds and timeout_seconds < threading.TIMEOUT_MAX
         self._deadline = time.monotonic() + timeout_seconds if bounded else None
@@ -170,14 +187,28 @@ class TrackerWatch:
 
     def next_event(self, timeout: float | None = None) -> WatchEvent | None:
         """The next event; None after ``timeout`` seconds without one; raises StopIteration once the watch ended."""
+        events = self.next_events(timeout, limit=1)
+        return events[0] if events else None
+
+    def next_events(
+        self, timeout: float | None = None, *, copy: bool = True, limit: int | None = None, gather: float = 0.0
+    ) -> list[WatchEvent]:
+        """Every queued event (at most ``limit``), waiting up to ``timeout`` seconds for the first; ``[]`` after the
+        timeout; raises StopIteration once the watch ended. ``copy=False`` hands out the stored objects themselves,
+        for a reader that only serializes them. ``gather``: when the previous call took events less than that many
+        seconds ago, wait that long first, so that events coming fast are taken (and the reader woken) a few at a
+        time rather than one by one (``GATHER_SECONDS`` suits a stream)."""
+        if gather and time.monotonic() - self._last_taken < gather:
+            time.sleep(gather)
         give_up = time.monotonic() + timeout if timeout is not None else None
         with self._cond:
             while True:
                 if self._stopped:
                     raise StopIteration
                 if self._queue:
-                    etype, obj, rv = self._queue.popleft()
-                    self._last_activity = time.monotonic()
+                    n = len(self._queue) if limit is None else min(limit, len(self._queue))
+                    taken = [self._queue.popleft() for _ in range(n)]
+                    self._last_activity = self._last_taken = time.monotonic()
                     break
                 now = time.monotonic()
                 if self._closed or (self._deadline is not None and now >= self._deadline):
@@ -196,19 +227,16 @@ class TrackerWatch:
                     due = self._last_activity + self._bookmark_interval
                     if now >= due and self._progress_rv:
                         self._last_activity = now
-                        return WatchEvent(BOOKMARK, self._bookmark_object(self._progress_rv))
+                        return [WatchEvent(BOOKMARK, self._bookmark_object(self._progress_rv))]
                     waits.append(max(due - now, 0.001))
                 if give_up is not None:
                     if now >= give_up:
-                        return None
+                        return []
                     waits.append(give_up - now)
                 if self._deadline is not None:
                     waits.append(self._deadline - now)
                 self._cond.wait(min(waits) if waits else None)
-        copied = meta.deep_copy(obj)
-        if rv is not None:
-            copied.setdefault("metadata", {})["resourceVersion"] = str(rv)
-        return WatchEvent(etype, copied)
+        return [WatchEvent(etype, _delivered(obj, rv, copy)) for etype, obj, rv in taken]
 
     def __iter__(self) -> Iterator[WatchEvent]:
         while True:

@@ -103,3 +103,24 @@ def test_custom_resource_metadata_decodes_alone() -> None:
     with pytest.raises(DecodeError) as err:
         check_object_meta("x")
     assert err.value.message == "json: cannot unmarshal string into Go value of type v1.ObjectMeta"
+
+
+def test_a_write_walks_its_object_once_a_patch_twice(monkeypatch):
+    """Checking that an object decodes and dropping its unknown fields is one walk (a patch's error quotes the
+    patched object as it was, so it is checked before anything is dropped)."""
+    from apis.fake import ObjectTracker
+    from apis.fake.tracker import admission
+    from apis.resources import PODS
+
+    walks: list[bool] = []
+    real = admission.check_kind
+    monkeypatch.setattr(admission, "check_kind", lambda d, o, drop_unknown=False: walks.append(drop_unknown)
+                        or real(d, o, drop_unknown))
+    tracker = ObjectTracker()
+    created = tracker.create(PODS, {**_pod(), "bogus": 1}, "default")
+    assert walks == [True] and "bogus" not in created
+    tracker.update(PODS, {**created, "bogus": 2}, "default")
+    assert walks == [True, True]
+    walks.clear()
+    tracker.patch(PODS, "default", "p", {"metadata": {"labels": {"a": "b"}}}, "merge")
+    assert walks == [False, True]

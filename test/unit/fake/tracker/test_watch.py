@@ -210,3 +210,53 @@ def test_finished_watchers_are_dropped(tracker: ObjectTracker) -> None:
     live = tracker.watch(r.PODS)
     assert tracker.open_watch_count == 1  # bounded bookkeeping is the point here
     live.stop()
+
+
+def test_peek_hands_out_the_stored_object_and_a_write_replaces_it():
+    from apis.fake import ObjectTracker
+    from apis.resources import CONFIG_MAPS
+
+    tracker = ObjectTracker()
+    assert tracker.peek(CONFIG_MAPS, "default", "c") is None
+    tracker.create(CONFIG_MAPS, {"metadata": {"name": "c"}, "data": {"k": "1"}}, "default")
+    stored = tracker.peek(CONFIG_MAPS, "default", "c")
+    assert stored is tracker.peek(CONFIG_MAPS, "default", "c") and stored == tracker.get(CONFIG_MAPS, "default", "c")
+    assert tracker.get(CONFIG_MAPS, "default", "c") is not stored  # get copies
+    tracker.patch(CONFIG_MAPS, "default", "c", {"data": {"k": "2"}}, "merge")
+    assert stored["data"] == {"k": "1"}  # stored objects are never changed: a write stores a new one
+    assert tracker.peek(CONFIG_MAPS, "default", "c")["data"] == {"k": "2"}
+
+
+def test_next_events_takes_every_queued_event_and_can_hand_out_the_stored_objects(tracker: ObjectTracker) -> None:
+    with tracker.watch(r.PODS, "default", ListOptions(resource_version="0", label_selector="app=a")) as w:
+        for name in ("p1", "p2", "p3"):
+            tracker.create(r.PODS, {**make_pod(name), "metadata": {"name": name, "labels": {"app": "a"}}}, "default")
+        assert _summary(w.next_events(TIMEOUT, limit=1)) == [("ADDED", "p1")]
+        batch = w.next_events(TIMEOUT, copy=False)
+        assert _summary(batch) == [("ADDED", "p2"), ("ADDED", "p3")]
+        assert batch[1].object is tracker.peek(r.PODS, "default", "p3")  # not copied
+        # leaving the selector: the previous content at the new resourceVersion, the stored object untouched
+        tracker.patch(r.PODS, "default", "p3", {"metadata": {"labels": {"app": "b"}}}, "merge")
+        (gone,) = w.next_events(TIMEOUT, copy=False)
+        stored = tracker.peek(r.PODS, "default", "p3")
+        assert gone.type == "DELETED" and gone.object["metadata"]["labels"] == {"app": "a"}
+        assert gone.object["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
+        assert batch[1].object["metadata"]["resourceVersion"] != stored["metadata"]["resourceVersion"]
+        assert w.next_events(0.05) == []
+
+
+def test_a_busy_reader_lets_events_gather(tracker: ObjectTracker) -> None:
+    with tracker.watch(r.PODS, "default", ListOptions(resource_version="0")) as w:
+        tracker.create(r.PODS, make_pod("first"), "default")
+        assert _summary(w.next_events(TIMEOUT, gather=0.3)) == [("ADDED", "first")]
+
+        def burst() -> None:
+            for name in ("b1", "b2", "b3"):
+                tracker.create(r.PODS, make_pod(name), "default")
+                threading.Event().wait(0.02)
+
+        writer = threading.Thread(target=burst)
+        writer.start()
+        # taken moments after the previous batch: the reader waits 0.3 s first, so the burst comes as one batch
+        assert _summary(w.next_events(TIMEOUT, gather=0.3)) == [("ADDED", "b1"), ("ADDED", "b2"), ("ADDED", "b3")]
+        writer.join()
