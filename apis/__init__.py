@@ -1,11 +1,14 @@
 """Object helpers, errors, resources, watch/list types and clientsets for sedna-controlplane.
 
-``apis`` imports nothing else of this project (``informers``, ``globalmanager`` and ``localcontroller`` build on it).
+``apis`` imports nothing else of this project (``informers``, ``globalmanager``, ``localcontroller``, ``workersim``
+and ``examples`` build on it).
 """
 
 from . import errors, meta, resources
 from .client import ClientsetBase, ResourceClient
+from .elasticdl import informers as _elasticdl_informers  # noqa: F401 - registers factory.elasticdl_v1alpha1()
 from .resources import GroupVersionKind, GroupVersionResource, ResourceInfo
+from .sedna import informers as _sedna_informers  # noqa: F401 - registers factory.sedna_v1alpha1()
 from .watch import ListOptions, Watch, WatchEvent
 
 __all__ = [

@@ -152,7 +152,7 @@ class CoreV1(_Group):
         return self._cs.resource(r.SECRETS, namespace)
 
     def config_maps(self, namespace: str = "") -> ResourceClient:
-        return self._cs.resource(r.CONFIGMAPS, namespace)
+        return self._cs.resource(r.CONFIG_MAPS, namespace)
 
     configmaps = config_maps
 

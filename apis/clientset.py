@@ -15,7 +15,6 @@ from typing import Any
 from urllib.parse import quote
 
 import orjson
-import structlog
 
 from . import meta
 from .client import PATCH_CONTENT_TYPES, PROPAGATION_POLICIES, ClientsetBase, ResourceClient  # noqa: F401 (re-export)
@@ -30,6 +29,7 @@ from .http_transport import (
     is_connection_refused,
 )
 from .http_watch import HTTPWatch
+from .logs import get_logger
 from .resources import GroupVersionResource, ResourceInfo, lookup
 from .watch import ListOptions
 
@@ -49,7 +49,7 @@ __all__ = [
     "WATCH_TIMEOUT_MARGIN",
 ]
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 DEFAULT_FIELD_MANAGER = "sedna-controlplane"
 # A watch without timeoutSeconds ends after this much silence (a dead socket must not block a reader forever).
@@ -233,6 +233,15 @@ def _new_configuration() -> Any:
     return Configuration()
 
 
+def _pin_proxy(cfg: Any) -> None:
+    """Keep the proxy the loaded configuration has (from the kubeconfig or the environment). A kubeconfig token's
+    refresh hook, which runs before every request, sets the host again, and a configuration whose proxy came from
+    the environment re-reads the whole environment each time (a quarter of a request's client CPU); the
+    connection pool was made with this proxy anyway."""
+    if hasattr(type(cfg), "proxy"):
+        cfg.proxy = cfg.proxy
+
+
 class Clientset(ClientsetBase):
     """A clientset for one API server. Thread-safe; share one per process and ``close()`` it at the end.
 
@@ -335,6 +344,7 @@ class Clientset(ClientsetBase):
         except Exception as exc:  # ConfigException, YAML and OS errors all mean the same to the caller
             where = f"kubeconfig {path!r}" + (f" context {context!r}" if context else "")
             raise ConfigError(f"cannot load {where}: {exc}") from exc
+        _pin_proxy(cfg)
         return cls(cfg, master=master, **options)
 
     @classmethod

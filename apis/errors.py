@@ -24,7 +24,7 @@ __all__ = [
     "InvalidError",
     "MethodNotAllowedError",
     "NotFoundError",
-    "TimeoutError",
+    "RequestTimeoutError",
     "TooManyRequestsError",
     "UnauthorizedError",
     "ServiceUnavailableError",
@@ -165,7 +165,10 @@ class ServiceUnavailableError(ApiError):
     default_status, default_reason = 503, "ServiceUnavailable"
 
 
-class TimeoutError(ApiError):  # noqa: A001 - mirrors apimachinery's StatusReasonTimeout
+class RequestTimeoutError(ApiError):
+    """The server could not complete the request in time (apimachinery ``StatusReasonTimeout``, 504), e.g. "Too
+    large resource version". Not a client-side timeout: that is ``apis.http_transport.ApiConnectionTimeoutError``."""
+
     default_status, default_reason = 504, "Timeout"
 
 
@@ -183,7 +186,7 @@ _BY_REASON: dict[str, type[ApiError]] = {
     "TooManyRequests": TooManyRequestsError,
     "InternalError": InternalError,
     "ServiceUnavailable": ServiceUnavailableError,
-    "Timeout": TimeoutError,
+    "Timeout": RequestTimeoutError,
 }
 
 _BY_CODE: dict[int, type[ApiError]] = {
@@ -198,7 +201,7 @@ _BY_CODE: dict[int, type[ApiError]] = {
     429: TooManyRequestsError,
     500: InternalError,
     503: ServiceUnavailableError,
-    504: TimeoutError,
+    504: RequestTimeoutError,
 }
 
 # The reason apimachinery's NewGenericServerResponse gives a bare HTTP answer: none for 410 (then is_gone holds,
@@ -384,10 +387,18 @@ def is_too_large_resource_version(err: BaseException) -> bool:
     """The server's cache has not caught up with the requested resourceVersion (any of the three wire forms)."""
     if not isinstance(err, ApiError):
         return False
-    if any(c.get("type") == CAUSE_RESOURCE_VERSION_TOO_LARGE for c in err.causes):
+    # a StatusCause's type is "reason" on the wire ("type" in causes built locally)
+    if any(CAUSE_RESOURCE_VERSION_TOO_LARGE in (c.get("reason"), c.get("type")) for c in err.causes):
         return True
     if err.reason == "Timeout" or err.status == 504:
         if any(c.get("message") == "Too large resource version" for c in err.causes):
             return True
         return "Too large resource version" in err.message
     return False
+
+
+def __getattr__(name: str) -> Any:
+    # the former name, kept importable without a module-level binding that would shadow the builtin here
+    if name == "TimeoutError":
+        return RequestTimeoutError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

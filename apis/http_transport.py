@@ -9,7 +9,8 @@ Guarantees:
   connection raises ``ApiConnectionRefusedError``, which is also the built-in ``ConnectionRefusedError``: code that
   treats "connection refused" as retriable (the Reflector) tests ``isinstance(err, ConnectionRefusedError)`` and
   needs no import of this module. Timeouts raise ``ApiConnectionTimeoutError`` (also the built-in ``TimeoutError``).
-- Every request has a connect timeout and a read timeout, so a dead socket never blocks a caller forever.
+- Every request has a connect timeout and a read timeout (and ``total_timeout`` when set, for both together), so a
+  dead socket never blocks a caller forever.
 
 This module never imports the ``kubernetes`` package: the configuration is only read (duck-typed).
 """
@@ -201,10 +202,15 @@ class Transport:
         self.host = host
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
+        self.total_timeout: float | None = None  # when set, bounds connecting and reading together
         self.user_agent = user_agent
         self.compression = compression
         size = max(MIN_POOL_SIZE, pool_maxsize or getattr(configuration, "connection_pool_maxsize", 0) or 0)
         self._pool = _pool_manager(configuration, size)
+        # Without a proxy every request goes to the one pool of ``host``: asked for directly, not through the pool
+        # manager's per-request URL parsing and pool lookup.
+        self._direct = type(self._pool) is urllib3.PoolManager
+        self._host_pool: Any = None
         self._retries = new_retry_policy()
         self._auth_lock = threading.Lock()
 
@@ -229,6 +235,16 @@ class Transport:
         headers.update(self.auth_headers())
         return headers
 
+    def _urlopen(self, method: str, path: str, query: dict[str, str] | None, **kw: Any) -> urllib3.BaseHTTPResponse:
+        """Send one request through the pool of ``host`` (or the proxy's manager); ``kw`` as urllib3's urlopen."""
+        target = path + ("?" + urlencode(query) if query else "")
+        if not self._direct:
+            return self._pool.urlopen(method, self.host + target, **kw)
+        pool = self._host_pool
+        if pool is None or pool.pool is None:  # first use, or closed by close()
+            pool = self._host_pool = self._pool.connection_from_url(self.host)
+        return pool.urlopen(method, target, assert_same_host=False, **kw)
+
     # -- requests --------------------------------------------------------------------------------------------------
     def request(
         self,
@@ -247,12 +263,13 @@ class Transport:
             data = body if isinstance(body, bytes) else orjson.dumps(body)
             headers["Content-Type"] = content_type
         try:
-            resp = self._pool.request(
+            resp = self._urlopen(
                 method,
-                url,
+                path,
+                query,
                 body=data,
                 headers=headers,
-                timeout=urllib3.Timeout(connect=self.connect_timeout, read=self.read_timeout),
+                timeout=urllib3.Timeout(connect=self.connect_timeout, read=self.read_timeout, total=self.total_timeout),
                 retries=self._retries,
                 redirect=False,
             )
@@ -274,9 +291,10 @@ class Transport:
         """Open a streaming GET (a watch); ``read_timeout`` bounds the silence between two reads."""
         url = self.url(path, query)
         try:
-            resp = self._pool.request(
+            resp = self._urlopen(
                 "GET",
-                url,
+                path,
+                query,
                 headers=self._headers(stream=True),
                 timeout=urllib3.Timeout(connect=self.connect_timeout, read=read_timeout),
                 retries=self._retries,

@@ -23,15 +23,15 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 import orjson
-import structlog
 import urllib3
 from urllib3.exceptions import ReadTimeoutError
 
+from .logs import get_logger
 from .watch import WatchEvent
 
 __all__ = ["HTTPWatch", "StreamResponse", "MAX_EVENT_BYTES", "READ_SIZE"]
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 _new_object = object.__new__
 _set_type = WatchEvent.__dict__["type"].__set__  # the slots' own setters

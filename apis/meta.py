@@ -202,19 +202,22 @@ class Requirement:
     values: tuple[str, ...] = ()
 
     def matches(self, lbls: Mapping[str, str]) -> bool:
+        """Whether ``lbls`` satisfy the requirement; never raises: a value that is not a string (which no valid
+        object has) equals no selector value and is no number."""
         op = self.operator
         if op == "exists":
             return self.key in lbls
         if op == "!":
             return self.key not in lbls
+        value = lbls.get(self.key)
         if op in ("=", "==", "in"):
-            return self.key in lbls and lbls[self.key] in self.values
+            return isinstance(value, str) and value in self.values
         if op in ("!=", "notin"):
-            return self.key not in lbls or lbls[self.key] not in self.values
+            return not isinstance(value, str) or value not in self.values
         if op in ("gt", "lt"):
-            if self.key not in lbls:
+            if not isinstance(value, str):
                 return False
-            have, want = parse_int64(lbls[self.key]), parse_int64(self.values[0]) if len(self.values) == 1 else None
+            have, want = parse_int64(value), parse_int64(self.values[0]) if len(self.values) == 1 else None
             if have is None or want is None:
                 return False
             return have > want if op == "gt" else have < want
@@ -243,7 +246,7 @@ class Selector:
     def matches(self, lbls: Mapping[str, str] | None) -> bool:
         if self.match_nothing:
             return False
-        lbls = lbls or _EMPTY
+        lbls = lbls if isinstance(lbls, Mapping) else _EMPTY  # a malformed object's labels are no labels
         return all(r.matches(lbls) for r in self.requirements)
 
     def empty(self) -> bool:

@@ -17,13 +17,28 @@ __all__ = [
     "NODES",
     "SERVICES",
     "SECRETS",
+    "CONFIG_MAPS",
     "CONFIGMAPS",
     "EVENTS",
     "NAMESPACES",
     "DEPLOYMENTS",
+    "REPLICA_SETS",
+    "JOBS",
+    "CRON_JOBS",
+    "EVENTS_V1",
     "LEASES",
     "HORIZONTAL_POD_AUTOSCALERS",
     "CUSTOM_RESOURCE_DEFINITIONS",
+    "SERVICE_ACCOUNTS",
+    "DAEMON_SETS",
+    "RBAC_GROUP",
+    "ROLES",
+    "ROLE_BINDINGS",
+    "CLUSTER_ROLES",
+    "CLUSTER_ROLE_BINDINGS",
+    "SELF_SUBJECT_ACCESS_REVIEWS",
+    "SUBJECT_ACCESS_REVIEWS",
+    "SELF_SUBJECT_REVIEWS",
     "SEDNA_GROUP",
     "SEDNA_VERSION",
     "DATASETS",
@@ -115,6 +130,14 @@ def register(info: ResourceInfo) -> ResourceInfo:
     return info
 
 
+def unregister(gvr: GroupVersionResource) -> None:
+    """Remove a resource from the process-wide registry (one only a CRD made known, once nothing serves it)."""
+    with _lock:
+        info = _by_gvr.pop(gvr, None)
+        if info is not None and _by_gvk.get(info.gvk) is info:
+            del _by_gvk[info.gvk]
+
+
 def lookup(gvr: GroupVersionResource) -> ResourceInfo:
     """The registered info for ``gvr``; raises ``KeyError`` naming it when unknown."""
     try:
@@ -142,14 +165,20 @@ def _r(group: str, version: str, resource: str, kind: str, namespaced: bool = Tr
     return GroupVersionResource(group, version, resource)
 
 
-PODS = _r("", "v1", "pods", "Pod", short_names=("po",), subresources=("status",))
+PODS = _r("", "v1", "pods", "Pod", short_names=("po",), subresources=("status", "log"))
 NODES = _r("", "v1", "nodes", "Node", namespaced=False, short_names=("no",), subresources=("status",))
 SERVICES = _r("", "v1", "services", "Service", short_names=("svc",), subresources=("status",))
 SECRETS = _r("", "v1", "secrets", "Secret")
-CONFIGMAPS = _r("", "v1", "configmaps", "ConfigMap", short_names=("cm",))
+CONFIG_MAPS = _r("", "v1", "configmaps", "ConfigMap", short_names=("cm",))
+CONFIGMAPS = CONFIG_MAPS  # former name; every constant is named after its accessor (``config_maps()``)
 EVENTS = _r("", "v1", "events", "Event", short_names=("ev",))
 NAMESPACES = _r("", "v1", "namespaces", "Namespace", namespaced=False, short_names=("ns",), subresources=("status",))
 DEPLOYMENTS = _r("apps", "v1", "deployments", "Deployment", short_names=("deploy",), subresources=("status", "scale"))
+REPLICA_SETS = _r("apps", "v1", "replicasets", "ReplicaSet", short_names=("rs",), subresources=("status", "scale"))
+JOBS = _r("batch", "v1", "jobs", "Job", subresources=("status",))
+CRON_JOBS = _r("batch", "v1", "cronjobs", "CronJob", short_names=("cj",), subresources=("status",))
+# events.k8s.io/v1 Events: the same objects as core/v1 Events, in another shape (the sandbox converts between them)
+EVENTS_V1 = _r("events.k8s.io", "v1", "events", "Event", short_names=("ev",))
 LEASES = _r("coordination.k8s.io", "v1", "leases", "Lease")
 HORIZONTAL_POD_AUTOSCALERS = _r(
     "autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", short_names=("hpa",), subresources=("status",)
@@ -162,6 +191,25 @@ CUSTOM_RESOURCE_DEFINITIONS = _r(
     namespaced=False,
     short_names=("crd", "crds"),
     subresources=("status",),
+)
+
+SERVICE_ACCOUNTS = _r("", "v1", "serviceaccounts", "ServiceAccount", short_names=("sa",), subresources=("token",))
+DAEMON_SETS = _r("apps", "v1", "daemonsets", "DaemonSet", short_names=("ds",), subresources=("status",))
+RBAC_GROUP = "rbac.authorization.k8s.io"
+ROLES = _r(RBAC_GROUP, "v1", "roles", "Role")
+ROLE_BINDINGS = _r(RBAC_GROUP, "v1", "rolebindings", "RoleBinding")
+CLUSTER_ROLES = _r(RBAC_GROUP, "v1", "clusterroles", "ClusterRole", namespaced=False)
+CLUSTER_ROLE_BINDINGS = _r(RBAC_GROUP, "v1", "clusterrolebindings", "ClusterRoleBinding", namespaced=False)
+# Reviews are asked, never stored: create is their only verb (the sandbox answers them in apiserver/rbac).
+SELF_SUBJECT_ACCESS_REVIEWS = _r(
+    "authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", namespaced=False,
+    verbs=("create",),
+)
+SUBJECT_ACCESS_REVIEWS = _r(
+    "authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", namespaced=False, verbs=("create",)
+)
+SELF_SUBJECT_REVIEWS = _r(
+    "authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", namespaced=False, verbs=("create",)
 )
 
 SEDNA_GROUP = "sedna.io"

@@ -24,7 +24,7 @@ import structlog
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from globalmanager import __version__
-from globalmanager.config import LOG_LEVELS, ConfigError, GMConfig, load_config
+from globalmanager.config import LOG_LEVELS, ConfigError, GMConfig, load_config, parse_address
 from globalmanager.logging import configure_logging
 from informers.gc_policy import tune_gc_for_controllers
 
@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--master", help="API server address; overrides the kubeconfig's")
     p.add_argument("--namespace", help="watch only this namespace (default: all)")
     p.add_argument("--metrics-address", help="host:port of /metrics, /healthz, /readyz (default :8080)")
+    p.add_argument("--websocket-address",
+                   help="host:port of the edge link LocalControllers connect to (default 0.0.0.0:9000)")
     p.add_argument("--log-level", choices=LOG_LEVELS)
     p.add_argument("--log-format", choices=("json", "console"))
     p.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=None,
@@ -77,6 +79,11 @@ def config_from_args(argv: Sequence[str] | None) -> tuple[GMConfig, argparse.Nam
     ):
         if value is not None:
             setattr(cfg, attr, value)
+    if args.websocket_address is not None:
+        try:
+            cfg.websocket.address, cfg.websocket.port = parse_address(args.websocket_address)
+        except ValueError as exc:
+            raise ConfigError("--websocket-address", str(exc)) from None
     if args.verbosity is not None and args.log_level is None and args.verbosity >= 4:
         cfg.log_level = "debug"
     if args.leader_elect is not None:
@@ -93,16 +100,25 @@ def resync_period(min_seconds: float, rng: Any = random) -> float:
     return value if value < 2 * min_seconds else math.nextafter(2 * min_seconds, 0.0)
 
 
+# Keep-alive connections kept for reuse: one per informer's watch (about 20 resources with every controller), the
+# initial lists all at once, the controllers' workers and the edge reports' writers. Beyond it connections are still
+# opened but closed after use (urllib3 warns "Connection pool is full").
+CONNECTION_POOL_SIZE = 64
+
+
 def build_clientset(cfg: GMConfig) -> Any:
     from apis.clientset import Clientset
     from apis.clientset import ConfigError as ClientConfigError
 
     try:
         if cfg.kube_config or cfg.master:
-            return Clientset.from_kubeconfig(cfg.kube_config or None, master=cfg.master or None)
-        return Clientset.auto()
+            return Clientset.from_kubeconfig(cfg.kube_config or None, master=cfg.master or None,
+                                             pool_maxsize=CONNECTION_POOL_SIZE)
+        return Clientset.auto(pool_maxsize=CONNECTION_POOL_SIZE)
     except ClientConfigError as exc:
         raise ConfigError("kubeConfig", str(exc)) from None
+    except ValueError as exc:  # e.g. a kubeconfig whose server is not a URL
+        raise ConfigError("master" if cfg.master else "kubeConfig", str(exc)) from None
 
 
 class GlobalManager:
@@ -120,6 +136,7 @@ class GlobalManager:
         self.controllers: list[Any] = []
         self.elector: Any = None
         self.server: Any = None
+        self.edge_server: Any = None  # the websocket server LCs connect to (leader only)
         self._controllers_started = threading.Event()
         self._lock = threading.Lock()
 
@@ -128,11 +145,10 @@ class GlobalManager:
         if self.stop_event.is_set():
             return False, "shutting down"
         if self.elector is not None and not self.elector.leading:
-            if not self.elector.lease_rounds_healthy():
-                return False, (
-                    f"no lease round succeeded within {self.cfg.leader_election.lease_duration:g}s "
-                    "(API server unreachable?)"
-                )
+            healthy, why = self.elector.lease_round_status()
+            if not healthy:  # a replica that cannot reach or write its lease would never take over
+                le = self.cfg.leader_election
+                return False, f"lease {le.namespace}/{le.lease_name}: {why}"
             leader = self.elector.get_leader()
             return True, f"standing by (leader: {leader or 'none'})"
         if not self._controllers_started.is_set():
@@ -208,13 +224,17 @@ class GlobalManager:
 
     def run_controllers(self, stop: threading.Event) -> None:
         """Build the enabled controllers, start the informers and run the controllers until ``stop``."""
+        from apis.record import EventRecorder
         from globalmanager.controllers import ControllerContext, select
-        from globalmanager.runtime.events import EventRecorder
+        from globalmanager.messagelayer.layer import MessageLayer
+        from globalmanager.runtime.cachetransform import strip_unread_fields
         from informers import SharedInformerFactory
 
         cfg = self.cfg
         resync = resync_period(cfg.min_resync_period_seconds, self.rng)
-        factory = SharedInformerFactory(self.clientset, default_resync=resync, namespace=cfg.namespace)
+        factory = SharedInformerFactory(self.clientset, default_resync=resync, namespace=cfg.namespace,
+                                        transform=strip_unread_fields)
+        edge = MessageLayer(self.registry)
         ctx = ControllerContext(
             clientset=self.clientset,
             informer_factory=factory,
@@ -224,6 +244,7 @@ class GlobalManager:
             default_workers=cfg.default_workers,
             drain_timeout=cfg.shutdown_timeout,
             config=cfg,
+            edge=edge,
         )
         threads: list[threading.Thread] = []
         try:
@@ -239,15 +260,40 @@ class GlobalManager:
                 t.start()
                 threads.append(t)
             self._controllers_started.set()
+            self._serve_edge(edge, stop)
             stop.wait()
         except Exception:
             log.exception("controllers failed")
             self.exit_code = EXIT_FAILURE
             self.stop_event.set()
         finally:
+            if self.edge_server is not None:
+                self.edge_server.stop()
+            edge.stop()
             for t in threads:  # each controller drains within shutdownTimeoutSeconds
                 t.join(cfg.shutdown_timeout + 1)
             factory.shutdown(timeout=5.0)
+
+    def _serve_edge(self, edge: Any, stop: threading.Event) -> None:
+        """Once every controller's caches synced (so that a node's full state and the routes of its reports are
+        known), serve LCs; a listen error stops sedna-gm with exit 1, like Go Sedna's."""
+        from globalmanager.messagelayer import edge_server_from_config
+
+        while not stop.is_set() and not all(c.synced.is_set() for c in self.controllers):
+            stop.wait(0.05)
+        if stop.is_set():
+            return
+        ws = self.cfg.websocket
+        edge.start()
+        try:
+            server = edge_server_from_config(edge, ws)
+            server.start()
+        except (OSError, ValueError) as exc:
+            log.error("cannot start the edge server", address=f"{ws.address}:{ws.port}", error=str(exc))
+            self.exit_code = EXIT_FAILURE
+            self.stop_event.set()
+            return
+        self.edge_server = server
 
 
 def main(argv: Sequence[str] | None = None) -> int:

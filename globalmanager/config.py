@@ -1,8 +1,9 @@
 """sedna-gm configuration: Sedna's YAML fields plus metrics, leader election, controllers, workers and logging.
 
-``load_config(path)`` reads the YAML file over the defaults; ``apply_overrides`` lays command-line flags over it.
-Every problem raises ``ConfigError`` whose ``key`` names the offending field (``websocket.port``,
-``leaderElection.leaseDuration``, ``controllers[1]``...).
+``load_config(path)`` reads the YAML file over the defaults (``globalmanager.app.config_from_args`` lays the
+command-line flags over it); ``GMConfig.validate`` checks every field: numbers within bounds (``LIMITS``), URLs,
+names and addresses. Every problem raises ``ConfigError`` whose ``key`` names the offending field
+(``websocket.port``, ``leaderElection.leaseDuration``, ``controllers[1]``...).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field, fields
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -23,14 +25,35 @@ __all__ = [
     "LocalControllerConfig",
     "WebsocketConfig",
     "config_from_dict",
+    "default_lease_namespace",
     "load_config",
     "parse_address",
+    "DEFAULT_LEASE_NAMESPACE",
     "DEFAULT_WORKERS",
+    "LIMITS",
+    "MAX_WORKERS",
+    "SERVICE_ACCOUNT_NAMESPACE_FILE",
     "LOG_LEVELS",
     "LOG_FORMATS",
 ]
 
 DEFAULT_WORKERS = 2
+MAX_WORKERS = 128  # worker threads per controller
+DAY = 86400.0
+LIMITS: dict[str, tuple[float, float]] = {
+    # key: (lowest, highest) allowed, inclusive; durations in seconds
+    "minResyncPeriodSeconds": (1.0, DAY),
+    "leaderElection.leaseDuration": (0.1, DAY),
+    "leaderElection.renewDeadline": (0.1, DAY),
+    "leaderElection.retryPeriod": (0.1, DAY),
+    "shutdownTimeoutSeconds": (0.0, DAY),
+    "defaultWorkers": (1, MAX_WORKERS),
+    "websocket.tokenGraceSeconds": (0.0, DAY),
+}
+"""Bounds of every number: below them a loop spins or nothing waits; above them a thread count, a timeout or a lease
+duration no longer fits what the runtime and the API accept."""
+DEFAULT_LEASE_NAMESPACE = "sedna"
+SERVICE_ACCOUNT_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("json", "console", "")  # "" = console on a TTY, else JSON
 
@@ -38,6 +61,25 @@ LOG_FORMATS = ("json", "console", "")  # "" = console on a TTY, else JSON
 # Kubernetes name rules (apimachinery validation): namespaces are DNS-1123 labels, Lease names DNS-1123 subdomains.
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def _check_bounds(key: str, value: float) -> None:
+    low, high = LIMITS[key]
+    if not low <= value <= high:
+        shown = f"{value:g}" if isinstance(value, float) else str(value)
+        raise ConfigError(key, f"must be between {low:g} and {high:g}, got {shown}")
+
+
+def _check_url(key: str, value: str) -> None:
+    """An API server or service address as client-go takes it: ``http(s)://host[:port][/path]``."""
+    try:
+        parts = urlsplit(value)
+        port = parts.port  # raises for a port that is not a number or out of range
+    except ValueError as exc:
+        raise ConfigError(key, f"{value!r} is not a valid URL: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
+        raise ConfigError(key, f"{value!r} is not a valid URL: expected http(s)://host[:port], e.g. "
+                               "https://127.0.0.1:6443")
 
 
 def _check_dns_label(key: str, value: str) -> None:
@@ -67,8 +109,32 @@ def _key(name: str) -> Any:
 
 @dataclass
 class WebsocketConfig:
+    """The edge link LCs connect to (docs/edge.md). Defaults stay compatible with Go Sedna's LC."""
+
     address: str = field(default="0.0.0.0", metadata=_key("address"))
     port: int = field(default=9000, metadata=_key("port"))
+    ping_interval_seconds: float = field(default=20.0, metadata=_key("pingIntervalSeconds"))
+    max_frame_bytes: int = field(default=4 * 1024 * 1024, metadata=_key("maxFrameBytes"))
+    token_file: str = field(default="", metadata=_key("tokenFile"))  # "" = no bearer token required
+    # how long the previous token stays accepted once the file changed
+    token_grace_seconds: float = field(default=300.0, metadata=_key("tokenGraceSeconds"))
+    cert_file: str = field(default="", metadata=_key("certFile"))  # with keyFile: serve wss://
+    key_file: str = field(default="", metadata=_key("keyFile"))
+
+    def validate(self) -> None:
+        if not self.address:
+            raise ConfigError("websocket.address", "must not be empty (0.0.0.0 = all interfaces)")
+        if self.ping_interval_seconds <= 0:
+            raise ConfigError("websocket.pingIntervalSeconds", f"must be > 0, got {self.ping_interval_seconds}")
+        if self.max_frame_bytes < 1024:
+            raise ConfigError("websocket.maxFrameBytes", f"must be >= 1024, got {self.max_frame_bytes}")
+        _check_bounds("websocket.tokenGraceSeconds", self.token_grace_seconds)
+        if bool(self.cert_file) != bool(self.key_file):
+            raise ConfigError("websocket.certFile" if not self.cert_file else "websocket.keyFile",
+                              "websocket.certFile and websocket.keyFile go together")
+        for key, path in (("tokenFile", self.token_file), ("certFile", self.cert_file), ("keyFile", self.key_file)):
+            if path and not os.path.isfile(path):
+                raise ConfigError(f"websocket.{key}", f"file {path!r} does not exist")
 
 
 @dataclass
@@ -81,13 +147,24 @@ class KnowledgeBaseServerConfig:
     server: str = field(default="http://localhost:9020", metadata=_key("server"))
 
 
+def default_lease_namespace(path: str | None = None) -> str:
+    """The pod's own namespace (the service account's ``namespace`` file, ``SERVICE_ACCOUNT_NAMESPACE_FILE`` unless
+    ``path`` is given), else ``sedna``: a replica then needs no rights outside its namespace."""
+    try:
+        with open(path or SERVICE_ACCOUNT_NAMESPACE_FILE, encoding="utf-8") as fh:
+            namespace = fh.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return DEFAULT_LEASE_NAMESPACE
+    return namespace or DEFAULT_LEASE_NAMESPACE
+
+
 @dataclass
 class LeaderElectionConfig:
     """client-go leaderelection timings (seconds); must satisfy leaseDuration > renewDeadline > 1.2·retryPeriod."""
 
     enabled: bool = field(default=True, metadata=_key("enabled"))
     lease_name: str = field(default="sedna-gm", metadata=_key("leaseName"))
-    namespace: str = field(default="sedna", metadata=_key("namespace"))
+    namespace: str = field(default_factory=default_lease_namespace, metadata=_key("namespace"))
     lease_duration: float = field(default=15.0, metadata=_key("leaseDuration"))
     renew_deadline: float = field(default=10.0, metadata=_key("renewDeadline"))
     retry_period: float = field(default=2.0, metadata=_key("retryPeriod"))
@@ -124,12 +201,16 @@ class GMConfig:
         _check_finite(self, "")
         if self.kube_config and not os.path.exists(self.kube_config):
             raise ConfigError("kubeConfig", f"file {self.kube_config!r} does not exist")
+        if self.master:
+            _check_url("master", self.master)
+        _check_url("localController.server", self.local_controller.server)
+        _check_url("knowledgeBaseServer.server", self.knowledge_base_server.server)
         if not 0 < self.websocket.port < 65536:
             raise ConfigError("websocket.port", f"must be in 1..65535, got {self.websocket.port}")
+        self.websocket.validate()
         if self.namespace:  # "" = all namespaces
             _check_dns_label("namespace", self.namespace)
-        if self.min_resync_period_seconds <= 0:
-            raise ConfigError("minResyncPeriodSeconds", f"must be > 0, got {self.min_resync_period_seconds}")
+        _check_bounds("minResyncPeriodSeconds", self.min_resync_period_seconds)
         try:
             parse_address(self.metrics_address)
         except ValueError as exc:
@@ -140,8 +221,7 @@ class GMConfig:
             ("renewDeadline", le.renew_deadline),
             ("retryPeriod", le.retry_period),
         ):
-            if value <= 0:
-                raise ConfigError(f"leaderElection.{key}", f"must be > 0, got {value}")
+            _check_bounds(f"leaderElection.{key}", value)
         if le.lease_duration <= le.renew_deadline:
             raise ConfigError("leaderElection.leaseDuration", "must be greater than leaderElection.renewDeadline")
         if le.renew_deadline <= 1.2 * le.retry_period:
@@ -158,13 +238,11 @@ class GMConfig:
             raise ConfigError("logLevel", f"must be one of {', '.join(LOG_LEVELS)}, got {self.log_level!r}")
         if self.log_format not in LOG_FORMATS:
             raise ConfigError("logFormat", f"must be json or console, got {self.log_format!r}")
-        if self.default_workers < 1:
-            raise ConfigError("defaultWorkers", f"must be >= 1, got {self.default_workers}")
-        if self.shutdown_timeout < 0:
-            raise ConfigError("shutdownTimeoutSeconds", f"must be >= 0, got {self.shutdown_timeout}")
+        _check_bounds("defaultWorkers", self.default_workers)
+        _check_bounds("shutdownTimeoutSeconds", self.shutdown_timeout)
         for name, count in self.workers.items():
-            if count < 1:
-                raise ConfigError(f"workers.{name}", f"must be >= 1, got {count}")
+            if not 1 <= count <= MAX_WORKERS:
+                raise ConfigError(f"workers.{name}", f"must be between 1 and {MAX_WORKERS}, got {count}")
         if known_controllers is not None:
             known = set(known_controllers)
             for i, name in enumerate(self.controllers or []):
@@ -221,9 +299,13 @@ def _convert_scalar(value: Any, typ: type, key: str) -> Any:
             return value
     elif typ is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if not math.isfinite(value):
+            try:
+                number = float(value)
+            except OverflowError:  # an integer beyond any float
+                raise ConfigError(key, f"must be a finite number, got an integer of {len(str(value))} digits") from None
+            if not math.isfinite(number):
                 raise ConfigError(key, f"must be a finite number, got {value!r}")
-            return float(value)
+            return number
     elif typ is str:
         if isinstance(value, str):
             return value

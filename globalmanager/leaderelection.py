@@ -4,9 +4,15 @@
   not changed for ``lease_duration`` seconds by the *local* clock (clocks of different hosts are never compared).
 * The leader renews every ``retry_period``; if it cannot renew for ``renew_deadline`` it stops leading. A renewal
   that only answers after the deadline counts as lost too.
-* No lease request outlives its round: on the real clientset the elector uses its own connection pool whose
-  timeouts are set before each request to what is left of ``min(retry_period, remaining renew deadline)``.
-* An unreachable or failing API server is a failed round, never an exception: the elector keeps retrying.
+* Every attempt (read, then create or update) is bounded by ``renew_deadline``, a renewal by what is left of it since
+  the last renewal, as client-go bounds its renew loop: on the real clientset the elector uses its own connection
+  pool whose timeout (connect and read together) is set before each request to what is left of the attempt. A slow
+  API server (a round trip of a good part of ``retry_period``) therefore still gets its answers in.
+* A write that got no answer may still have been applied: the lease is read back at once, and a lease carrying
+  exactly the record we wrote is ours (client-go reconciles the same way through its observed record: a lease held
+  under our identity is renewed, never waited out).
+* An unreachable or failing API server is a failed round, never an exception: the elector keeps retrying, and
+  ``lease_round_status()`` says why the last round failed (read, create or write refused, or no answer).
 * Writes carry the observed ``resourceVersion``: a concurrent writer makes ours fail with 409 and we retry next period.
 * On shutdown the leader keeps renewing while its work drains (bounded by ``leader_stop_timeout``), then releases
   the lease (holder cleared, ``leaseDurationSeconds: 1``, like ReleaseOnCancel) so a standby takes over at once.
@@ -158,7 +164,7 @@ class LeaderElector:
             raise ValueError("lease_duration must be greater than renew_deadline")
         if renew_deadline <= 1.2 * retry_period:
             raise ValueError("renew_deadline must be greater than 1.2 × retry_period")
-        self._lease_clientset, self._transport = _dedicated_lease_clientset(clientset, retry_period)
+        self._lease_clientset, self._transport = _dedicated_lease_clientset(clientset, renew_deadline)
         self._leases = self._lease_clientset.coordination_v1().leases(namespace)
         self.lease_name = lease_name
         self.namespace = namespace
@@ -174,6 +180,8 @@ class LeaderElector:
         self._observed: LeaseRecord | None = None
         self._observed_time = 0.0
         self._last_good_round: float | None = None
+        self._last_round_error = ""
+        self._step = "read"  # what the current attempt is doing, for error reports
         self._attempt_end = 0.0  # clock.monotonic() by which the current attempt's requests must be answered
         self._reported_leader = ""
         self._leading = False
@@ -193,16 +201,24 @@ class LeaderElector:
         return self._leading
 
     def lease_rounds_healthy(self) -> bool:
-        """True when a lease round got an answer (the lease read, or found absent) within the last
-        ``lease_duration``; a standby that cannot see the lease is not ready."""
+        """True when a lease round completed within the last ``lease_duration`` (see ``lease_round_status``)."""
+        return self.lease_round_status()[0]
+
+    def lease_round_status(self) -> tuple[bool, str]:
+        """``(healthy, why)``: healthy when a round completed within the last ``lease_duration``: the lease was read
+        and either held by a live other candidate, or written by us, or lost to a concurrent writer. A candidate that
+        cannot read or write its lease (unreachable, namespace missing, forbidden) is not; ``why`` says what failed."""
         with self._lock:
-            last = self._last_good_round
-        return last is not None and self.clock.monotonic() - last <= self.lease_duration
+            last, error = self._last_good_round, self._last_round_error
+        if last is not None and self.clock.monotonic() - last <= self.lease_duration:
+            return True, ""
+        when = "yet" if last is None else f"within {self.lease_duration:g}s"
+        return False, f"no lease round succeeded {when}" + (f"; last error: {error}" if error else "")
 
     def request_timeout(self, deadline: float | None = None) -> float:
-        """Seconds one attempt may take: ``retry_period``, cut to what is left before ``deadline``
+        """Seconds one attempt may take: ``renew_deadline``, cut to what is left before ``deadline``
         (a ``clock.monotonic()`` value) when given."""
-        budget = self.retry_period
+        budget = self.renew_deadline
         if deadline is not None:
             budget = min(budget, deadline - self.clock.monotonic())
         return max(MIN_REQUEST_TIMEOUT, budget)
@@ -217,19 +233,28 @@ class LeaderElector:
         """One attempt to acquire or renew the lease; True when we hold it afterwards. Never raises for API or
         connection failures (they are a failed attempt). ``deadline`` bounds the attempt (see ``request_timeout``)."""
         self._attempt_end = self.clock.monotonic() + self.request_timeout(deadline)
+        self._step = "read"
         try:
-            return self._try_acquire_or_renew()
+            result = self._try_acquire_or_renew()
         except LEASE_ERRORS as exc:
-            log.warning("lease request failed", lease=self._key(), error=str(exc))
+            error = f"cannot {self._step} lease {self._key()}: {exc}"
+            with self._lock:
+                self._last_round_error = error
+            log.warning("lease request failed", lease=self._key(), step=self._step, error=str(exc))
             return False
+        with self._lock:
+            self._last_good_round = self.clock.monotonic()
+        return result
 
-    def _request(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """Call ``fn`` with the transport's timeouts set to what is left of the attempt (connect and read share it)."""
+    def _request(self, step: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """Call ``fn`` with the transport's timeout set to what is left of the attempt (connect and read together)."""
+        self._step = step
         if self._transport is not None:
             left = self._attempt_end - self.clock.monotonic()
             if left <= 0:
-                raise ApiConnectionTimeoutError("lease", self._key(), "no time left in this round")
-            self._transport.connect_timeout = self._transport.read_timeout = max(MIN_REQUEST_TIMEOUT, left / 2)
+                raise ApiConnectionTimeoutError("lease", self._key(), "no time left in this attempt")
+            left = max(MIN_REQUEST_TIMEOUT, left)
+            self._transport.connect_timeout = self._transport.read_timeout = self._transport.total_timeout = left
         return fn(*args)
 
     def _try_acquire_or_renew(self) -> bool:
@@ -242,9 +267,8 @@ class LeaderElector:
             lease_transitions=0,
         )
         try:
-            lease = self._request(self._leases.get, self.lease_name)
+            lease = self._request("read", self._leases.get, self.lease_name)
         except errors.NotFoundError:
-            self._mark_good_round()
             body = {
                 "apiVersion": "coordination.k8s.io/v1",
                 "kind": "Lease",
@@ -252,13 +276,14 @@ class LeaderElector:
                 "spec": desired.to_spec(),
             }
             try:
-                created = self._request(self._leases.create, body)
+                created = self._request("create", self._leases.create, body)
             except (errors.AlreadyExistsError, errors.ConflictError) as exc:  # another candidate created it first
                 log.info("lease create lost a race", lease=self._key(), error=str(exc))
                 return False
+            except ApiConnectionError as exc:
+                return self._read_back(desired, exc, "create")
             self._set_observed(LeaseRecord.from_lease(created))
             return True
-        self._mark_good_round()
 
         old = LeaseRecord.from_lease(lease)
         if old != self._observed:
@@ -286,11 +311,31 @@ class LeaderElector:
         updated_obj = dict(lease)
         updated_obj["spec"] = {**(lease.get("spec") or {}), **desired.to_spec()}
         try:
-            updated = self._request(self._leases.update, updated_obj)
+            updated = self._request("write", self._leases.update, updated_obj)
         except errors.ConflictError as exc:  # someone else wrote the lease since we read it: next period
             log.info("lease update conflict", lease=self._key(), error=str(exc))
             return False
+        except ApiConnectionError as exc:
+            return self._read_back(desired, exc, "write")
         self._set_observed(LeaseRecord.from_lease(updated))
+        return True
+
+    def _read_back(self, written: LeaseRecord, lost: ApiConnectionError, step: str) -> bool:
+        """A write got no answer (timeout, reset), yet the server may have applied it: read the lease and compare.
+        True when it holds exactly the record we wrote; else ``lost`` is raised (a failed ``step``)."""
+        log.info("lease write got no answer; reading the lease back", lease=self._key(), error=str(lost))
+        try:
+            lease = self._request("read back", self._leases.get, self.lease_name)
+        except errors.NotFoundError:
+            lease = None
+        current = LeaseRecord.from_lease(lease) if lease is not None else None
+        if current is not None and current != self._observed:
+            self._set_observed(current)
+        if current is None or (current.holder_identity, current.renew_time, current.lease_transitions) != (
+                written.holder_identity, written.renew_time, written.lease_transitions):
+            self._step = step
+            raise lost
+        log.info("the lease write had been applied", lease=self._key())
         return True
 
     def release(self) -> bool:
@@ -310,7 +355,7 @@ class LeaderElector:
 
     def _release(self) -> bool:
         now_wall = format_micro_time(self.clock.utcnow())
-        lease = self._request(self._leases.get, self.lease_name)
+        lease = self._request("read", self._leases.get, self.lease_name)
         current = LeaseRecord.from_lease(lease)
         if current.holder_identity != self.identity:
             return False
@@ -323,7 +368,7 @@ class LeaderElector:
         )
         body = dict(lease)
         body["spec"] = {**(lease.get("spec") or {}), **record.to_spec()}
-        updated = self._request(self._leases.update, body)
+        updated = self._request("release", self._leases.update, body)
         self._set_observed(LeaseRecord.from_lease(updated))
         return True
 
@@ -431,10 +476,6 @@ class LeaderElector:
         with self._lock:
             self._observed = record
             self._observed_time = self.clock.monotonic()
-
-    def _mark_good_round(self) -> None:
-        with self._lock:
-            self._last_good_round = self.clock.monotonic()
 
     def _maybe_report_new_leader(self) -> None:
         leader = self.get_leader()

@@ -1,80 +1,15 @@
-"""structlog setup for sedna-gm: JSON lines in production, key=value console output on a TTY or on request.
-
-Standard-library loggers (urllib3, kubernetes, our own modules using ``logging``) and Python ``warnings`` go through the
-same processors, so every line has the same shape; the level applies to all of them (chatty libraries are held at
-``warning`` at least, unless the level is ``debug``).
-"""
+"""sedna-gm's logging: ``apis.logs.configure_process_logging`` (JSON lines in production, key=value on a TTY or on
+request, secrets redacted, tracebacks without locals), with uncaught thread exceptions logged as ``sedna-gm``."""
 
 from __future__ import annotations
 
-import logging
-import sys
-import threading
-from typing import Any, TextIO
+from typing import TextIO
 
-import structlog
+from apis.logs import configure_process_logging
 
 __all__ = ["configure_logging"]
 
-_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
-
 
 def configure_logging(level: str = "info", fmt: str = "", stream: TextIO | None = None) -> None:
-    """Configure structlog and the stdlib root logger.
-
-    ``fmt`` is ``json``, ``console`` or ``""`` (console when ``stream`` is a TTY, else JSON).
-    """
-    stream = sys.stderr if stream is None else stream
-    numeric = _LEVELS.get(level.lower(), logging.INFO)
-    if not fmt:
-        fmt = "console" if getattr(stream, "isatty", lambda: False)() else "json"
-    shared: list[Any] = [
-        structlog.contextvars.merge_contextvars,
-        structlog.stdlib.add_log_level,
-        structlog.stdlib.add_logger_name,
-        structlog.stdlib.PositionalArgumentsFormatter(),
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
-        structlog.processors.StackInfoRenderer(),
-    ]
-    if fmt == "json":
-        renderer: Any = structlog.processors.JSONRenderer()
-        shared_tail: list[Any] = [structlog.processors.dict_tracebacks]
-    else:
-        renderer = structlog.dev.ConsoleRenderer(colors=False)
-        shared_tail = []
-    structlog.configure(
-        processors=[
-            structlog.stdlib.filter_by_level,
-            *shared,
-            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
-        ],
-        logger_factory=structlog.stdlib.LoggerFactory(),
-        wrapper_class=structlog.stdlib.BoundLogger,
-        cache_logger_on_first_use=True,
-    )
-    formatter = structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=shared,
-        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *shared_tail, renderer],
-    )
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(formatter)
-    root = logging.getLogger()
-    for old in list(root.handlers):
-        root.removeHandler(old)
-    root.addHandler(handler)
-    root.setLevel(numeric)
-    # chatty libraries stay at warning unless we debug; never below the configured level (records of a child logger
-    # reach the root handler whatever the root's own level, so the library logger's level is the only filter)
-    for noisy in ("urllib3", "kubernetes"):
-        logging.getLogger(noisy).setLevel(numeric if numeric <= logging.DEBUG else max(numeric, logging.WARNING))
-    threading.excepthook = _log_thread_exception  # not a raw traceback on stderr amid the JSON lines
-    logging.captureWarnings(True)  # warnings.warn (e.g. urllib3's InsecureRequestWarning) → logger "py.warnings"
-
-
-def _log_thread_exception(args: threading.ExceptHookArgs) -> None:
-    if args.exc_type is SystemExit:
-        return
-    thread = args.thread.name if args.thread is not None else "?"
-    structlog.get_logger("sedna-gm").error(
-        "uncaught exception in thread", thread=thread, exc_info=(args.exc_type, args.exc_value, args.exc_traceback)
-    )
+    """``--log-level`` and ``--log-format json|console`` (``""``: console on a TTY, else JSON) for sedna-gm."""
+    configure_process_logging(level, fmt, stream, component="sedna-gm")

@@ -27,7 +27,6 @@ BENCH_PEERS ("" skips the peers; see hack/bench_informer_peers.py for theirs).
 from __future__ import annotations
 
 import gc
-import logging
 import os
 import random
 import statistics
@@ -39,7 +38,6 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-import structlog
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -261,7 +259,6 @@ def _rounds(lines: list[bytes], rounds: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     if PIN_CPU is not None:
         os.sched_setaffinity(0, {int(PIN_CPU)})
     lines = make_stream(EVENTS, PODS)

@@ -1,16 +1,27 @@
-"""Local up: a sandbox cluster, ``sedna-gm`` against it, and a sample ElasticAIJob followed until it succeeds.
+"""Local up: a sandbox cluster, ``sedna-gm``, two ``sedna-lc`` and the worker simulator, and the sample
+IncrementalLearningJob moving through its stages on them.
 
-    python -m hack.local_up [--timeout 60] [--keep-running] [--sample charts/sedna/samples/elasticaijob.yaml]
+    python -m hack.local_up [--timeout 90] [--keep-running] [--workdir DIR] [--elasticaijob] [--elasticdl]
 
 1. starts the sandbox API server (``python -m apis.fake.apiserver``) with the CRDs of ``charts/sedna/crds`` and its
-   pod simulator, writing a kubeconfig into a temporary directory (printed: ``kubectl --kubeconfig <it> get eaijob``
-   works while this runs);
-2. starts ``sedna-gm`` (``python -m globalmanager.app --kubeconfig <it> --no-leader-elect``) and waits for /readyz;
-3. creates the sample job with the annotations ``sandbox.sedna.io/start-delay-seconds`` and
-   ``sandbox.sedna.io/run-seconds`` (the controller copies
-   ``sandbox.sedna.io/*`` job annotations onto the master pod, so the simulated master runs that long and exits 0);
-4. prints every change of the job's phase and conditions until it has Succeeded;
-5. stops sedna-gm (SIGTERM: it must exit 0) and the sandbox. Exit 0 on success, 1 on failure or timeout.
+   pod simulator, writing a kubeconfig into the work directory (``kubectl --kubeconfig <it> get il,pods -w`` works
+   while this runs);
+2. starts ``sedna-gm`` (``python -m globalmanager.app --kubeconfig <it> --no-leader-elect``, its edge link on a free
+   local port) and waits for /readyz;
+3. starts two LocalControllers (``python -m localcontroller.app``, nodes ``edge-1`` and ``edge-2``, each with its own
+   rootfs and database in the work directory) and waits until both are connected, then the worker simulator
+   (``python -m workersim``), which plays Sedna's SDK in the worker pods and reports to their node's LC;
+4. the main job (``hack/local_up_il.py``): creates the sample Dataset on ``edge-1`` (its index file of 10 samples
+   under edge-1's rootfs) and prints the count the LC reports; creates the sample IncrementalLearningJob and its
+   Models (workers on ``edge-2``); appends 5 samples so that the train trigger fires; prints every condition of the
+   job as ``kubectl get il -w`` would (name, stage, status, age) and the pods created for it, through one whole
+   Train → Eval → Deploy round, and checks that the deploy Model is the model trained in that round;
+5. with ``--elasticaijob``: then the sample ElasticAIJob, followed until it succeeds (``hack/local_up_eaijob.py``);
+6. stops the worker simulator, the LCs and sedna-gm (SIGTERM: each must exit 0) and the sandbox. Exit 0 on success,
+   1 on failure or timeout.
+
+``--elasticdl`` runs another job instead: an ElasticAIJob trained to the end by the ElasticDL master example
+(``hack/local_up_elasticdl.py``).
 """
 
 from __future__ import annotations
@@ -27,12 +38,10 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SAMPLE = REPO / "charts" / "sedna" / "samples" / "elasticaijob.yaml"
+EDGE_NODES = ("edge-1", "edge-2")
 CRDS = REPO / "charts" / "sedna" / "crds"
 
 
@@ -76,13 +85,14 @@ class Process:
         with self._cond:
             self._cond.notify_all()
 
-    def wait_for_line(self, prefix: str, timeout: float) -> str | None:
+    def wait_for_line(self, prefix: str, timeout: float, contains: str = "") -> str | None:
+        """The first output line that starts with ``prefix`` (and has ``contains`` in it); None on timeout or exit."""
         deadline = time.monotonic() + timeout
         seen = 0
         with self._cond:
             while True:
                 for line in self._lines[seen:]:
-                    if line.startswith(prefix):
+                    if line.startswith(prefix) and contains in line:
                         return line
                 seen = len(self._lines)
                 remaining = deadline - time.monotonic()
@@ -118,21 +128,11 @@ def wait_ready(url: str, proc: Process, timeout: float) -> bool:
     return False
 
 
-def describe(job: dict[str, Any]) -> str:
-    status = job.get("status") or {}
-    conds = ", ".join(f"{c.get('type')}={c.get('status')}" for c in status.get("conditions") or [])
-    reps = status.get("replicaStatuses") or {}
-    replicas = " ".join(
-        f"{role}:{r.get('active', 0)}/{r.get('succeeded', 0)}/{r.get('failed', 0)}" for role, r in reps.items()
-    )
-    return f"phase={status.get('phase') or '-':<9} conditions=[{conds}]" + (
-        f" replicas(active/succeeded/failed)={replicas}" if replicas else ""
-    )
-
-
 def run(args: argparse.Namespace, workdir: Path) -> int:
-    from apis import errors
     from apis.clientset import Clientset
+
+    from .local_up_eaijob import run_elastic_ai_job
+    from .local_up_il import run_il_job
 
     kubeconfig = workdir / "kubeconfig"
     say(f"==> starting the sandbox API server (logs: {workdir / 'apiserver.log'})")
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
         [sys.executable, "-m", "apis.fake.apiserver", "--port", "0", "--crds", str(CRDS), "--kubeconfig-out", str(kubeconfig)],
         workdir / "apiserver.log",
     )
-    gm: Process | None = None
+    children: list[Process] = []  # stopped in reverse order, the sandbox last
     ok = False
     try:
         line = api.wait_for_line("listening on ", 30)
@@ -149,65 +149,57 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
             say(f"sandbox API server did not start; see {workdir / 'apiserver.log'}")
             return 1
         say(f"    {line}")
-        say(f"    kubeconfig: {kubeconfig}")
-        say(f"    try: kubectl --kubeconfig {kubeconfig} get eaijob,pods")
+        say(f"    try: kubectl --kubeconfig {kubeconfig} get il,pods -w")
 
-        port = free_port()
-        say(f"==> starting sedna-gm (metrics/health on 127.0.0.1:{port}, logs: {workdir / 'sedna-gm.log'})")
+        port, edge_port = free_port(), free_port()
+        say(f"==> starting sedna-gm (metrics/health on 127.0.0.1:{port}, edge link on 127.0.0.1:{edge_port}, "
+            f"logs: {workdir / 'sedna-gm.log'})")
         gm = Process(
             "sedna-gm",
             [sys.executable, "-m", "globalmanager.app", "--kubeconfig", str(kubeconfig), "--no-leader-elect",
-             "--metrics-address", f"127.0.0.1:{port}", "--log-format", "json"],
+             "--metrics-address", f"127.0.0.1:{port}", "--websocket-address", f"127.0.0.1:{edge_port}",
+             "--log-format", "json"],
             workdir / "sedna-gm.log",
         )
+        children.append(gm)
         if not wait_ready(f"http://127.0.0.1:{port}/readyz", gm, 30):
             say(f"sedna-gm did not become ready; see {workdir / 'sedna-gm.log'}")
             return 1
         say("    sedna-gm is ready")
-
-        job = yaml.safe_load(Path(args.sample).read_text(encoding="utf-8"))
-        md = job.setdefault("metadata", {})
-        md.setdefault("namespace", "default")
-        annotations = md.setdefault("annotations", {})
-        annotations["sandbox.sedna.io/start-delay-seconds"] = str(args.start_delay_seconds)
-        annotations["sandbox.sedna.io/run-seconds"] = str(args.run_seconds)
-        ns, name = md["namespace"], md["name"]
         cs = Clientset.from_kubeconfig(str(kubeconfig))
-        jobs = cs.elasticdl_v1alpha1().elastic_ai_jobs(ns)
-        jobs.create(job)
-        say(f"==> created ElasticAIJob {ns}/{name} (master simulated for {args.run_seconds}s)")
+        lc_urls: dict[str, str] = {}
+        for node in EDGE_NODES:
+            lc_port = free_port()
+            lc_urls[node] = f"http://127.0.0.1:{lc_port}"
+            say(f"==> starting sedna-lc {node} (worker API on 127.0.0.1:{lc_port}, rootfs {workdir / node}, "
+                f"logs: {workdir / (node + '.log')})")
+            (workdir / node).mkdir(exist_ok=True)
+            children.append(Process(
+                node,
+                [sys.executable, "-m", "localcontroller.app", "--gm-address", f"127.0.0.1:{edge_port}",
+                 "--node-name", node, "--rootfs", str(workdir / node), "--bind-address", f"127.0.0.1:{lc_port}",
+                 "--dataset-check-period", "0.5", "--log-format", "json"],
+                workdir / f"{node}.log",
+            ))
+            if not wait_ready(f"{lc_urls[node]}/readyz", children[-1], 30):
+                say(f"sedna-lc {node} did not connect to sedna-gm; see {workdir / (node + '.log')}")
+                return 1
+            say(f"    {node} is connected")
+        say(f"==> starting the worker simulator (plays Sedna's SDK in the worker pods; logs: {workdir / 'workersim.log'})")
+        workersim = [sys.executable, "-m", "workersim", "--kubeconfig", str(kubeconfig), "--report-retry-seconds", "0.5"]
+        for node in EDGE_NODES:
+            workersim += ["--lc", f"{node}={lc_urls[node]}", "--rootfs", f"{node}={workdir / node}"]
+        children.append(Process("workersim", workersim, workdir / "workersim.log"))
+        if children[-1].wait_for_line('{"', 30, contains='"worker simulator ready"') is None:
+            say(f"the worker simulator did not start; see {workdir / 'workersim.log'}")
+            return 1
+        say("    the worker simulator is ready")
 
-        started = time.monotonic()
-        last = ""
-        phase = ""
-        while time.monotonic() - started < args.timeout:
-            try:
-                current = jobs.get(name)
-            except errors.ApiError as exc:
-                say(f"    cannot read the job: {exc}")
-                time.sleep(0.5)
-                continue
-            text = describe(current)
-            if text != last:
-                say(f"    [{time.monotonic() - started:5.1f}s] {ns}/{name} {text}")
-                last = text
-            phase = (current.get("status") or {}).get("phase") or ""
-            if phase in ("Succeeded", "Failed"):
-                break
-            time.sleep(0.25)
-        if phase == "Succeeded":
-            say(f"==> ElasticAIJob {ns}/{name} succeeded")
-            ok = True
-        elif phase == "Failed":
-            say(f"==> ElasticAIJob {ns}/{name} failed")
-        else:
-            say(f"==> timed out after {args.timeout:.0f}s waiting for {ns}/{name} to succeed")
-        events = cs.core_v1().events(ns).list()["items"]
-        for ev in events:
-            if (ev.get("involvedObject") or {}).get("name") == name:
-                say(f"    event {ev.get('type')} {ev.get('reason')}: {ev.get('message')}")
+        ok = run_il_job(cs, workdir, args.timeout, say)
+        if ok and args.elasticaijob:
+            ok = run_elastic_ai_job(cs, args, say)
         if args.keep_running:
-            say(f"==> running until Ctrl-C; kubectl --kubeconfig {kubeconfig} get eaijob,pods")
+            say(f"==> running until Ctrl-C; kubectl --kubeconfig {kubeconfig} get il,pods")
             stop = threading.Event()
             signal.signal(signal.SIGTERM, lambda *_: stop.set())
             signal.signal(signal.SIGINT, lambda *_: stop.set())
@@ -218,9 +210,9 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
                 pass
         cs.close()
     finally:
-        if gm is not None:
-            code = gm.stop()
-            say(f"==> sedna-gm stopped (exit code {code})")
+        for child in reversed(children):
+            code = child.stop()
+            say(f"==> {child.name} stopped (exit code {code})")
             if code != 0:
                 ok = False
         code = api.stop()
@@ -230,11 +222,15 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m hack.local_up", description=__doc__.split("\n\n")[0])
-    p.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for the job to succeed (90)")
-    p.add_argument("--keep-running", action="store_true", help="keep everything running after the job succeeded")
-    p.add_argument("--sample", default=str(DEFAULT_SAMPLE), help="ElasticAIJob YAML to apply")
-    p.add_argument("--run-seconds", type=float, default=3.0, help="how long the simulated master runs (3)")
-    p.add_argument("--start-delay-seconds", type=float, default=1.0, help="how long the master stays Pending (1)")
+    p.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for each job (90)")
+    p.add_argument("--keep-running", action="store_true", help="keep everything running after the jobs")
+    p.add_argument("--elasticaijob", action="store_true",
+                   help="after the main job, follow the sample ElasticAIJob until it succeeds (hack/local_up_eaijob.py)")
+    p.add_argument("--sample", default=str(DEFAULT_SAMPLE), help="with --elasticaijob: the ElasticAIJob YAML to apply")
+    p.add_argument("--run-seconds", type=float, default=3.0,
+                   help="with --elasticaijob: how long the simulated master runs (3)")
+    p.add_argument("--start-delay-seconds", type=float, default=1.0,
+                   help="with --elasticaijob: how long the master stays Pending (1)")
     p.add_argument("--workdir", help="directory for the kubeconfig and logs (default: a temporary one, removed)")
     p.add_argument("--elasticdl", action="store_true",
                    help="train an ElasticAIJob to the end with the ElasticDL master example (hack/local_up_elasticdl.py)")

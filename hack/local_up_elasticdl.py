@@ -24,7 +24,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .local_up import CRDS, Process, describe, free_port, say, wait_ready
+from .local_up import CRDS, Process, free_port, say, wait_ready
+from .local_up_eaijob import describe
 
 JOB = "mnist-elastic"
 NS = "default"

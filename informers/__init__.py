@@ -2,8 +2,9 @@
 listers, SharedInformerFactory and cache-sync helpers. Objects are plain dicts, shared and read-only."""
 
 from apis.watch import ListOptions, WatchEvent
+from workqueue.clock import Clock, FakeClock, RealClock
 
-from .backoff import Backoff, Clock, RealClock
+from .backoff import Backoff
 from .controller import Config, Controller, process_deltas
 from .delta_fifo import (
     ADDED,
@@ -59,6 +60,7 @@ __all__ = [
     "DeltaType",
     "Deltas",
     "FIFOClosedError",
+    "FakeClock",
     "FilteringResourceEventHandler",
     "GenericInformer",
     "IndexFunc",

@@ -1,4 +1,4 @@
-"""Jittered exponential backoff for the reflector, with an injectable clock and random source.
+"""Jittered exponential backoff for the reflector, with an injectable clock (``workqueue.clock``) and random source.
 
 Port of apimachinery's ``NewExponentialBackoffManager(800ms, 30s, 2m, 2.0, 1.0, clock)`` as client-go ≤ 1.35 uses
 it: delays [0.8, 1.6), [1.6, 3.2), … then [30, 60) s forever; the sequence restarts when more than ``reset_after``
@@ -9,31 +9,10 @@ from __future__ import annotations
 
 import random
 import threading
-import time
-from typing import Protocol
 
-__all__ = ["Clock", "RealClock", "REAL_CLOCK", "Backoff", "jitter"]
+from workqueue.clock import REAL_CLOCK, Clock
 
-
-class Clock(Protocol):
-    """Time source plus a stop-aware sleep; tests inject a fake that records sleeps instead of sleeping."""
-
-    def now(self) -> float: ...
-
-    def sleep(self, seconds: float, stop_event: threading.Event) -> bool:
-        """Wait ``seconds`` or until ``stop_event`` is set; True when stopped."""
-        ...
-
-
-class RealClock:
-    def now(self) -> float:
-        return time.monotonic()
-
-    def sleep(self, seconds: float, stop_event: threading.Event) -> bool:
-        return stop_event.wait(max(0.0, seconds))
-
-
-REAL_CLOCK = RealClock()
+__all__ = ["Backoff", "jitter"]
 
 
 def jitter(duration: float, max_factor: float, rng: random.Random | None = None) -> float:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import structlog
+from apis.logs import get_logger
 
 from .delta_fifo import DELETED, DeltaFIFO, Deltas, FIFOClosedError
 from .reflector import Reflector, WatchErrorHandler
@@ -20,7 +20,7 @@ _MISSING = ThreadSafeStore.MISSING  # type: ignore[attr-defined]
 
 __all__ = ["Config", "Controller", "keyed_upserter", "process_deltas", "process_keyed_deltas", "upsert_and_notify"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def process_deltas(handler: Any, client_state: Any, deltas: Deltas, is_in_initial_list: bool,

@@ -13,10 +13,9 @@ from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import Any, NamedTuple, Protocol
 
-import structlog
+from apis.logs import get_logger
 
-from .keys import DeletedFinalStateUnknown, KeyFunc, meta_namespace_key_func
-from .keys import KeyError as ObjectKeyError
+from .keys import DeletedFinalStateUnknown, KeyFunc, ObjectKeyError, meta_namespace_key_func
 
 __all__ = [
     "DeltaType",
@@ -35,7 +34,7 @@ __all__ = [
     "ZERO_LENGTH_DELTAS_MESSAGE",
 ]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class DeltaType(str, Enum):

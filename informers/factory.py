@@ -1,15 +1,19 @@
-"""``SharedInformerFactory``: one shared informer per resource over a clientset (client-go ``informers/factory.go``)."""
+"""``SharedInformerFactory``: one shared informer per resource over a clientset (client-go ``informers/factory.go``).
+
+Typed accessors of the built-in groups are here (``core_v1().pods()`` ...); those of custom resources are registered
+by their API package (``apis.informer_registry``: ``sedna_v1alpha1()``, ``elasticdl_v1alpha1()``).
+"""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-import structlog
-
+from apis import informer_registry
 from apis import resources as r
 from apis.client import ClientsetBase
+from apis.logs import get_logger
 from apis.resources import GroupVersionResource
 
 from .backoff import Backoff
@@ -22,7 +26,7 @@ from .synced import wait_for_cache_sync
 
 __all__ = ["SharedInformerFactory", "GenericInformer"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class GenericInformer:
@@ -63,7 +67,7 @@ class _CoreV1(_Group):
         return self._f.for_resource(r.SECRETS)
 
     def config_maps(self) -> GenericInformer:
-        return self._f.for_resource(r.CONFIGMAPS)
+        return self._f.for_resource(r.CONFIG_MAPS)
 
     configmaps = config_maps
 
@@ -81,52 +85,12 @@ class _CoordinationV1(_Group):
         return self._f.for_resource(r.LEASES)
 
 
-class _SednaV1alpha1(_Group):
-    def datasets(self) -> GenericInformer:
-        return self._f.for_resource(r.DATASETS)
-
-    def models(self) -> GenericInformer:
-        return self._f.for_resource(r.MODELS)
-
-    def joint_inference_services(self) -> GenericInformer:
-        return self._f.for_resource(r.JOINT_INFERENCE_SERVICES)
-
-    def federated_learning_jobs(self) -> GenericInformer:
-        return self._f.for_resource(r.FEDERATED_LEARNING_JOBS)
-
-    def incremental_learning_jobs(self) -> GenericInformer:
-        return self._f.for_resource(r.INCREMENTAL_LEARNING_JOBS)
-
-    def lifelong_learning_jobs(self) -> GenericInformer:
-        return self._f.for_resource(r.LIFELONG_LEARNING_JOBS)
-
-    def feature_extraction_services(self) -> GenericInformer:
-        return self._f.for_resource(r.FEATURE_EXTRACTION_SERVICES)
-
-    def object_search_services(self) -> GenericInformer:
-        return self._f.for_resource(r.OBJECT_SEARCH_SERVICES)
-
-    def object_tracking_services(self) -> GenericInformer:
-        return self._f.for_resource(r.OBJECT_TRACKING_SERVICES)
-
-    def reid_jobs(self) -> GenericInformer:
-        return self._f.for_resource(r.REID_JOBS)
-
-    def video_analytics_jobs(self) -> GenericInformer:
-        return self._f.for_resource(r.VIDEO_ANALYTICS_JOBS)
-
-
-class _ElasticdlV1alpha1(_Group):
-    def elastic_ai_jobs(self) -> GenericInformer:
-        return self._f.for_resource(r.ELASTIC_AI_JOBS)
-
-
 class SharedInformerFactory:
     """Creates (once per resource) and runs informers that share one list+watch per resource.
 
     ``namespace`` ("" = all) scopes namespaced resources; ``tweak_list_options(options)`` edits every list and
     watch request; ``transform`` is set on every informer; ``custom_resync`` maps a resource to its own period.
-    ``informer_options`` are passed to every ``SharedIndexInformer`` (a ``reflector_options["backoff"]`` is copied
+    ``informer_options`` are passed to every ``SharedIndexInformer`` (a ``Backoff`` in ``reflector_options`` is copied
     per informer so that informers never share backoff state; other option values are shared as given).
     """
 
@@ -184,8 +148,9 @@ class SharedInformerFactory:
         reflector_options = options.get("reflector_options")
         if reflector_options:
             reflector_options = dict(reflector_options)
-            if isinstance(reflector_options.get("backoff"), Backoff):
-                reflector_options["backoff"] = reflector_options["backoff"].fresh_copy()
+            for name, value in reflector_options.items():
+                if isinstance(value, Backoff):
+                    reflector_options[name] = value.fresh_copy()
             options["reflector_options"] = reflector_options
         return options
 
@@ -202,11 +167,12 @@ class SharedInformerFactory:
     def coordination_v1(self) -> _CoordinationV1:
         return _CoordinationV1(self)
 
-    def sedna_v1alpha1(self) -> _SednaV1alpha1:
-        return _SednaV1alpha1(self)
-
-    def elasticdl_v1alpha1(self) -> _ElasticdlV1alpha1:
-        return _ElasticdlV1alpha1(self)
+    def __getattr__(self, name: str) -> Callable[[], Any]:
+        """Typed groups registered by API packages (``apis.informer_registry``), e.g. ``sedna_v1alpha1()``."""
+        make = informer_registry.group(name)
+        if make is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return lambda: make(self)
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
     def start(self, stop_event: threading.Event) -> None:

@@ -27,7 +27,7 @@ import gc
 import threading
 from dataclasses import dataclass
 
-import structlog
+from apis.logs import get_logger
 
 __all__ = [
     "GCPolicy",
@@ -41,7 +41,7 @@ __all__ = [
     "CONTROLLER_GC_THRESHOLDS",
 ]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 CONTROLLER_GC_THRESHOLDS = (50_000, 20, 100)
 """gen-0 collections every 50,000 net container allocations (default 700): a watch event of a pod allocates ~30."""

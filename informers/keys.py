@@ -1,19 +1,17 @@
 """Object keys: ``namespace/name`` (or ``name`` for cluster-scoped objects), and the deletion tombstone.
 
 Port of client-go tools/cache ``MetaNamespaceKeyFunc``, ``DeletionHandlingMetaNamespaceKeyFunc``,
-``SplitMetaNamespaceKey``, ``DeletedFinalStateUnknown`` and ``KeyError``.
+``SplitMetaNamespaceKey``, ``DeletedFinalStateUnknown`` and ``KeyError`` (here ``ObjectKeyError``).
 """
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
     "KeyFunc",
-    "KeyError",
     "ObjectKeyError",
     "DeletedFinalStateUnknown",
     "meta_namespace_key_func",
@@ -25,8 +23,9 @@ __all__ = [
 KeyFunc = Callable[[Any], str]
 
 
-class KeyError(builtins.KeyError):  # noqa: A001 - the client-go name; still caught by ``except KeyError``
-    """No key could be computed for ``obj``; ``err`` says why."""
+class ObjectKeyError(KeyError):
+    """No key could be computed for ``obj``; ``err`` says why (client-go ``KeyError``; also a built-in
+    ``KeyError``, so ``except KeyError`` catches it)."""
 
     def __init__(self, obj: Any, err: BaseException | str) -> None:
         super().__init__(obj, err)
@@ -36,8 +35,6 @@ class KeyError(builtins.KeyError):  # noqa: A001 - the client-go name; still cau
     def __str__(self) -> str:
         return f"couldn't create key for object {_short(self.obj)}: {self.err}"
 
-
-ObjectKeyError = KeyError
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +69,7 @@ def meta_namespace_key_func(obj: Any) -> str:
         if isinstance(md, dict):
             ns = md.get("namespace")
             return f"{ns}/{md.get('name') or ''}" if ns else (md.get("name") or "")
-    raise KeyError(obj, f"object has no meta: {_short(obj)}")
+    raise ObjectKeyError(obj, f"object has no meta: {_short(obj)}")
 
 
 def deletion_handling_meta_namespace_key_func(obj: Any) -> str:
@@ -99,5 +96,5 @@ def meta_namespace_index_func(obj: Any) -> list[str]:
     (The namespace index function; defined here, next to the key functions it agrees with.)"""
     try:
         return [obj["metadata"].get("namespace") or ""]
-    except (builtins.KeyError, TypeError, AttributeError):
+    except (KeyError, TypeError, AttributeError):
         raise ValueError(f"object has no meta: {obj!r:.200}") from None

@@ -1,14 +1,17 @@
 """Listers: read-only queries on an informer's indexer (client-go generated listers / ``GenericLister``).
 
+Typed listers of the built-in kinds are here; those of custom resources come from their API package
+(``apis.informer_registry``).
+
 ``get`` raises ``apis.errors.NotFoundError`` worded as client-go's listers word it, with the singular resource
-(``pod "x" not found``, ``incrementallearningjob.sedna.io "x" not found``).
+(``pod "x" not found``, ``deployment.apps "x" not found``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from apis import errors, meta
+from apis import errors, informer_registry, meta
 from apis import resources as r
 from apis.resources import GroupVersionResource
 
@@ -27,18 +30,6 @@ __all__ = [
     "NamespaceResourceLister",
     "DeploymentLister",
     "LeaseLister",
-    "DatasetLister",
-    "ModelLister",
-    "JointInferenceServiceLister",
-    "FederatedLearningJobLister",
-    "IncrementalLearningJobLister",
-    "LifelongLearningJobLister",
-    "FeatureExtractionServiceLister",
-    "ObjectSearchServiceLister",
-    "ObjectTrackingServiceLister",
-    "ReidJobLister",
-    "VideoAnalyticsJobLister",
-    "ElasticAIJobLister",
 ]
 
 
@@ -172,66 +163,6 @@ class LeaseLister(Lister):
         return self.namespaced(namespace)
 
 
-class DatasetLister(Lister):
-    def datasets(self, namespace: str) -> NamespaceLister:
-        return self.namespaced(namespace)
-
-
-class ModelLister(Lister):
-    def models(self, namespace: str) -> NamespaceLister:
-        return self.namespaced(namespace)
-
-
-class JointInferenceServiceLister(Lister):
-    def joint_inference_services(self, namespace: str) -> NamespaceLister:
-        return self.namespaced(namespace)
-
-
-class FederatedLearningJobLister(Lister):
-    def federated_learning_jobs(self, namespace: str) -> NamespaceLister:
-        return self.namespaced(namespace)
-
-
-class IncrementalLearningJobLister(Lister):
-    def incremental_learning_jobs(self, namespace: str) -> NamespaceLister:
-        return self.namespaced(namespace)
-
-
-class LifelongLearningJobLister(Lister):
-    def lifelong_learning_jobs(self, namespace: str) -> NamespaceLister:
-        return self.namespaced(namespace)
-
-
-class FeatureExtractionServiceLister(Lister):
-    def feature_extraction_services(self, namespace: str) -> NamespaceLister:
-        return self.namespaced(namespace)
-
-
-class ObjectSearchServiceLister(Lister):
-    def object_search_services(self, namespace: str) -> NamespaceLister:
-        return self.namespaced(namespace)
-
-
-class ObjectTrackingServiceLister(Lister):
-    def object_tracking_services(self, namespace: str) -> NamespaceLister:
-        return self.namespaced(namespace)
-
-
-class ReidJobLister(Lister):
-    def reid_jobs(self, namespace: str) -> NamespaceLister:
-        return self.namespaced(namespace)
-
-
-class VideoAnalyticsJobLister(Lister):
-    def video_analytics_jobs(self, namespace: str) -> NamespaceLister:
-        return self.namespaced(namespace)
-
-
-class ElasticAIJobLister(Lister):
-    def elastic_ai_jobs(self, namespace: str) -> NamespaceLister:
-        return self.namespaced(namespace)
-
-
 _TYPED: dict[GroupVersionResource, type[Lister]] = {
     r.PODS: PodLister,
     r.NODES: NodeLister,
@@ -239,24 +170,18 @@ _TYPED: dict[GroupVersionResource, type[Lister]] = {
     r.SERVICES: ServiceLister,
     r.EVENTS: EventLister,
     r.SECRETS: SecretLister,
-    r.CONFIGMAPS: ConfigMapLister,
+    r.CONFIG_MAPS: ConfigMapLister,
     r.DEPLOYMENTS: DeploymentLister,
     r.LEASES: LeaseLister,
-    r.DATASETS: DatasetLister,
-    r.MODELS: ModelLister,
-    r.JOINT_INFERENCE_SERVICES: JointInferenceServiceLister,
-    r.FEDERATED_LEARNING_JOBS: FederatedLearningJobLister,
-    r.INCREMENTAL_LEARNING_JOBS: IncrementalLearningJobLister,
-    r.LIFELONG_LEARNING_JOBS: LifelongLearningJobLister,
-    r.FEATURE_EXTRACTION_SERVICES: FeatureExtractionServiceLister,
-    r.OBJECT_SEARCH_SERVICES: ObjectSearchServiceLister,
-    r.OBJECT_TRACKING_SERVICES: ObjectTrackingServiceLister,
-    r.REID_JOBS: ReidJobLister,
-    r.VIDEO_ANALYTICS_JOBS: VideoAnalyticsJobLister,
-    r.ELASTIC_AI_JOBS: ElasticAIJobLister,
 }
 
 
-def lister_for(indexer: Indexer, gvr: GroupVersionResource) -> Lister:
-    """The typed lister of ``gvr`` when there is one, else a generic ``Lister``."""
-    return _TYPED.get(gvr, Lister)(indexer, gvr)
+def lister_for(indexer: Indexer, gvr: GroupVersionResource) -> Any:
+    """The typed lister of ``gvr``: a built-in kind's (``PodLister`` ...), else one an API package registered
+    (``apis.informer_registry``, e.g. ``IncrementalLearningJobLister``), else a generic ``Lister``."""
+    builtin = _TYPED.get(gvr)
+    if builtin is not None:
+        return builtin(indexer, gvr)
+    generic = Lister(indexer, gvr)
+    wrap = informer_registry.typed_lister(gvr)
+    return generic if wrap is None else wrap(generic)

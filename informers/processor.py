@@ -8,20 +8,28 @@ import time
 from collections import deque
 from typing import Any
 
-import structlog
+from apis.logs import get_logger
+from workqueue.clock import REAL_CLOCK, Clock
 
-from .backoff import REAL_CLOCK, Clock
 from .handlers import on_add_caller
 from .keys import deletion_handling_meta_namespace_key_func
 
-__all__ = ["ProcessorListener", "SharedProcessor", "determine_resync_period", "MINIMUM_RESYNC_PERIOD"]
+__all__ = [
+    "ADD_NOTIFICATION",
+    "DELETE_NOTIFICATION",
+    "MINIMUM_RESYNC_PERIOD",
+    "UPDATE_NOTIFICATION",
+    "ProcessorListener",
+    "SharedProcessor",
+    "determine_resync_period",
+]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MINIMUM_RESYNC_PERIOD = 1.0
 
-# notification kinds
-_ADD, _UPDATE, _DELETE = 0, 1, 2
+# what a ProcessorListener is told (client-go addNotification / updateNotification / deleteNotification)
+ADD_NOTIFICATION, UPDATE_NOTIFICATION, DELETE_NOTIFICATION = 0, 1, 2
 _KIND_NAMES = ("add", "update", "delete")
 
 
@@ -70,7 +78,7 @@ class ProcessorListener:
 
     # -- producer side (called by the informer) --------------------------------------------------------------------
     def add(self, kind: int, a: Any, b: Any) -> None:
-        if kind == _ADD and b:  # an initial-list add: counted for has_synced
+        if kind == ADD_NOTIFICATION and b:  # an initial-list add: counted for has_synced
             with self._lock:
                 if self._closed:
                     return
@@ -148,17 +156,17 @@ class ProcessorListener:
                 except IndexError:  # stop() cleared the buffer meanwhile
                     break
                 try:
-                    if kind == _UPDATE:
+                    if kind == UPDATE_NOTIFICATION:
                         on_update(a, b)
-                    elif kind == _ADD:
+                    elif kind == ADD_NOTIFICATION:
                         on_add(a, b)
                     else:
                         on_delete(a)
                 except Exception:
                     log.exception("event handler raised; continuing", handler=repr(handler)[:120],
-                                  notification=_KIND_NAMES[kind], key=_key(b if kind == _UPDATE else a))
+                                  notification=_KIND_NAMES[kind], key=_key(b if kind == UPDATE_NOTIFICATION else a))
                 finally:
-                    if kind == _ADD and b:
+                    if kind == ADD_NOTIFICATION and b:
                         with self._lock:
                             self._initial_pending -= 1
             # drop the last notification's objects before waiting: the informer lets go of replaced objects once

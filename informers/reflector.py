@@ -1,13 +1,17 @@
 """``Reflector``: keeps a store in step with the server by LIST then WATCH (client-go tools/cache, release-1.32).
 
 - The first list asks for resourceVersion "0" (servable from the watch cache), later relists for the last synced
-  RV; after a 410 or "too large resource version" on a list, the next list asks for "" (a consistent read).
+  RV; after a 410 or "too large resource version" on a list, or "too large resource version" on a watch (the server
+  lost or never had that RV, e.g. it restarted empty; as client-go's watch-list path), the next list asks for ""
+  (a consistent read) at once.
 - Lists are paginated (500 per page by default; no limit for a relist at an exact RV so the watch cache can
   serve it); an expired continue token on a later page falls back to one full list.
 - A watch starts from the last synced RV with bookmarks on and a server timeout drawn from [300, 600) s. Every
   event (bookmarks too) advances the RV. A clean close re-watches without relisting; a 410 / ERROR event or any
   other watch failure ends ``list_and_watch`` so that ``run`` backs off and relists; 429 and refused
-  connections back off and re-watch. A watch that closes within 1 s without events counts as a failure.
+  connections back off and re-watch on their own backoff (client-go's ``initConnBackoffManager``), so that an outage
+  spent re-watching does not also lengthen the wait before the relist once the server is back. A watch that closes
+  within 1 s without events counts as a failure.
 - A watch that yields nothing for longer than its timeout plus a margin is considered dead, stopped and redone.
 - ``run`` never gives up: it backs off 0.8 s → 30 s (jittered) between attempts and stops promptly on its stop
   event, also when blocked in a watch (a supervisor thread stops the watch object) or in a LIST (the list runs in a
@@ -24,12 +28,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-import structlog
-
 from apis import errors
+from apis.logs import get_logger
 from apis.watch import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, ListOptions
+from workqueue.clock import REAL_CLOCK, Clock
 
-from .backoff import REAL_CLOCK, Backoff, Clock
+from .backoff import Backoff
 from .gc_policy import paused_gc
 from .listwatch import ListerWatcher
 from .pager import ListPager
@@ -41,9 +45,10 @@ __all__ = [
     "VeryShortWatchError",
     "is_connection_refused",
     "MIN_WATCH_TIMEOUT",
+    "WatchSupervisor",
 ]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MIN_WATCH_TIMEOUT = 300.0  # seconds; the watch timeout is drawn from [min, 2 * min)
 WATCH_INACTIVITY_MARGIN = 30.0  # seconds beyond the server-side timeout before a silent watch is declared dead
@@ -116,7 +121,7 @@ def _is_watch_error_retriable(err: BaseException) -> bool:
     return is_connection_refused(err) or errors.is_too_many_requests(err)
 
 
-class _WatchSupervisor(threading.Thread):
+class WatchSupervisor(threading.Thread):
     """Per ``list_and_watch``: runs resyncs, stops the current watch on stop or when it has gone silent."""
 
     def __init__(self, reflector: Reflector, stop_event: threading.Event) -> None:
@@ -219,6 +224,7 @@ class Reflector:
         page_size: int | None = None,
         clock: Clock | None = None,
         backoff: Backoff | None = None,
+        init_conn_backoff: Backoff | None = None,
         should_resync: Callable[[], bool] | None = None,
         watch_error_handler: WatchErrorHandler | None = None,
         min_watch_timeout: float = MIN_WATCH_TIMEOUT,
@@ -237,7 +243,9 @@ class Reflector:
         self.page_size = page_size
         self._clock: Clock = clock or REAL_CLOCK
         self._rng = rng or random.Random()
-        self.backoff = backoff or Backoff(clock=self._clock, rng=self._rng)
+        self.backoff = backoff or Backoff(clock=self._clock, rng=self._rng)  # between list_and_watch attempts
+        # between retries of a watch start refused or throttled (429)
+        self.init_conn_backoff = init_conn_backoff or self.backoff.fresh_copy()
         self.should_resync = should_resync
         self.watch_error_handler: WatchErrorHandler = watch_error_handler or default_watch_error_handler
         self.min_watch_timeout = max(float(min_watch_timeout), 0.0)
@@ -286,7 +294,7 @@ class Reflector:
         without touching the store when ``stop_event`` is set meanwhile."""
         if not self._list(stop_event) or stop_event.is_set():
             return
-        supervisor = _WatchSupervisor(self, stop_event)
+        supervisor = WatchSupervisor(self, stop_event)
         self._threads = [t for t in self._threads if t.is_alive()]
         self._threads.append(supervisor)
         supervisor.start()
@@ -361,11 +369,19 @@ class Reflector:
         finally:
             outcome.done.set()
 
+    def _forget_unavailable_rv(self, err: BaseException) -> None:
+        """A watch refused for "too large resource version": the server does not have our RV (it restarted empty,
+        or lags far behind); listing at it would only wait and fail the same way, so the next list reads at ""."""
+        if errors.is_too_large_resource_version(err):
+            log.info("the server does not have the last synced resourceVersion; relisting from the latest",
+                     reflector=self.name, resource_version=self._last_sync_rv, error=str(err))
+            self._last_sync_rv_unavailable = True
+
     # -- watch -----------------------------------------------------------------------------------------------------
     def _watch_timeout(self) -> int:
         return int(self.min_watch_timeout * (self._rng.random() + 1.0))
 
-    def _watch_loop(self, stop_event: threading.Event, supervisor: _WatchSupervisor) -> BaseException | None:
+    def _watch_loop(self, stop_event: threading.Event, supervisor: WatchSupervisor) -> BaseException | None:
         """Watch (and re-watch) until stopped or the watch must be given up; returns the resync error if one
         ended it (client-go hands that to nobody: ``list_and_watch`` returns normally)."""
         while True:
@@ -385,9 +401,10 @@ class Reflector:
             except Exception as e:
                 if _is_watch_error_retriable(e):
                     log.info("watch start failed; backing off", reflector=self.name, error=str(e))
-                    if self.backoff.wait(stop_event):
+                    if self.init_conn_backoff.wait(stop_event):
                         return None
                     continue
+                self._forget_unavailable_rv(e)
                 raise
             try:
                 err = self._handle_watch(w, start, timeout, stop_event, supervisor)
@@ -405,10 +422,11 @@ class Reflector:
                 log.debug("watch closed", reflector=self.name, error=str(err))
             elif errors.is_too_many_requests(err):
                 log.info("watch returned 429; backing off", reflector=self.name)
-                if self.backoff.wait(stop_event):
+                if self.init_conn_backoff.wait(stop_event):
                     return None
                 continue
             else:
+                self._forget_unavailable_rv(err)
                 log.warning("watch ended with error", reflector=self.name, error=str(err))
             return supervisor.resync_error
 
@@ -418,7 +436,7 @@ class Reflector:
         start: float,
         timeout: float,
         stop_event: threading.Event,
-        supervisor: _WatchSupervisor,
+        supervisor: WatchSupervisor,
     ) -> BaseException | None:
         supervisor.set_watch(w, timeout)
         store = self.store
@@ -429,7 +447,7 @@ class Reflector:
         except Exception as e:  # the stream broke mid-way: relist, as client-go does for decode errors
             return e
 
-    def _consume(self, w: Any, stop_event: threading.Event, supervisor: _WatchSupervisor, add: Any, update: Any,
+    def _consume(self, w: Any, stop_event: threading.Event, supervisor: WatchSupervisor, add: Any, update: Any,
                  delete: Any, rv_updater: Any, start: float) -> BaseException | None:
         name = self.name
         count = 0
@@ -444,7 +462,10 @@ class Reflector:
             # plain dicts first (the common case), then dict subclasses (e.g. typed views)
             md = obj.get("metadata") if obj.__class__ is dict or isinstance(obj, dict) else None
             if md is None or not isinstance(md, dict):
-                log.error("unable to understand watch event", reflector=name, event_type=etype, object=repr(obj)[:200])
+                # the object's shape only: objects may carry credentials and never go into a log line
+                log.error("unable to understand watch event", reflector=name, event_type=etype,
+                          object_type=type(obj).__name__,
+                          fields=sorted(str(k) for k in obj)[:20] if isinstance(obj, dict) else None)
                 continue
             try:
                 if etype == ADDED:

@@ -8,19 +8,19 @@ import threading
 from collections import deque
 from typing import Any
 
-import structlog
+from apis.logs import get_logger
+from workqueue.clock import REAL_CLOCK, Clock
 
-from .backoff import REAL_CLOCK, Clock
 from .controller import Config, Controller, keyed_upserter, process_deltas, process_keyed_deltas
 from .delta_fifo import DeltaFIFO, Deltas, TransformFunc
 from .gc_policy import freeze_after_initial_sync, thaw_after_stop
 from .index import Indexer
 from .keys import deletion_handling_meta_namespace_key_func, meta_namespace_key_func
 from .processor import (
-    _ADD,
-    _DELETE,
-    _UPDATE,
+    ADD_NOTIFICATION,
+    DELETE_NOTIFICATION,
     MINIMUM_RESYNC_PERIOD,
+    UPDATE_NOTIFICATION,
     ProcessorListener,
     SharedProcessor,
     determine_resync_period,
@@ -34,9 +34,10 @@ __all__ = [
     "InformerStoppedError",
     "InformerStartedError",
     "MAX_HELD_REPLACED",
+    "is_resync",
 ]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class InformerStoppedError(RuntimeError):
@@ -66,13 +67,15 @@ def _rv(obj: Any) -> Any:
     return _NO_METADATA
 
 
-def _is_sync(old: Any, new: Any) -> bool:
-    """client-go: a resync only when both objects have metadata and the same resourceVersion."""
+def is_resync(old: Any, new: Any) -> bool:
+    """True when an update is a periodic resync: both objects have metadata and the same resourceVersion (client-go),
+    and the same uid: after an API server lost its state, a recreated object may carry the resourceVersion of the one
+    it replaces, and that change must reach every handler."""
     old_rv = _rv(old)
     if old_rv is _NO_METADATA:
         return False
     new_rv = _rv(new)
-    return new_rv is not _NO_METADATA and old_rv == new_rv
+    return new_rv is not _NO_METADATA and old_rv == new_rv and old["metadata"].get("uid") == new["metadata"].get("uid")
 
 
 class SharedIndexInformer:
@@ -172,7 +175,7 @@ class SharedIndexInformer:
             with self._block_deltas:
                 self._processor.add_listener(listener)
                 for obj in self._indexer.list():
-                    listener.add(_ADD, obj, True)
+                    listener.add(ADD_NOTIFICATION, obj, True)
             return listener
 
     def remove_event_handler(self, registration: ProcessorListener) -> None:
@@ -196,20 +199,22 @@ class SharedIndexInformer:
         freeze_after_initial_sync(self.name)
 
     def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
-        self._processor.distribute(_ADD, obj, is_in_initial_list, False)
+        self._processor.distribute(ADD_NOTIFICATION, obj, is_in_initial_list, False)
 
     def on_update(self, old: Any, new: Any) -> None:
-        # An unchanged resourceVersion means a resync (or a relist of an unchanged object). Once per watch event:
-        # _is_sync is inlined for plain dicts.
+        # An unchanged resourceVersion (and uid) means a resync (or a relist of an unchanged object). Once per watch
+        # event: is_resync is inlined for plain dicts.
         if old.__class__ is dict and new.__class__ is dict:
             old_md, new_md = old.get("metadata"), new.get("metadata")
             if old_md.__class__ is dict and new_md.__class__ is dict:
-                sync = old_md.get("resourceVersion") == new_md.get("resourceVersion")
+                sync = old_md.get("resourceVersion") == new_md.get("resourceVersion") and old_md.get(
+                    "uid"
+                ) == new_md.get("uid")
             else:
-                sync = _is_sync(old, new)
+                sync = is_resync(old, new)
         else:
-            sync = _is_sync(old, new)
-        self._processor.distribute(_UPDATE, old, new, sync)
+            sync = is_resync(old, new)
+        self._processor.distribute(UPDATE_NOTIFICATION, old, new, sync)
         # _release_later(old), inlined
         replaced = self._replaced
         replaced.append(old)
@@ -222,7 +227,7 @@ class SharedIndexInformer:
                 replaced.popleft()
 
     def on_delete(self, obj: Any) -> None:
-        self._processor.distribute(_DELETE, obj, None, False)
+        self._processor.distribute(DELETE_NOTIFICATION, obj, None, False)
         self._release_later(obj)
 
     def _release_later(self, obj: Any) -> None:

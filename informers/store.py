@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .keys import KeyError as ObjectKeyError
-from .keys import KeyFunc, deletion_handling_meta_namespace_key_func, meta_namespace_key_func
+from .keys import KeyFunc, ObjectKeyError, deletion_handling_meta_namespace_key_func, meta_namespace_key_func
 from .thread_safe_store import Indexers, ThreadSafeStore
 
 __all__ = ["Store"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-import structlog
+from apis.logs import get_logger
 
 __all__ = ["wait_for_cache_sync", "wait_for_named_cache_sync", "SYNCED_POLL_PERIOD"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 SYNCED_POLL_PERIOD = 0.1
 

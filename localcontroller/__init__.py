@@ -1,1 +1,3 @@
-"""sedna-lc: the edge LocalController (not implemented yet)."""
+"""sedna-lc: the edge LocalController (config, SQLite store, GM client, worker API, managers, storage, triggers)."""
+
+__version__ = "0.1.0"

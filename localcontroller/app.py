@@ -1,13 +1,161 @@
-"""Console script ``sedna-lc``: the LocalController is not implemented yet."""
+"""``sedna-lc``: wiring of the LocalController.
+
+settings → logging → database → managers → resume every stored object (at once, without waiting for the GM) →
+worker API server → GM client. SIGTERM/SIGINT stop it with exit 0. Exit codes: 0 clean stop, 1 runtime failure
+(cannot bind), 2 bad setting (named in the message).
+"""
 
 from __future__ import annotations
 
+import signal
+import sqlite3
+import ssl
 import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+
+import structlog
+from prometheus_client import CollectorRegistry
+
+from apis.edge import Frame
+from apis.tokenfile import TokenFile
+from localcontroller import __version__
+from localcontroller.config import LCConfig, SettingError, load_settings
+from localcontroller.downstream import Downstream
+from localcontroller.gmclient import GMClient
+from localcontroller.logging import configure_logging
+from localcontroller.managers import ManagerContext, factories
+from localcontroller.metrics import LCMetrics
+from localcontroller.server import LCServer
+from localcontroller.store import Store
+from localcontroller.worker import WorkerMessage
+
+__all__ = ["LocalController", "main"]
+
+log = structlog.get_logger("sedna-lc")
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_CONFIG = 2
 
 
-def main(argv: list[str] | None = None) -> int:
-    print("sedna-lc: not implemented yet (the LocalController lands in a later issue)", file=sys.stderr)
-    return 1
+class LocalController:
+    """One sedna-lc process; raises ``SettingError`` when the database or the CA file cannot be used."""
+
+    def __init__(self, cfg: LCConfig, registry: CollectorRegistry | None = None) -> None:
+        self.cfg = cfg
+        try:
+            self.store = Store(cfg.db_path)
+        except (sqlite3.Error, OSError) as exc:
+            raise SettingError("--db", f"cannot open {cfg.db_path!r}: {exc}") from None
+        self.registry = registry if registry is not None else CollectorRegistry()
+        self.metrics = LCMetrics(self.registry, self.store.pending_reports)
+        context = None
+        if cfg.gm_url.startswith("wss://"):
+            try:
+                context = ssl.create_default_context(cafile=cfg.gm_ca_file or None)
+            except (ssl.SSLError, OSError) as exc:
+                raise SettingError("--gm-ca-file", f"cannot load {cfg.gm_ca_file!r}: {exc}") from None
+        token: str | TokenFile = cfg.token
+        if cfg.token_file:
+            try:
+                token = TokenFile(cfg.token_file)
+            except (OSError, ValueError) as exc:
+                raise SettingError("--token-file", f"cannot read {cfg.token_file!r}: {exc}") from None
+        self.client = GMClient(
+            cfg.gm_url, cfg.node_name, self.store, self._on_frame, self._on_resync, token=token,
+            ssl_context=context, on_connection_change=lambda up: self.metrics.gm_connected.set(1 if up else 0),
+        )
+        self.ctx = ManagerContext(cfg, self.store, self.client.report)
+        for kind, factory in factories().items():
+            self.ctx.managers[kind] = factory(self.ctx)
+        self.downstream = Downstream(self.store, self.ctx.managers)
+        self.server = LCServer(cfg.bind_host, cfg.bind_port, self.metrics, self._deliver, self.client.connected.is_set)
+
+    def _on_frame(self, frame: Frame) -> None:
+        self.downstream.handle(frame)
+
+    def _on_resync(self, body: object) -> None:
+        self.downstream.resync(body)
+
+    def _deliver(self, message: WorkerMessage) -> bool:
+        manager = self.ctx.managers.get(message.owner_kind)
+        if manager is None:
+            kind = self._holder_of(message)
+            if kind is None:
+                return False
+            # Sedna's SDK FederatedLearning never sets its kind and reports ownerKind "default": the one object of
+            # that name this node holds says whose report it is (Go's LC drops it, so FL rounds never arrive)
+            log.debug("worker report routed by its owner's name", worker=message.name, owner_kind=message.owner_kind,
+                      kind=kind, object=f"{message.namespace}/{message.owner_name}")
+            manager, message = self.ctx.managers[kind], replace(message, owner_kind=kind)
+        manager.add_worker_message(message)
+        return True
+
+    def _holder_of(self, message: WorkerMessage) -> str | None:
+        """The kind of the one object named ``ownerName`` this node holds, None when none or several are."""
+        kinds = [kind for kind in self.ctx.managers
+                 if self.store.get_resource(kind, message.namespace, message.owner_name) is not None]
+        return kinds[0] if len(kinds) == 1 else None
+
+    def run(self, stop: threading.Event) -> int:
+        # the stored objects are back in their managers before the worker API answers: a report that arrives at
+        # once is about an object its manager already holds
+        resumed = self.downstream.resume()
+        self.downstream.start()
+        for manager in self.ctx.managers.values():
+            manager.start(stop)
+        try:
+            self.server.start()
+        except OSError as exc:
+            log.error("cannot start the worker API server", address=f"{self.cfg.bind_host}:{self.cfg.bind_port}",
+                      error=str(exc))
+            self.downstream.stop()
+            return EXIT_FAILURE
+        self.client.start(stop)
+        log.info("sedna-lc started", version=__version__, gm=self.cfg.gm_url, rootfs=self.cfg.rootfs,
+                 db=self.cfg.db_path, address=f"{self.cfg.bind_host}:{self.server.port}", resumed=resumed,
+                 pending_reports=self.store.pending_reports(), managers=sorted(self.ctx.managers))
+        try:
+            stop.wait()
+        finally:
+            self.client.join(5)
+            self.downstream.stop()
+            self.server.stop()
+            self.store.close()
+            log.info("sedna-lc stopped")
+        return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console script ``sedna-lc``."""
+    try:
+        cfg, version = load_settings(argv)
+    except SettingError as exc:
+        print(f"sedna-lc: invalid setting {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    if version:
+        print(f"sedna-lc {__version__}")
+        return EXIT_OK
+    configure_logging(cfg.node_name, cfg.log_level, cfg.log_format)
+    try:
+        lc = LocalController(cfg)
+    except SettingError as exc:
+        print(f"sedna-lc: invalid setting {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: object) -> None:
+        log.info("signal received: shutting down", signal=signal.Signals(signum).name)
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return lc.run(stop)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
-"""Injectable clocks for the workqueue (port of the parts of k8s.io/utils/clock the queue needs).
+"""The one injectable clock of the library (port of the parts of k8s.io/utils/clock that workqueue and informers use).
 
-Times are float seconds on a monotonic scale. Waiting is expressed as "wait on this condition until
-the clock reaches an absolute deadline", so a FakeClock can wake sleepers deterministically when a
-test steps it, with no race between reading the time and starting to wait.
+Times are float seconds on a monotonic scale. The queues wait with "wait on this condition until the clock reaches an
+absolute deadline", so a ``FakeClock`` wakes them deterministically when a test steps it, with no race between reading
+the time and starting to wait; reflectors and backoffs wait with a stop-aware ``sleep``. ``informers`` imports this
+module (``workqueue`` imports nothing else of ours, so both can share it).
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ class Clock(Protocol):
         """
         ...
 
+    def sleep(self, seconds: float, stop_event: threading.Event) -> bool:
+        """Wait ``seconds`` or until ``stop_event`` is set; True when stopped."""
+        ...
+
 
 class RealClock:
     """The process's monotonic clock."""
@@ -41,6 +46,9 @@ class RealClock:
         if timeout > 0:
             # Condition.wait rejects absurdly large timeouts on some platforms.
             cond.wait(min(timeout, threading.TIMEOUT_MAX))
+
+    def sleep(self, seconds: float, stop_event: threading.Event) -> bool:
+        return stop_event.wait(min(max(0.0, seconds), threading.TIMEOUT_MAX))
 
 
 REAL_CLOCK = RealClock()
@@ -74,6 +82,11 @@ class FakeClock:
         with self._lock:
             self._now = float(t)
         self._wake()
+
+    def sleep(self, seconds: float, stop_event: threading.Event) -> bool:
+        """Advance the clock by ``seconds`` instead of sleeping (as Go's ``FakeClock.Sleep``); True when stopped."""
+        self.step(max(0.0, seconds))
+        return stop_event.is_set()
 
     def has_waiters(self) -> bool:
         """True while some thread sleeps in ``wait_until`` with a deadline not yet reached."""

@@ -1,4 +1,5 @@
-"""Fault injection for the sandbox API server: dropped watches, 410 on re-watch, 429/500 answers, latency.
+"""Fault injection for the sandbox API server: dropped watches, 410 on re-watch, 429/500 answers, latency, and
+one-shot 409 conflicts on the next write of a named object.
 
 Every knob is a plain attribute that tests may flip while the server runs (each assignment is validated). Random
 choices come from one seeded ``random.Random``, consulted once per eligible request in arrival order, so a
@@ -9,6 +10,8 @@ Scope (so that clients can always start and probe the server):
   ``/livez``, ``/readyz``, discovery (``/api``, ``/apis``, ``/api/v1``, ``/apis/<group>[/<version>]``) or ``/openapi``.
 - ``latency_ms`` applies to every request except the health probes.
 - the watch knobs apply to watch streams only.
+- ``conflict_next_write`` arms a 409 for the next PUT or PATCH of one object (or of one of its subresources), as
+  kube-apiserver answers a write based on a resourceVersion another writer has replaced meanwhile.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class FaultStats:
     delayed_requests: int = 0
     dropped_watches: int = 0
     gone_rewatches: int = 0
+    conflicts: int = 0
 
 
 class Faults:
@@ -57,6 +61,7 @@ class Faults:
         object.__setattr__(self, "_lock", threading.Lock())
         object.__setattr__(self, "_rng", random.Random(seed))
         object.__setattr__(self, "stats", FaultStats())
+        object.__setattr__(self, "_conflicts", set())
         self.drop_watch_after = drop_watch_after
         self.drop_watch_after_events = drop_watch_after_events
         self.error_rate = error_rate
@@ -100,6 +105,31 @@ class Faults:
             else:
                 self.stats.errors_500 += 1
         return code
+
+    def conflict_next_write(self, resource: str, namespace: str, name: str, subresource: str | None = None) -> None:
+        """Answer the next PUT or PATCH of ``resource`` (plural, e.g. ``datasets``) ``namespace/name`` — of its
+        ``subresource`` (e.g. ``status``) when given — with 409 ``Conflict``, once."""
+        with self._lock:
+            self._conflicts.add((resource, namespace, name, subresource))
+
+    def conflict_pending(self, resource: str, namespace: str, name: str, subresource: str | None = None) -> bool:
+        """Whether a conflict armed by ``conflict_next_write`` still waits for its write."""
+        with self._lock:
+            return (resource, namespace, name, subresource) in self._conflicts
+
+    def take_conflict(self, method: str, resource: str, namespace: str, name: str, subresource: str | None) -> bool:
+        """True (once, counted) when this write must be answered with the armed conflict."""
+        if method not in ("PUT", "PATCH"):
+            return False
+        with self._lock:
+            if not self._conflicts:
+                return False
+            try:
+                self._conflicts.remove((resource, namespace, name, subresource))
+            except KeyError:
+                return False
+            self.stats.conflicts += 1
+        return True
 
     def latency_seconds(self) -> float:
         """The delay to apply to one request (counted when non-zero)."""

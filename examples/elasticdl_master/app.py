@@ -1,13 +1,13 @@
 """Command line entry point: ``python -m examples.elasticdl_master --job_name mnist --training_data /data ...``.
 
-Logs are structlog lines on stderr (JSON, or key=value with ``--log_format console``; console by default on a
-TTY), every one with the ``job`` key. Exit codes: 0 the data is consumed, 1 the job did not succeed (see
-``Master``), 2 a bad flag, unusable training data, a kubeconfig that cannot be loaded, or a port that is taken.
+Logs are structlog lines on stderr (``apis.logs.configure_process_logging``: JSON, or key=value with
+``--log_format console``; console by default on a TTY), every one of the master's with the ``job`` key. Exit codes:
+0 the data is consumed, 1 the job did not succeed (see ``Master``), 2 a bad flag, unusable training data, a
+kubeconfig that cannot be loaded, or a port that is taken.
 """
 
 from __future__ import annotations
 
-import logging
 import signal
 import sys
 import threading
@@ -17,25 +17,13 @@ import structlog
 
 from apis.clientset import Clientset
 from apis.clientset import ConfigError as KubeConfigError
+from apis.logs import configure_process_logging
 
 from .args import ConfigError, parse_args
 from .data import DataError
 from .master import Master
 
-__all__ = ["configure_logging", "main"]
-
-
-def configure_logging(level: str = "INFO", fmt: str = "") -> None:
-    """structlog to stderr, filtered at ``level``; ``fmt`` ``json`` | ``console`` | ``""`` (console on a TTY)."""
-    fmt = fmt or ("console" if sys.stderr.isatty() else "json")
-    renderer = structlog.dev.ConsoleRenderer(colors=False) if fmt == "console" else structlog.processors.JSONRenderer()
-    structlog.configure(
-        processors=[structlog.contextvars.merge_contextvars, structlog.processors.add_log_level,
-                    structlog.processors.TimeStamper(fmt="iso", utc=True), structlog.processors.dict_tracebacks,
-                    renderer],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-    )
+__all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -45,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"elasticdl master: {exc}", file=sys.stderr)
         return 2
-    configure_logging(config.log_level, config.log_format)
+    configure_process_logging(config.log_level, config.log_format, component="elasticdl_master")
     log = structlog.get_logger("elasticdl_master").bind(job=config.job_name)
     if config.ignored:
         log.info("ignoring flags this master does not use", flags=config.ignored)

@@ -36,6 +36,8 @@ class ControllerContext:
     config: Any = None
     # the GM ↔ LC link (globalmanager.runtime.edge.EdgeLink); None when sedna-gm runs without one
     edge: Any = None
+    # the Model controller jobs route Models with; use controllers.model.model_router(ctx), which creates it
+    model_router: Any = None
 
     def workers_for(self, name: str) -> int:
         return (self.workers or {}).get(name, self.default_workers)

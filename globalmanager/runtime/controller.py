@@ -1,23 +1,28 @@
-"""``BaseController``: the shape of a Go Sedna controller, once, so that controllers only write ``sync(key)``.
+"""``BaseController``: the shape of a Go Sedna controller, once, so that a kind only writes its own rules.
 
-informers (job + pods) → handlers → ``enqueue_controller`` → rate-limited queue named after the controller →
-``workers`` threads running ``worker()`` → ``process_next_work_item()`` → ``sync(key) -> forget``.
+informers (the job kind, the kinds it owns, the kinds it references) → handlers → ``enqueue_controller`` →
+rate-limited queue named after the controller → ``workers`` threads running ``worker()`` → ``process_next_work_item()``
+→ ``sync(key) -> forget``. Owned objects (``owned.OwnedObjects``) are found through the ``controller-uid`` index,
+mapped back to their job with the UID check, and optionally recreated when deleted from under a live job. Per-job
+state lives in one ``JobState`` per job UID, dropped when the job goes. Downstream (``sync_to_edge``) and upstream
+(``register_upstream``) hooks go through ``edge``, an ``EdgeLink``.
 
 Guarantees:
 * A key is never synced by two workers at once (the queue is stingy).
 * An exception in ``sync`` is logged with the key, counted, and the key requeued with rate limiting; after
-  ``max_retries`` it is dropped with a log line. A worker thread never dies of it (and restarts after anything else).
+  ``max_retries`` it is dropped with a log line (``keyprocessor``: an API server's answer is logged with its status
+  code, reason and message, without a traceback). A worker thread never dies of it (and restarts after anything else).
 * ``run(stop)`` waits for the caches, starts the workers, and on stop stops taking work and waits (bounded by
   ``drain_timeout``) for the items in flight.
-* Pod handlers resolve the pod's controller ownerReference against the job lister and check the UID, so a pod
-  owned by a deleted-and-recreated job of the same name never wakes the new one.
+* Handlers and downstream hooks never raise into the informer: errors are logged with the object's key. Upstream
+  handlers pass ``InvalidReport`` and API/connection errors on to the edge link (counted refusal, transient retry).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -25,7 +30,7 @@ from prometheus_client import CollectorRegistry
 
 from apis import errors, meta
 from apis.client import ClientsetBase
-from apis.resources import GroupVersionResource
+from apis.resources import GroupVersionResource, lookup
 from informers import (
     DeletedFinalStateUnknown,
     ResourceEventHandlerFuncs,
@@ -35,22 +40,37 @@ from informers import (
 )
 from workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_limiter
 
+from .edge import DELETE, INSERT, UPDATE, EdgeLink, InvalidReport, UpstreamMessage
 from .events import EventRecorder
+from .jobstate import JobState, JobStates, PreventRecreationView, RecreatedPodsView
+from .keyprocessor import KeyProcessor, failure_fields
 from .metrics import controller_metrics
-from .selfheal import RECREATION_TTL, PreventRecreation, RecreatedPods
+from .owned import OwnedObjects, log_identity
+from .selfheal import RECREATION_TTL
+from .status import Mutation, update_status
 
-__all__ = ["BaseController", "DEFAULT_MAX_RETRIES"]
+__all__ = ["BaseController", "DEFAULT_MAX_RETRIES", "KindController"]
 
 log = structlog.get_logger(__name__)
 
 DEFAULT_MAX_RETRIES = 15
+DEFAULT_LC_SERVER = "http://localhost:9100"
+DEFAULT_KB_SERVER = "http://localhost:9020"
 WORKER_RESTART_PERIOD = 1.0
 
 
-class BaseController:
-    """Subclasses set ``kind`` (the owner kind of their pods) and implement ``sync(key) -> bool``."""
+class BaseController(OwnedObjects):
+    """Subclasses implement ``sync(key) -> bool``; ``kind`` and ``gvk`` come from ``job_resource``.
 
-    kind: str = ""
+    ``owns``: the resources whose objects the kind creates (pods, deployments, services, HPAs; watched, indexed by
+    controller UID); ``recreates``: those of them recreated when deleted from under a live job. ``lc_server`` and
+    ``kb_server`` are what Sedna workers get as ``LC_SERVER``/``KB_SERVER``; ``now`` gives status timestamps.
+    A kind plugs its edge hooks in as class attributes: ``sync_to_edge = downstream.sync_to_edge`` and
+    ``update_from_edge = upstream.update_from_edge`` (functions taking the controller first, as Go's methods).
+    """
+
+    NAME: str = ""  # the registry name, used by ``from_context``
+    update_from_edge: Callable[..., None] | None = None  # upstream hook, registered with ``edge`` when set
     backoff_base: float = 10.0  # Sedna's GetBackoff: base·2^(requeues−1) for non-immediate enqueues
     backoff_max: float = 360.0
 
@@ -62,6 +82,9 @@ class BaseController:
         job_resource: GroupVersionResource,
         workers: int = 2,
         *,
+        owns: Sequence[GroupVersionResource] = (),
+        recreates: Sequence[GroupVersionResource] = (),
+        edge: EdgeLink | None = None,
         recorder: EventRecorder | None = None,
         registry: CollectorRegistry | None = None,
         rate_limiter: RateLimiter | None = None,
@@ -69,57 +92,119 @@ class BaseController:
         drain_timeout: float = 10.0,
         recreation_ttl: float = RECREATION_TTL,
         recreation_timer: Callable[[], float] = time.monotonic,
+        now: Callable[[], str] = meta.now_rfc3339,
+        lc_server: str = DEFAULT_LC_SERVER,
+        kb_server: str = DEFAULT_KB_SERVER,
     ) -> None:
         if workers < 1:
             raise ValueError(f"{name}: workers must be >= 1, got {workers}")
         self.name = name
         self.clientset = clientset
+        self.informer_factory = informer_factory
         self.workers = workers
         self.max_retries = max_retries
         self.drain_timeout = drain_timeout
+        self.job_resource = job_resource
+        self.gvk = lookup(job_resource).gvk
+        self.kind = self.gvk.kind
+        self.edge = edge
+        self.now = now
+        self.lc_server = lc_server
+        self.kb_server = kb_server
         self.recorder = recorder or EventRecorder(clientset, "sedna-gm")
         self.metrics = controller_metrics(registry)
         self.queue = RateLimitingQueue(rate_limiter or default_controller_rate_limiter(), name=name)
-        self.recreated_pods = RecreatedPods(ttl=recreation_ttl, timer=recreation_timer)
-        self.prevent_recreation = PreventRecreation()
+        self._log = log.bind(controller=name)
+        self.processor = KeyProcessor(name, self.queue, self.metrics, max_retries, self._log)
+        self.job_states = JobStates(recreation_ttl, recreation_timer)
+        self.prevent_recreation = PreventRecreationView(self.job_states)  # DESIGN's names, as views of JobState
+        self.recreated_pods = RecreatedPodsView(self.job_states)
         self.job_informer = informer_factory.for_resource(job_resource)
         self.job_lister = self.job_informer.lister()
-        self.job_client = lambda ns: clientset.resource(job_resource, ns)
-        self.pod_informer = informer_factory.core_v1().pods()
-        self.pod_lister = self.pod_informer.lister()
         self.job_informer.informer().add_event_handler(
             ResourceEventHandlerFuncs(add_func=self.add_job, update_func=self.update_job, delete_func=self.delete_job)
         )
-        self.pod_informer.informer().add_event_handler(
-            ResourceEventHandlerFuncs(add_func=self.add_pod, update_func=self.update_pod, delete_func=self.delete_pod)
-        )
-        self.cache_syncs: list[Callable[[], bool]] = [
-            self.job_informer.informer().has_synced,
-            self.pod_informer.informer().has_synced,
-        ]
+        self.cache_syncs: list[Callable[[], bool]] = [self.job_informer.informer().has_synced]
+        self._watch_owned(owns, recreates)
+        if self.update_from_edge is not None:
+            self.register_upstream(self.update_from_edge)
         self.synced = threading.Event()
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._log = log.bind(controller=name)
+
+    @classmethod
+    def from_context(cls, ctx: Any) -> Any:
+        """Registry factory: the controller built from a ``ControllerContext`` (workers, recorder, metrics registry,
+        drain timeout, edge link, and the LC/KB servers of the config)."""
+        cfg = ctx.config
+        return cls(
+            ctx.clientset, ctx.informer_factory, ctx.workers_for(cls.NAME), recorder=ctx.recorder,
+            registry=ctx.registry, drain_timeout=ctx.drain_timeout, edge=ctx.edge,
+            lc_server=cfg.local_controller.server if cfg is not None else DEFAULT_LC_SERVER,
+            kb_server=cfg.knowledge_base_server.server if cfg is not None else DEFAULT_KB_SERVER,
+        )
 
     # -- to implement ---------------------------------------------------------------------------------------------
     def sync(self, key: str) -> bool:
         """Reconcile the object ``key``; return True to forget its rate-limit history. Raise to requeue."""
         raise NotImplementedError
 
-    def should_recreate_pod(self, job: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
-        """Whether a pod of ``job`` deleted from under it is recreated by ``delete_pod`` (default: no)."""
-        return False
+    def sync_to_edge(self, operation: str, job: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> None:
+        """Downstream hook (Sedna's ``syncToEdge``): called with ``insert`` on add, ``update`` on a change (``old``
+        set) and ``delete`` on deletion; send with ``send_to_edge``. Default: nothing goes to the edge."""
 
-    def pod_for_recreation(self, job: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Any]:
-        """The pod to create in place of the deleted ``pod``: a copy without server-set fields."""
-        new_pod = meta.deep_copy(pod)
-        md = new_pod.setdefault("metadata", {})
-        for field in ("resourceVersion", "uid", "creationTimestamp", "deletionTimestamp",
-                      "deletionGracePeriodSeconds", "managedFields", "generation"):
-            md.pop(field, None)
-        new_pod.pop("status", None)
-        return new_pod
+    # -- jobs -----------------------------------------------------------------------------------------------------
+    def typed(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """A shallow copy of ``obj`` with ``apiVersion``/``kind`` set (list items from some servers lack them)."""
+        out = dict(obj)
+        out.setdefault("apiVersion", self.gvk.api_version)
+        out.setdefault("kind", self.kind)
+        return out
+
+    def get_job(self, key: str) -> dict[str, Any] | None:
+        """The cached job ``namespace/name`` with ``apiVersion``/``kind`` (shared: do not modify), or ``None``."""
+        ns, name = split_meta_namespace_key(key)
+        try:
+            return self.typed(self.job_lister.namespaced(ns).get(name))
+        except errors.NotFoundError:
+            return None
+
+    def job_client(self, namespace: str) -> Any:
+        return self.clientset.resource(self.job_resource, namespace)
+
+    def job_state(self, job: Mapping[str, Any]) -> JobState:
+        """Everything remembered about ``job`` between syncs (one record per job UID)."""
+        return self.job_states.for_job(job)
+
+    def forget_job(self, key: str, uid: str = "") -> None:
+        """Drop all per-job state of ``key``: the one place it is cleared (job deleted, or found gone by ``sync``)."""
+        self.job_states.forget(key, uid)
+
+    def update_job_status(self, job: Mapping[str, Any], mutate: Mutation) -> dict[str, Any] | None:
+        """Write the status through the subresource; ``mutate`` changes only the fields this writer owns and is
+        applied again to a fresh copy on conflict (see ``status.update_status``)."""
+        return update_status(self.job_client(meta.namespace(job)), job, mutate)
+
+    def job_is_live(self, job: Mapping[str, Any]) -> bool:
+        """Ask the API server (not the cache) whether ``job`` still exists, with the same UID, and is not being
+        deleted. Used before (re)creating workers: the cache may not have seen the job's deletion yet (Sedna #466)."""
+        try:
+            live = self.job_client(meta.namespace(job)).get(meta.name(job))
+        except errors.NotFoundError:
+            return False
+        return meta.uid(live) == meta.uid(job) and meta.deletion_timestamp(live) is None
+
+    def resolve_controller_ref(self, namespace: str, ref: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """The job the controller reference points to, if it is of our kind, cached, and has the same UID."""
+        if ref is None or ref.get("kind") != self.kind:
+            return None
+        try:
+            job = self.job_lister.namespaced(namespace).get(ref.get("name", ""))
+        except errors.NotFoundError:
+            return None
+        if meta.uid(job) != ref.get("uid"):
+            return None
+        return self.typed(job)
 
     # -- enqueueing -----------------------------------------------------------------------------------------------
     def get_backoff(self, key: str) -> float:
@@ -132,8 +217,8 @@ class BaseController:
         """Queue the key of ``obj`` (or of a tombstone); without ``immediate``, after the key's current backoff."""
         try:
             key = deletion_handling_meta_namespace_key_func(obj)
-        except Exception as exc:
-            self._log.warning("cannot get key for object", object=repr(obj)[:300], error=str(exc))
+        except Exception as exc:  # the key function's message quotes the object: never logged
+            self._log.warning("cannot get key for object; not queued", error=type(exc).__name__, **log_identity(obj))
             return
         delay = 0.0 if immediate else self.get_backoff(key)
         if delay <= 0:
@@ -141,100 +226,74 @@ class BaseController:
         else:
             self.queue.add_after(key, delay)
 
-    def resolve_controller_ref(self, namespace: str, ref: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-        """The job the controller reference points to, if it is of our kind, cached, and has the same UID."""
-        if ref is None or ref.get("kind") != self.kind:
-            return None
-        try:
-            job = self.job_lister.namespaced(namespace).get(ref.get("name", ""))
-        except errors.NotFoundError:
-            return None
-        if meta.uid(job) != ref.get("uid"):
-            return None
-        return job
-
-    def job_is_live(self, job: Mapping[str, Any]) -> bool:
-        """Ask the API server (not the cache) whether ``job`` still exists, with the same UID, and is not being
-        deleted. Used before (re)creating pods: the cache may not have seen the job's deletion yet (Sedna #466)."""
-        try:
-            live = self.job_client(meta.namespace(job)).get(meta.name(job))
-        except errors.NotFoundError:
-            return False
-        return meta.uid(live) == meta.uid(job) and meta.deletion_timestamp(live) is None
-
-    def enqueue_by_pod(self, pod: Mapping[str, Any], immediate: bool) -> None:
-        job = self.resolve_controller_ref(meta.namespace(pod), meta.get_controller_of(pod))
-        if job is not None:
-            self.enqueue_controller(job, immediate)
-
     # -- job handlers ---------------------------------------------------------------------------------------------
     def add_job(self, job: Any) -> None:
         self.enqueue_controller(job, immediate=True)
+        self._downstream(INSERT, job)
 
     def update_job(self, old: Any, cur: Any) -> None:
         # Same resourceVersion = a periodic resync, not a change. Like Sedna's controllers we skip it: a job's sync
-        # depends only on the job and its pods, whose own events wake it, so a resync would redo the same sync.
+        # depends only on the job and its workers, whose own events wake it, so a resync would redo the same sync.
         if meta.resource_version(old) == meta.resource_version(cur):
             return
         self.enqueue_controller(cur, immediate=True)
+        self._downstream(UPDATE, cur, old)
 
     def delete_job(self, obj: Any) -> None:
+        job = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        if isinstance(job, Mapping):
+            self.forget_job(f"{meta.namespace(job)}/{meta.name(job)}", meta.uid(job))
+            self._downstream(DELETE, job)
         self.enqueue_controller(obj, immediate=True)
 
-    # -- pod handlers ---------------------------------------------------------------------------------------------
-    def add_pod(self, pod: Any) -> None:
-        # a pod already being deleted (seen after a restart) is only a reason to look at its job again
-        immediate = meta.deletion_timestamp(pod) is not None or (pod.get("status") or {}).get("phase") != "Failed"
-        self.enqueue_by_pod(pod, immediate)
+    def retry_later(self, key: str) -> bool:
+        """Sync ``key`` again after its rate-limited backoff (for a wait that no event ends, e.g. a missing Secret);
+        returns False for ``sync`` to return (its rate-limit history is kept, so the waits grow)."""
+        self.queue.add_rate_limited(key)
+        return False
 
-    def update_pod(self, old: Any, cur: Any) -> None:
-        if meta.resource_version(old) == meta.resource_version(cur):
+    # -- edge -----------------------------------------------------------------------------------------------------
+    def send_to_edge(self, node: str, operation: str, obj: Mapping[str, Any]) -> None:
+        """Queue ``operation`` of ``obj`` (kind set) for ``node``; nothing without an edge link or a node."""
+        if self.edge is None or not node:
             return
-        self.add_pod(cur)
+        self.edge.send_to_edge(node, operation, self.typed(obj))
 
-    def delete_pod(self, obj: Any) -> None:
-        """Wake the pod's job; recreate the pod if it was deleted from under a live job (see ``maybe_recreate_pod``)."""
-        pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
-        if not isinstance(pod, Mapping) or pod.get("kind", "Pod") != "Pod":
-            self._log.warning("delete_pod: not a pod", object=repr(obj)[:200])
+    def log_edge_skip(self, obj: Mapping[str, Any], why: str) -> None:
+        self._log.warning("not sent to the edge", key=f"{meta.namespace(obj)}/{meta.name(obj)}", reason=why)
+
+    def log_report_dropped(self, msg: UpstreamMessage, why: str) -> None:
+        self._log.warning("edge report dropped", key=f"{msg.namespace}/{msg.name}", node=msg.node, reason=why)
+
+    def _downstream(self, operation: str, job: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> None:
+        if self.edge is None:
             return
-        self.enqueue_by_pod(pod, immediate=True)
-        self.maybe_recreate_pod(pod)
-
-    def maybe_recreate_pod(self, pod: Mapping[str, Any]) -> bool:
-        """Recreate ``pod`` unless: not ours, its job is gone (or another job of the same name) in the cache or on the
-        server, the job's pods are being replaced (``prevent_recreation``), the controller says no, or it was recreated
-        less than TTL ago."""
-        ref = meta.get_controller_of(pod)
-        if ref is None or ref.get("kind") != self.kind:
-            return False
-        ns = meta.namespace(pod)
-        job_key = f"{ns}/{ref.get('name')}"
-        pod_key = f"{ns}/{meta.name(pod)}"
-        if job_key in self.prevent_recreation:
-            return False
-        job = self.resolve_controller_ref(ns, ref)
-        if job is None:
-            self._log.info("owner job gone, not recreating pod", key=job_key, pod=pod_key)
-            return False
-        if not self.should_recreate_pod(job, pod):
-            return False
-        if not self.job_is_live(job):
-            self._log.info("owner job is being deleted, not recreating pod", key=job_key, pod=pod_key)
-            return False
-        if not self.recreated_pods.try_mark(pod_key):
-            self._log.info("pod recreated moments ago, not recreating again", key=job_key, pod=pod_key)
-            return False
+        key = f"{meta.namespace(job)}/{meta.name(job)}"
         try:
-            self.clientset.core_v1().pods(ns).create(self.pod_for_recreation(job, pod))
-        except errors.AlreadyExistsError:
-            return False
-        except errors.ApiError as exc:
-            self.recreated_pods.unmark(pod_key)
-            self._log.warning("pod recreation failed", key=job_key, pod=pod_key, error=str(exc))
-            return False
-        self._log.info("recreated pod deleted from under its job", key=job_key, pod=pod_key)
-        return True
+            self.sync_to_edge(operation, self.typed(job), self.typed(old) if old is not None else None)
+        except Exception as exc:
+            self._log.error("downstream failed; the edge gets this object on its next change or reconnect",
+                            key=key, operation=operation, **failure_fields(exc))
+
+    def register_upstream(self, handler: Callable[[UpstreamMessage], None]) -> None:
+        """Route the edge's reports about our kind to ``handler`` (Sedna's ``SetUpstreamHandler``). ``InvalidReport``
+        (a refused report) and API/connection errors go on to the edge link, which counts refusals and retries
+        transient failures; any other failure is logged with its node and object and not raised."""
+        if self.edge is None:
+            return
+
+        def guarded(msg: UpstreamMessage) -> None:
+            key = f"{msg.namespace}/{msg.name}"
+            try:
+                handler(msg)
+            except InvalidReport:
+                raise  # a refusal: the edge link logs and counts it
+            except (errors.ApiError, ConnectionError, TimeoutError):
+                raise  # the edge link retries the transient ones (conflict, 429, 5xx, connection) and logs the rest
+            except Exception as exc:
+                self._log.error("upstream report not applied", key=key, node=msg.node, **failure_fields(exc))
+
+        self.edge.add_upstream_handler(self.kind, guarded)
 
     # -- workers --------------------------------------------------------------------------------------------------
     def worker(self) -> None:
@@ -254,33 +313,14 @@ class BaseController:
             self.queue.done(key)
 
     def _process(self, key: str) -> None:
-        started = time.monotonic()
-        result = "success"
-        try:
-            with structlog.contextvars.bound_contextvars(controller=self.name, key=key):
-                ns, name = split_meta_namespace_key(key)
-                if not ns or not name:
-                    self._log.warning("invalid key: namespace or name missing", key=key)
-                    self.queue.forget(key)
-                    return
-                forget = self.sync(key)
-            if forget:
-                self.queue.forget(key)
-        except Exception as exc:
-            result = self._handle_error(key, exc)
-        finally:
-            self.metrics.sync_total.labels(controller=self.name, result=result).inc()
-            self.metrics.sync_duration.labels(controller=self.name).observe(time.monotonic() - started)
+        self.processor.process(key, self._sync_valid_key)
 
-    def _handle_error(self, key: str, exc: Exception) -> str:
-        requeues = self.queue.num_requeues(key)
-        if requeues < self.max_retries:
-            self._log.warning("sync failed, requeueing", key=key, error=str(exc), retries=requeues, exc_info=exc)
-            self.queue.add_rate_limited(key)
-            return "error"
-        self._log.error("sync failed too often, dropping key", key=key, error=str(exc), retries=requeues)
-        self.queue.forget(key)
-        return "dropped"
+    def _sync_valid_key(self, key: str) -> bool:
+        ns, name = split_meta_namespace_key(key)
+        if not ns or not name:
+            self._log.warning("invalid key: namespace or name missing", key=key)
+            return True
+        return self.sync(key)
 
     def _run_worker(self) -> None:
         while not self._stopping.is_set() and not self.queue.shutting_down():
@@ -289,7 +329,7 @@ class BaseController:
                 return
             except Exception:
                 self._log.exception("worker crashed, restarting")
-                self.metrics.workers.labels(controller=self.name).inc()
+                self.metrics.worker_restarts.labels(controller=self.name).inc()
                 if self._stopping.wait(WORKER_RESTART_PERIOD):
                     return
 
@@ -309,8 +349,8 @@ class BaseController:
             self.synced.set()
             for i in range(self.workers):
                 t = threading.Thread(target=self._run_worker, name=f"{self.name}-worker-{i}", daemon=True)
+                self._threads.append(t)  # before start: a shutdown racing with the start must wait for it too
                 t.start()
-                self._threads.append(t)
             stop.wait()
         finally:
             self.shutdown()
@@ -332,3 +372,31 @@ class BaseController:
         drainer.join(1.0)
         self._log.info("controller stopped")
         return drained
+
+
+class KindController(BaseController):
+    """A ``BaseController`` declared by class attributes, the usual way to write a kind::
+
+        class JointInferenceController(KindController):
+            NAME = "JointInference"                      # registry name
+            JOB_RESOURCE = JOINT_INFERENCE_SERVICES      # the kind (its informer, lister, status client)
+            OWNS = (DEPLOYMENTS, SERVICES, HORIZONTAL_POD_AUTOSCALERS)
+            RECREATES = (DEPLOYMENTS,)                   # self-healed when deleted from under a live job
+            REFERENCES = {MODELS: model_refs}            # job → names; events of those objects wake the job
+            sync_to_edge = downstream.sync_to_edge
+            update_from_edge = upstream.update_from_edge
+
+            def sync(self, key): ...
+
+    ``reference_listers[gvr]`` are the listers of the referenced kinds; ``new_controller = Cls.from_context``.
+    """
+
+    JOB_RESOURCE: GroupVersionResource
+    OWNS: tuple[GroupVersionResource, ...] = ()
+    RECREATES: tuple[GroupVersionResource, ...] = ()
+    REFERENCES: Mapping[GroupVersionResource, Callable[[Mapping[str, Any]], Any]] = {}
+
+    def __init__(self, clientset: ClientsetBase, informer_factory: Any, workers: int = 2, **kwargs: Any) -> None:
+        super().__init__(self.NAME, clientset, informer_factory, self.JOB_RESOURCE, workers, owns=self.OWNS,
+                         recreates=self.RECREATES, **kwargs)
+        self.reference_listers = {gvr: self.watch_references(gvr, refs) for gvr, refs in self.REFERENCES.items()}

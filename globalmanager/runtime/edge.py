@@ -8,15 +8,21 @@ Guarantees an ``EdgeLink`` gives:
 * ``send_to_edge`` never blocks on the network and never raises for an offline or unknown node: per node only the
   latest message per object is kept until it is delivered.
 * An upstream handler is called for one report at a time per object, never for a report whose node was never sent
-  that object, and only for operation ``status``.
+  that object, and only for operation ``status``. A handler that raises ``InvalidReport`` refuses the report (it is
+  counted as a rejected frame and never retried); other exceptions are retried with rate limiting.
+* On every (re)connection of a node, each state source registered for a kind is asked for the objects of that kind
+  the node should hold; they are (re)sent as ``insert``, so a node never depends on a replay of old messages.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from apis.edge import DELETE, INSERT, STATUS, UPDATE
+from apis.edge import DOWNSTREAM_OPERATIONS as OPERATIONS_DOWN
 
 __all__ = [
     "DELETE",
@@ -25,17 +31,13 @@ __all__ = [
     "STATUS",
     "UPDATE",
     "EdgeLink",
+    "InvalidReport",
     "RecordingEdgeLink",
     "SentMessage",
+    "StateSource",
     "UpstreamHandler",
     "UpstreamMessage",
 ]
-
-INSERT = "insert"
-UPDATE = "update"
-DELETE = "delete"
-STATUS = "status"
-OPERATIONS_DOWN = (INSERT, UPDATE, DELETE)
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,13 @@ class UpstreamMessage:
 
 UpstreamHandler = Callable[[UpstreamMessage], None]
 
+StateSource = Callable[[str], Iterable[Mapping[str, Any]]]
+"""``source(node)`` → the objects (of one kind, as they are to be sent) that ``node`` should hold now."""
+
+
+class InvalidReport(ValueError):
+    """Raised by an upstream handler for a report it refuses (bad content): never retried, counted as rejected."""
+
 
 class EdgeLink(Protocol):
     def send_to_edge(self, node: str, operation: str, obj: Mapping[str, Any]) -> None:
@@ -60,6 +69,10 @@ class EdgeLink(Protocol):
 
     def add_upstream_handler(self, kind: str, handler: UpstreamHandler) -> None:
         """Route reports about objects of ``kind`` (any case) to ``handler``; a kind has at most one handler."""
+        ...
+
+    def add_state_source(self, kind: str, source: StateSource) -> None:
+        """Register what nodes should hold of ``kind``; asked on every (re)connection of a node. One per kind."""
         ...
 
 
@@ -76,6 +89,7 @@ class RecordingEdgeLink:
 
     sent: list[SentMessage] = field(default_factory=list)
     handlers: dict[str, UpstreamHandler] = field(default_factory=dict)
+    sources: dict[str, StateSource] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def send_to_edge(self, node: str, operation: str, obj: Mapping[str, Any]) -> None:
@@ -89,6 +103,16 @@ class RecordingEdgeLink:
         if key in self.handlers:
             raise ValueError(f"an upstream handler for kind {key!r} is already registered")
         self.handlers[key] = handler
+
+    def add_state_source(self, kind: str, source: StateSource) -> None:
+        key = kind.lower()
+        if key in self.sources:
+            raise ValueError(f"a state source for kind {key!r} is already registered")
+        self.sources[key] = source
+
+    def state_for(self, node: str) -> list[Mapping[str, Any]]:
+        """What a (re)connecting ``node`` would be sent, from every registered source."""
+        return [obj for source in self.sources.values() for obj in source(node)]
 
     def report(self, node: str, namespace: str, kind: str, name: str, content: Mapping[str, Any]) -> None:
         """Deliver a ``status`` report as the message layer would."""

@@ -1,6 +1,8 @@
 """Sedna's worker labels and selectors: ``<kind>.<group>/name``, ``/uid`` and ``/worker-type``.
 
-For a JointInferenceService ``ji1`` the prefix is ``jointinferenceservice.sedna.io/``.
+For a JointInferenceService ``ji1`` the prefix is ``jointinferenceservice.sedna.io/``. The name label is the object's
+name when that is a valid label value, else ``names.label_value`` of it (a prefix and a hash: object names may be up
+to 253 characters, label values only 63), so every kind's selectors stay valid whatever the name.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from apis import meta
+
+from .names import label_value
 
 __all__ = ["label_prefix", "generate_labels", "generate_selector", "generate_worker_selector"]
 
@@ -26,9 +30,9 @@ def label_prefix(obj: Mapping[str, Any]) -> str:
 def generate_labels(obj: Mapping[str, Any], worker_type: str = "") -> dict[str, str]:
     """The labels every worker of ``obj`` carries (name, uid and, with ``worker_type``, the lowercased type)."""
     prefix = label_prefix(obj)
-    out = {prefix + "name": meta.name(obj), prefix + "uid": meta.uid(obj)}
+    out = {prefix + "name": label_value(meta.name(obj)), prefix + "uid": meta.uid(obj)}
     if worker_type:
-        out[prefix + "worker-type"] = worker_type.lower()
+        out[prefix + "worker-type"] = label_value(worker_type.lower())
     return out
 
 

@@ -1,5 +1,6 @@
-"""Controller metrics: ``sedna_gm_controller_sync_total{controller,result}`` and
-``sedna_gm_controller_sync_duration_seconds{controller}``. One set of families per registry."""
+"""Controller metrics: ``sedna_gm_controller_sync_total{controller,result}``,
+``sedna_gm_controller_sync_duration_seconds{controller}`` and ``sedna_gm_controller_worker_restarts_total{controller}``.
+One set of families per registry."""
 
 from __future__ import annotations
 
@@ -28,12 +29,17 @@ class ControllerMetrics:
             buckets=_BUCKETS,
             registry=registry,
         )
-        self.workers = Counter(
+        self.worker_restarts = Counter(
             "sedna_gm_controller_worker_restarts",
             "Worker threads restarted after an unexpected error.",
             ["controller"],
             registry=registry,
         )
+
+    @property
+    def workers(self) -> Counter:
+        """Former name of ``worker_restarts``."""
+        return self.worker_restarts
 
 
 _lock = threading.Lock()

@@ -1,85 +1,56 @@
-"""Pod builders shared by the controllers: a pod from a template with the controller ownerReference, the generated
-labels, injected env vars, ``generateName`` ``<obj>-<workertype>-`` and a default restartPolicy; active-pod filters.
+"""Pods of a Sedna worker: built from a PodTemplateSpec, owned by their object; active-pod filters.
+
+* ``get_pod_from_template(template, owner)``: Sedna's ``utils.GetPodFromTemplate``: the template's labels,
+  annotations, finalizers and spec copied (its ``metadata.name`` ignored), ``generateName`` ``<owner>-``, a controller
+  ownerReference to ``owner``. The template is never modified.
+* ``pod_from_template(owner, template, param)``: that plus ``worker.inject_worker_param`` (Sedna's
+  ``CreatePodWithTemplate`` without the API call); ``create_pod_with_template`` also creates it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from apis import meta
 from apis.client import ClientsetBase
 
-from .labels import generate_labels
+from .storage import inject_env
+from .worker import WorkerParam, inject_worker_param
 
 __all__ = [
     "WorkerParam",
-    "pod_from_template",
+    "count_pods",
     "create_pod_with_template",
+    "filter_active_pods",
+    "get_pod_from_template",
+    "inject_env",
     "is_pod_active",
     "is_pod_terminal",
-    "filter_active_pods",
-    "inject_env",
+    "pod_from_template",
 ]
 
 
-@dataclass
-class WorkerParam:
-    """How a worker pod differs from its template (Sedna's ``WorkerParam`` without the storage mounts)."""
-
-    worker_type: str
-    env: dict[str, str] = field(default_factory=dict)
-    restart_policy: str = ""  # set only when the template leaves it empty
-    host_network: bool = False
-    dns_policy: str = ""
-    labels: dict[str, str] = field(default_factory=dict)
-    annotations: dict[str, str] = field(default_factory=dict)
-    name: str = ""  # a fixed name instead of generateName
-
-
-def inject_env(containers: Iterable[dict[str, Any]], env: Mapping[str, str]) -> None:
-    """Append ``env`` to every container, replacing a variable of the same name."""
-    if not env:
-        return
-    for container in containers:
-        current = [e for e in container.get("env") or [] if e.get("name") not in env]
-        current.extend({"name": k, "value": str(v)} for k, v in env.items())
-        container["env"] = current
+def get_pod_from_template(template: Mapping[str, Any] | None, owner: Mapping[str, Any]) -> dict[str, Any]:
+    tmeta = (template or {}).get("metadata") or {}
+    md: dict[str, Any] = {
+        "labels": dict(tmeta.get("labels") or {}),
+        "annotations": dict(tmeta.get("annotations") or {}),
+        "generateName": f"{meta.name(owner)}-",
+        "ownerReferences": [meta.new_controller_ref(owner)],
+    }
+    if tmeta.get("finalizers"):
+        md["finalizers"] = list(tmeta["finalizers"])
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": meta.deep_copy((template or {}).get("spec") or {})}
 
 
 def pod_from_template(owner: Mapping[str, Any], template: Mapping[str, Any] | None, param: WorkerParam) -> dict[str, Any]:
-    """A new pod for ``owner`` from a PodTemplateSpec (``metadata`` + ``spec``); the template is not modified."""
-    template = meta.deep_copy(dict(template or {}))
-    tmeta = template.get("metadata") or {}
-    spec = template.get("spec") or {}
-    labels = dict(tmeta.get("labels") or {})
-    labels.update(generate_labels(owner, param.worker_type))
-    labels.update(param.labels)
-    annotations = dict(tmeta.get("annotations") or {})
-    annotations.update(param.annotations)
-    md: dict[str, Any] = {
-        "namespace": meta.namespace(owner),
-        "labels": labels,
-        "ownerReferences": [meta.new_controller_ref(owner)],
-    }
-    if param.name:
-        md["name"] = param.name
-    else:
-        md["generateName"] = f"{meta.name(owner)}-{param.worker_type.lower()}-"
-    if annotations:
-        md["annotations"] = annotations
-    if tmeta.get("finalizers"):
-        md["finalizers"] = list(tmeta["finalizers"])
-    spec.setdefault("containers", [])
-    inject_env(spec["containers"], param.env)
-    if param.restart_policy and not spec.get("restartPolicy"):
-        spec["restartPolicy"] = param.restart_policy
-    if param.host_network:
-        spec["hostNetwork"] = True
-    if param.dns_policy:
-        spec["dnsPolicy"] = param.dns_policy
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec}
+    """A new worker pod of ``owner``; ``param`` is consumed (its env gets the mounts' variables)."""
+    pod = get_pod_from_template(template, owner)
+    inject_worker_param(pod, param, owner)
+    if not pod["metadata"]["annotations"]:
+        del pod["metadata"]["annotations"]
+    return pod
 
 
 def create_pod_with_template(
@@ -101,3 +72,17 @@ def is_pod_active(pod: Mapping[str, Any]) -> bool:
 
 def filter_active_pods(pods: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [p for p in pods if is_pod_active(p)]
+
+
+def count_pods(pods: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """``{"active", "succeeded", "failed"}`` (active: not terminal and not being deleted)."""
+    out = {"active": 0, "succeeded": 0, "failed": 0}
+    for pod in pods:
+        phase = (pod.get("status") or {}).get("phase")
+        if phase == "Succeeded":
+            out["succeeded"] += 1
+        elif phase == "Failed":
+            out["failed"] += 1
+        elif meta.deletion_timestamp(pod) is None:
+            out["active"] += 1
+    return out

@@ -1,21 +1,19 @@
-"""Self-healing bookkeeping kept per controller instance and per job (never controller-wide state about one job).
-
-* ``RecreatedPods``: names of pods recreated in the last ``ttl`` seconds (a ``cachetools.TTLCache``), so a pod deleted
-  again right away is not recreated in a loop.
-* ``PreventRecreation``: the job keys whose pods are being replaced on purpose (spec update); their deleted pods are
-  not recreated.
-"""
+"""Self-healing helpers: ``RecreatedPods``, the keys of objects recreated in the last ``ttl`` seconds (a
+``cachetools.TTLCache``; kept per job in ``jobstate.JobState``) so that an object deleted again right away is not
+recreated in a loop, and ``object_for_recreation``, the copy of a deleted object to create again."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from cachetools import TTLCache
 
-__all__ = ["RecreatedPods", "PreventRecreation", "RECREATION_TTL"]
+from apis import meta
+
+__all__ = ["RECREATION_TTL", "RecreatedPods", "object_for_recreation"]
 
 RECREATION_TTL = 5.0
 
@@ -57,29 +55,16 @@ class RecreatedPods:
             return len(self._cache)
 
 
-class PreventRecreation:
-    """Job keys whose pods must not be recreated right now."""
+_SERVER_SET_FIELDS = ("resourceVersion", "uid", "creationTimestamp", "deletionTimestamp",
+                      "deletionGracePeriodSeconds", "managedFields", "generation", "selfLink")
 
-    def __init__(self) -> None:
-        self._keys: set[str] = set()
-        self._lock = threading.Lock()
 
-    def add(self, job_key: str) -> None:
-        with self._lock:
-            self._keys.add(job_key)
-
-    def discard(self, job_key: str) -> None:
-        with self._lock:
-            self._keys.discard(job_key)
-
-    def __contains__(self, job_key: object) -> bool:
-        with self._lock:
-            return job_key in self._keys
-
-    @contextmanager
-    def hold(self, job_key: str) -> Iterator[None]:
-        self.add(job_key)
-        try:
-            yield
-        finally:
-            self.discard(job_key)
+def object_for_recreation(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a deleted object to create again: same name, labels, owner and spec; no server-set metadata and no
+    status (Sedna clears resourceVersion, UID, status, deletion timestamp and grace period)."""
+    new = meta.deep_copy(obj)
+    md = new.setdefault("metadata", {})
+    for name in _SERVER_SET_FIELDS:
+        md.pop(name, None)
+    new.pop("status", None)
+    return new

@@ -1,4 +1,4 @@
-"""Status writes through the status subresource with retry on conflict, and a conditions helper.
+"""Status writes through the status subresource with retry on conflict, conditions and metrics helpers.
 
 ``update_status(client, obj, mutate)`` applies ``mutate`` to a private copy of the object and writes it with
 ``update_status``; on 409 it re-reads the object and applies ``mutate`` again. ``mutate`` changes only the fields it
@@ -7,6 +7,8 @@ owns, so fields written by others meanwhile (conditions appended by an upstream 
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -15,7 +17,17 @@ import structlog
 from apis import errors, meta
 from apis.client import ResourceClient
 
-__all__ = ["DEFAULT_STATUS_RETRIES", "update_status", "set_condition", "get_condition", "condition_is_true"]
+__all__ = [
+    "DEFAULT_STATUS_RETRIES",
+    "append_condition",
+    "condition_is_true",
+    "convert_map_to_metrics",
+    "get_condition",
+    "go_json",
+    "last_condition",
+    "set_condition",
+    "update_status",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -103,3 +115,46 @@ def set_condition(
         }
     )
     return True
+
+
+def last_condition(conditions: list[Mapping[str, Any]] | None) -> Mapping[str, Any] | None:
+    """The latest of conditions that are appended, never replaced (Sedna's service and job kinds)."""
+    return conditions[-1] if conditions else None
+
+
+def append_condition(conditions: list[dict[str, Any]], condition: dict[str, Any]) -> bool:
+    """Append ``condition`` unless the latest condition already says the same (type, status, reason, message).
+
+    Sedna appends a condition whenever the state changes and the last one is the current state; comparing more than
+    the type keeps a changed failure reason visible without appending on every sync. Returns True when appended."""
+    last = last_condition(conditions)
+    if last is not None and all(last.get(k) == condition.get(k) for k in ("type", "status", "reason", "message")):
+        return False
+    conditions.append(condition)
+    return True
+
+
+def _go_value(value: Any) -> Any:
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 1e21:
+        return int(value)  # encoding/json writes a float64 without a fraction as an integer
+    if isinstance(value, dict):
+        return {k: _go_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_go_value(v) for v in value]
+    return value
+
+
+def go_json(value: Any, sort_keys: bool = True) -> str:
+    """JSON as Go's ``json.Marshal`` writes decoded JSON values: map keys sorted, no spaces, integral floats as
+    integers, ``<``, ``>`` and ``&`` escaped. ``sort_keys=False`` keeps the dicts' order (a Go struct's fields)."""
+    text = json.dumps(_go_value(value), sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def convert_map_to_metrics(metrics: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Sedna's ``ConvertMapToMetrics``: ``[{key, value}]``, strings as they are, anything else as JSON (sorted by
+    key here; Go's order is random)."""
+    return [
+        {"key": key, "value": value if isinstance(value, str) else go_json(value)}
+        for key, value in sorted(metrics.items())
+    ]

@@ -13,32 +13,9 @@ import urllib.error
 import urllib.request
 
 import pytest
-from testkit import http_get, json_log_lines, start_gm, wait_for
-
-from apis import errors
-from apis.clientset import Clientset
+from testkit import create_job, http_get, job_phase, json_log_lines, lease_holder, start_gm, wait_for
 
 pytestmark = pytest.mark.e2e
-
-
-def create_job(cs: Clientset, name: str, run_seconds: str = "1") -> None:
-    cs.elasticdl_v1alpha1().elastic_ai_jobs("default").create({
-        "apiVersion": "elasticdl.org/v1alpha1",
-        "kind": "ElasticAIJob",
-        "metadata": {"name": name, "namespace": "default", "annotations": {"sandbox.sedna.io/run-seconds": run_seconds}},
-        "spec": {"jobArgs": ["--model_zoo /model_zoo"], "master": {"image": "elasticdl:ci"}},
-    })
-
-
-def job_phase(cs: Clientset, name: str) -> str:
-    return (cs.elasticdl_v1alpha1().elastic_ai_jobs("default").get(name).get("status") or {}).get("phase") or ""
-
-
-def lease_holder(cs: Clientset) -> str | None:
-    try:
-        return cs.coordination_v1().leases("sedna").get("sedna-gm")["spec"].get("holderIdentity") or ""
-    except errors.NotFoundError:
-        return None
 
 
 def test_gm_runs_a_job_serves_probes_and_metrics_and_exits_0_on_sigterm(procs, cluster):
@@ -63,6 +40,8 @@ def test_gm_runs_a_job_serves_probes_and_metrics_and_exits_0_on_sigterm(procs, c
     assert sync_lines, "no sync-path log line found"
     for entry in sync_lines:
         assert entry.get("controller") == "ElasticAIJob" and entry.get("key") == "default/mnist", entry
+    # every controller's informers listing at once never overflow the clientset's connection pool
+    assert not [e for e in entries if "Connection pool is full" in e.get("event", "")]
 
 
 def test_gm_keeps_retrying_while_the_api_server_is_unreachable(procs, tmp_path):
@@ -90,8 +69,10 @@ def test_a_signal_before_the_caches_synced_is_a_clean_prompt_stop(procs, tmp_pat
     gm, url = start_gm(procs, "gm-unsynced", None, "--master", "http://127.0.0.1:1", "--no-leader-elect",
                        env={"KUBECONFIG": str(tmp_path / "no-kubeconfig")})
     wait_for("/healthz", lambda: http_get(url + "/healthz")[0] == 200, timeout=30)
-    code, body = http_get(url + "/readyz")
-    assert code == 503 and "caches not synced" in body
+    # the HTTP server is up before the controllers are built: wait for them to be waiting for their caches
+    code, body = wait_for("/readyz to report unsynced caches", lambda: http_get(url + "/readyz"),
+                          check=lambda answer: "caches not synced" in answer[1], timeout=30)
+    assert code == 503
     gm.send_signal(sig)
     assert gm.wait(20) == 0, procs.log("gm-unsynced")
     entries = json_log_lines(procs.log("gm-unsynced"))

@@ -7,6 +7,9 @@
         sandbox.faults       # apis.fake.faults.Faults: flip knobs while the server runs
         sandbox.kubelet      # the PodSimulator (None with kubelet=False)
 
+    def test_with_the_official_client(api):   # a kubernetes.client.ApiClient for the ``sandbox``
+        client.CoreV1Api(api).list_namespaced_pod("default")
+
 Options go through a marker: ``@pytest.mark.sandbox(kubelet=False, watch_history=5, crd_dirs=[...])`` (any
 ``SandboxAPIServer`` keyword). ``make_sandbox(**kwargs)`` starts extra servers in one test. Every server is
 stopped (watches closed, threads joined) when the test ends.
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes import client, config
 
 from apis.fake.apiserver import SandboxAPIServer
 
@@ -73,3 +77,13 @@ def sandbox(request: pytest.FixtureRequest, make_sandbox: Callable[..., Sandbox]
     """A sandbox on a free port; options from ``@pytest.mark.sandbox(...)``."""
     marker = request.node.get_closest_marker("sandbox")
     return make_sandbox(**(marker.kwargs if marker else {}))
+
+
+@pytest.fixture
+def api(sandbox: Sandbox) -> Iterator[client.ApiClient]:
+    """An official ``kubernetes`` ApiClient for ``sandbox``, on its own Configuration (never the global default)."""
+    cfg = client.Configuration()
+    config.load_kube_config(config_file=sandbox.kubeconfig, client_configuration=cfg)
+    api_client = client.ApiClient(cfg)
+    yield api_client
+    api_client.close()

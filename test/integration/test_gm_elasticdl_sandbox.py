@@ -13,8 +13,8 @@ from testkit import wait_for
 
 from apis import errors, meta
 from apis.clientset import Clientset
+from apis.record import EventRecorder
 from globalmanager.controllers.elasticdl.controller import ElasticAIJobController
-from globalmanager.runtime.events import EventRecorder
 from informers import SharedInformerFactory
 
 CRDS = str(Path(__file__).resolve().parents[2] / "charts" / "sedna" / "crds")

@@ -96,33 +96,6 @@ def test_delete_collection_honours_propagation_policy_and_answers_the_deleted_li
     assert not survivor.json()["metadata"].get("ownerReferences")
 
 
-def test_namespaces_need_not_exist_by_default(http: RawClient) -> None:
-    assert http.request("POST", "/api/v1/namespaces/nowhere/configmaps", _cm("a")).status == 201
-    assert http.get("/api/v1/namespaces/nowhere/configmaps/a").status == 200
-
-
-@pytest.mark.sandbox(namespace_lifecycle=True)
-def test_create_in_a_missing_or_terminating_namespace_is_rejected(http: RawClient) -> None:
-    missing = http.request("POST", "/api/v1/namespaces/nowhere/configmaps", _cm("a"))
-    assert missing.status == 404, missing.body
-    assert missing.json()["message"] == 'namespaces "nowhere" not found'
-    assert missing.json()["details"]["kind"] == "namespaces"
-    applied = http.request(
-        "PATCH", "/api/v1/namespaces/nowhere/configmaps/a?fieldManager=t", _cm("a"), content_type="application/apply-patch+yaml"
-    )
-    assert applied.status == 404 and applied.json()["message"] == 'namespaces "nowhere" not found', applied.body
-
-    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "leaving", "finalizers": ["example.com/hold"]}}
-    assert http.request("POST", "/api/v1/namespaces", ns).status == 201
-    assert http.request("DELETE", "/api/v1/namespaces/leaving").status == 200
-    terminating = http.request("POST", "/api/v1/namespaces/leaving/configmaps", _cm("a"))
-    assert terminating.status == 403, terminating.body
-    body = terminating.json()
-    assert body["reason"] == "Forbidden"
-    assert "unable to create new content in namespace leaving because it is being terminated" in body["message"]
-    assert http.request("POST", CM_PATH, _cm("fine")).status == 201
-
-
 def test_delete_collection_across_all_namespaces_is_not_a_route(http: RawClient) -> None:
     assert http.request("POST", CM_PATH, _cm("kept")).status == 201
     reply = http.request("DELETE", "/api/v1/configmaps")

@@ -55,10 +55,10 @@ def test_list_at_a_future_rv_is_a_too_large_timeout(sandbox, match: str) -> None
     assert reply.status == 504
     status = reply.json()
     assert status["reason"] == "Timeout" and "Too large resource version" in status["message"]
-    assert status["details"]["causes"][0]["type"] == "ResourceVersionTooLarge"
+    assert status["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"  # metav1.StatusCause on the wire
 
     cms = Clientset.from_kubeconfig(sandbox.kubeconfig).core_v1().config_maps("default")
-    with pytest.raises(errors.TimeoutError) as info:
+    with pytest.raises(errors.RequestTimeoutError) as info:
         cms.list(resource_version=str(future), resource_version_match=match)
     assert errors.is_too_large_resource_version(info.value)
 

@@ -1,4 +1,5 @@
-"""``python -m apis.fake.apiserver`` as a real process: prints its URL, serves, exits 0 on SIGTERM."""
+"""``python -m apis.fake.apiserver`` as a real process: prints its URL, serves, logs JSON lines on stderr (its
+library loggers, configured by ``apis.logs.configure_process_logging``), exits 0 on SIGTERM."""
 
 from __future__ import annotations
 
@@ -12,21 +13,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from testkit import json_log_lines, minimal_crd
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "things.example.org"},
-    "spec": {
-        "group": "example.org",
-        "scope": "Cluster",
-        "names": {"plural": "things", "kind": "Thing"},
-        "versions": [{"name": "v1beta1", "served": True, "storage": True}],
-    },
-}
+CRD = minimal_crd("example.org", "things", "Thing", scope="Cluster", version="v1beta1")
 
 
 def _start(*args: str) -> subprocess.Popen:
@@ -59,9 +51,38 @@ def test_cli_serves_loads_crds_and_exits_cleanly_on_sigterm(tmp_path: Path) -> N
             proc.kill()
             raise
     assert code == 0
+    entries = json_log_lines(proc.stderr.read())  # not a terminal: JSON by default
+    assert {(e["event"], e.get("name") or e.get("url")) for e in entries} >= {
+        ("sandbox loaded CRD", "things.example.org"), ("sandbox API server listening", url),
+        ("sandbox API server stopped", url)}
+    assert all(e["level"] == "info" and e["logger"].startswith("apis.fake.") for e in entries)
+
+
+def test_cli_logs_key_value_lines_on_request() -> None:
+    proc = _start("--port", "0", "--no-kubelet", "--log-format", "console", "--log-level", "warning")
+    try:
+        assert proc.stdout.readline().startswith("listening on ")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0 and err == ""  # nothing at warning or above
+    proc = _start("--port", "0", "--no-kubelet", "--log-format", "console")
+    try:
+        url = proc.stdout.readline().split()[-1]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=10)
+    assert "sandbox API server listening" in err and f"url={url}" in err and not err.lstrip().startswith("{")
 
 
 def test_cli_rejects_a_missing_crd_dir(tmp_path: Path) -> None:
     proc = _start("--port", "0", "--crds", str(tmp_path / "missing"))
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 2 and "does not exist" in err
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "soon"])
+def test_cli_rejects_a_bad_event_ttl(value: str) -> None:
+    proc = _start("--port", "0", "--event-ttl", value)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 2 and "--event-ttl" in err

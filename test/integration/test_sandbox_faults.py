@@ -76,3 +76,29 @@ def test_latency_is_applied(sandbox) -> None:
     assert http.get(CM_PATH).status == 200 and http.get("/version").status == 200
     assert http.get("/healthz").status == 200  # health probes are never delayed
     assert sandbox.faults.stats.delayed_requests == 2
+
+
+def test_a_conflict_armed_for_one_object_answers_its_next_write_once(sandbox) -> None:
+    """``conflict_next_write``: the next PUT/PATCH of that object's status is a 409 (kube's message), then writes
+    go through; reads and other objects' writes are never touched."""
+    from apis.clientset import Clientset
+    from apis.errors import ConflictError
+
+    cs = Clientset.from_kubeconfig(sandbox.kubeconfig)
+    pods = cs.core_v1().pods("default")
+    for name in ("p", "q"):
+        pods.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                     "spec": {"containers": [{"name": "c", "image": "i"}]}})
+    sandbox.faults.conflict_next_write("pods", "default", "p", "status")
+    assert sandbox.faults.conflict_pending("pods", "default", "p", "status")
+    pod = pods.get("p")  # reads are never refused
+    pods.update(pod)  # the object, not its status subresource
+    pods.update_status(pods.get("q"))  # another object
+    with pytest.raises(ConflictError) as refused:
+        pods.update_status(pods.get("p"))
+    assert refused.value.message == ('Operation cannot be fulfilled on pods "p": the object has been modified; please '
+                                     "apply your changes to the latest version and try again")
+    assert not sandbox.faults.conflict_pending("pods", "default", "p", "status")
+    pods.patch("p", {"status": {"message": "x"}}, subresource="status")  # once only
+    assert sandbox.faults.stats.conflicts == 1
+    cs.close()

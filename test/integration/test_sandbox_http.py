@@ -48,11 +48,13 @@ def test_health_version_and_discovery(http: RawClient, sandbox) -> None:
     deployments = {r["name"]: r for r in http.get("/apis/apps/v1").json()["resources"]}
     assert deployments["deployments"]["verbs"] == sorted(deployments["deployments"]["verbs"])
     assert deployments["deployments/status"]["verbs"] == ["get", "patch", "update"]
-    assert "deployments/scale" not in deployments  # only served subresources are advertised
+    assert deployments["deployments/scale"]["kind"] == "Scale"
+    assert "pods/exec" not in {r["name"] for r in http.get("/api/v1").json()["resources"]}  # only served ones
     v2 = http.get("/openapi/v2", Accept="application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
     assert v2.status == 200 and v2.headers["content-type"].endswith("+protobuf") and v2.body.startswith(b"\n\x032.0")
     assert http.get("/openapi/v2").json()["swagger"] == "2.0"
-    _status(http.get("/openapi/v3"), 404)
+    assert "apis/apps/v1" in http.get("/openapi/v3").json()["paths"]
+    _status(http.get("/openapi/v3/apis/nope/v1"), 404)
 
 
 def test_routing_errors(http: RawClient) -> None:
@@ -131,8 +133,8 @@ def test_table_responses(http: RawClient, sandbox) -> None:
     sandbox.tracker.create(CONFIGMAPS, {"metadata": {"name": "t1"}}, "default")
     table = http.get(CM_PATH, Accept=TABLE_ACCEPT).json()
     assert table["kind"] == "Table" and table["apiVersion"] == "meta.k8s.io/v1"
-    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Age"]
-    assert table["rows"][0]["cells"][0] == "t1" and table["rows"][0]["object"]["metadata"]["name"] == "t1"
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Data", "Age"]  # kube's ConfigMap printer
+    assert table["rows"][0]["cells"][:2] == ["t1", 0] and table["rows"][0]["object"]["metadata"]["name"] == "t1"
     single = http.get(f"{CM_PATH}/t1", Accept=TABLE_ACCEPT).json()
     assert single["kind"] == "Table" and len(single["rows"]) == 1
     assert http.get(CM_PATH).json()["kind"] == "ConfigMapList"
@@ -192,3 +194,18 @@ def test_kubeconfig_file(sandbox) -> None:
     assert cfg["clusters"][0]["cluster"]["server"] == sandbox.url
     assert cfg["users"][0]["user"]["token"]
     assert json.dumps(cfg)  # plain data only
+
+
+def test_the_date_header_is_formatted_once_per_second(http: RawClient, monkeypatch) -> None:
+    import email.utils
+
+    formatted: list[float] = []
+    real = email.utils.formatdate
+    monkeypatch.setattr(email.utils, "formatdate", lambda t=None, *a, **k: formatted.append(t) or real(t, *a, **k))
+    monkeypatch.setattr("apis.fake.apiserver.handler._date", (0, ""))
+    started = int(time.time())
+    dates = {http.get("/healthz").headers["date"] for _ in range(5)}
+    seconds = int(time.time()) - started + 1
+    assert len(formatted) <= seconds and len(dates) <= seconds
+    for date in dates:
+        assert email.utils.parsedate_to_datetime(date).timestamp() >= started - 1

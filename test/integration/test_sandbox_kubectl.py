@@ -1,21 +1,18 @@
 """A real kubectl against the sandbox API server: CRD + CR apply (client- and server-side), get, delete.
 
-kubectl is found on PATH, else as ``kubectl.1.*`` in /usr/bin or /usr/local/bin; versioned binaries next to the
-one on PATH (``kubectl.1.27`` … ``kubectl.1.33``) are also exercised, oldest and newest, with a shorter flow.
+Versioned binaries (``kubectl.1.27`` … ``kubectl.1.33``, see ``testkit.kubectl``) are also exercised, oldest and
+newest, with a shorter flow.
 """
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import re
-import shutil
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
+from testkit.kubectl import MAIN_KUBECTL, VERSIONED, Kubectl, requires_kubectl, version_key
 
 pytestmark = pytest.mark.integration
 
@@ -60,54 +57,6 @@ metadata: {name: p1}
 spec:
   containers: [{name: main, image: busybox}]
 """
-
-
-def _version_key(path: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", os.path.basename(path)))
-
-
-def _find_kubectls() -> tuple[str | None, list[str]]:
-    """The kubectl to run the full flow with, and versioned kubectl.1.* binaries (sorted oldest first)."""
-    on_path = shutil.which("kubectl")
-    dirs = ["/usr/bin", "/usr/local/bin"]
-    if on_path:
-        dirs.append(os.path.dirname(os.path.realpath(on_path)))
-    versioned = sorted(
-        {os.path.realpath(p) for d in dirs for p in glob.glob(os.path.join(d, "kubectl.1.*")) if os.access(p, os.X_OK)},
-        key=_version_key,
-    )
-    return on_path or (versioned[-1] if versioned else None), versioned
-
-
-MAIN_KUBECTL, VERSIONED = _find_kubectls()
-requires_kubectl = pytest.mark.skipif(
-    MAIN_KUBECTL is None, reason="no kubectl on PATH and no kubectl.1.* in /usr/bin or /usr/local/bin"
-)
-
-
-class Kubectl:
-    def __init__(self, binary: str, kubeconfig: str, cache_dir: Path) -> None:
-        self.binary, self.kubeconfig, self.cache_dir = binary, kubeconfig, cache_dir
-
-    def __call__(self, *args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
-        cmd = [self.binary, f"--kubeconfig={self.kubeconfig}", f"--cache-dir={self.cache_dir}", *args]
-        proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=30)
-        if check and proc.returncode != 0:
-            raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-        return proc
-
-    def apply(self, text: str, *extra: str) -> str:
-        return self("apply", "-f", "-", *extra, stdin=text).stdout
-
-    def wait_for_resource(self, plural: str, timeout: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            proc = self("get", plural, check=False)
-            if proc.returncode == 0:
-                return
-            if time.monotonic() > deadline:
-                raise AssertionError(f"kubectl get {plural} kept failing: {proc.stderr}")
-            time.sleep(0.1)
 
 
 def _kubectl(binary: str, sandbox, tmp_path: Path) -> Kubectl:
@@ -166,7 +115,7 @@ def test_kubectl_crd_cr_apply_get_delete(sandbox, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "binary", sorted({VERSIONED[0], VERSIONED[-1]}, key=_version_key) if VERSIONED else [], ids=os.path.basename
+    "binary", sorted({VERSIONED[0], VERSIONED[-1]}, key=version_key) if VERSIONED else [], ids=os.path.basename
 )
 def test_versioned_kubectl_apply_flow(binary: str, sandbox, tmp_path: Path) -> None:
     k = _kubectl(binary, sandbox, tmp_path)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 
 import pytest
-from kubernetes import client, config, watch
+from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 from testkit import wait_for
 
@@ -42,16 +41,6 @@ GADGET_CRD = {
         ],
     },
 }
-
-
-@pytest.fixture
-def api(sandbox) -> Iterator[client.ApiClient]:
-    """An ApiClient on its own Configuration loaded from the sandbox kubeconfig (never the global default)."""
-    cfg = client.Configuration()
-    config.load_kube_config(config_file=sandbox.kubeconfig, client_configuration=cfg)
-    api_client = client.ApiClient(cfg)
-    yield api_client
-    api_client.close()
 
 
 def _pod(name: str, **annotations: str) -> dict:
@@ -247,4 +236,6 @@ def test_deployment_gets_pods_and_status(api: client.ApiClient) -> None:
     )
     assert status.available_replicas == 2 and status.observed_generation == 1
     pods = client.CoreV1Api(api).list_namespaced_pod("default", label_selector="app=dep").items
-    assert len(pods) == 2 and all(p.metadata.owner_references[0].kind == "Deployment" for p in pods)
+    [rs] = apps.list_namespaced_replica_set("default", label_selector="app=dep").items
+    assert rs.metadata.owner_references[0].kind == "Deployment" and rs.status.available_replicas == 2
+    assert len(pods) == 2 and all(p.metadata.owner_references[0].uid == rs.metadata.uid for p in pods)

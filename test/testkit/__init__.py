@@ -1,8 +1,15 @@
 """Helpers shared by every test suite: one ``wait_for``, one process helper.
 
     from testkit import wait_for, Processes, free_port, http_get
+
+Modules not re-exported here are imported by name: ``testkit.kubectl``, ``testkit.logs``, ``testkit.s3``.
 """
 
+from .crds import minimal_crd
+from .edgepeers import FakeGM, GoLC, make_frame, parse_frame
+from .hostile import billion_laughs, copy_bomb, nested_json, nested_yaml
+from .jobs import create_job, job_phase, lease_holder
+from .objects import gone, update_with_retry
 from .procs import (
     CRDS,
     REPO,
@@ -11,16 +18,45 @@ from .procs import (
     http_get,
     json_log_lines,
     log_event,
+    metric_value,
+    port_open,
+    self_signed_cert,
     start_gm,
+    start_lc,
     start_sandbox,
+    start_workersim,
 )
 from .wait import wait_for, wait_until
 
 __all__ = [
     "CRDS",
-    "REPO", "Processes", "free_port", "http_get", "json_log_lines", "log_event",
+    "REPO",
+    "FakeGM",
+    "GoLC",
+    "Processes",
+    "billion_laughs",
+    "copy_bomb",
+    "create_job",
+    "free_port",
+    "gone",
+    "http_get",
+    "job_phase",
+    "json_log_lines",
+    "lease_holder",
+    "log_event",
+    "make_frame",
+    "metric_value",
+    "minimal_crd",
+    "nested_json",
+    "nested_yaml",
+    "parse_frame",
+    "port_open",
+    "self_signed_cert",
     "start_gm",
+    "start_lc",
     "start_sandbox",
+    "start_workersim",
+    "update_with_retry",
     "wait_for",
     "wait_until",
 ]

@@ -22,6 +22,13 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether something accepts TCP connections on ``host:port`` now."""
+    with socket.socket() as s:
+        s.settimeout(1.0)
+        return s.connect_ex((host, port)) == 0
+
+
 def http_get(url: str, timeout: float = 3.0, headers: dict[str, str] | None = None) -> tuple[int, str]:
     """``(status, body)``; ``(0, "")`` when nothing answers."""
     request = urllib.request.Request(url, headers=headers or {})
@@ -32,6 +39,20 @@ def http_get(url: str, timeout: float = 3.0, headers: dict[str, str] | None = No
         return exc.code, exc.read().decode()
     except OSError:
         return 0, ""
+
+
+def metric_value(url: str, name: str, /, **labels: str) -> float | None:
+    """The value of the sample ``name{labels}`` on the Prometheus page ``url`` (``None`` when absent or unreachable)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    status, text = http_get(url)
+    if status != 200:
+        return None
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                return float(sample.value)
+    return None
 
 
 def json_log_lines(text: str) -> list[dict[str, Any]]:
@@ -109,10 +130,61 @@ def start_sandbox(procs: Processes, kubeconfig: Path, *extra: str, name: str = "
 
 
 def start_gm(procs: Processes, name: str, kubeconfig: str | None, *extra: str,
-             env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
-    """Start ``sedna-gm`` with JSON logs and its metrics server on a free port; returns the process and that URL."""
+             env: dict[str, str] | None = None, edge_port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """Start ``sedna-gm`` with JSON logs and its metrics server on a free port; returns the process and that URL.
+    Its edge link listens on 127.0.0.1:``edge_port`` (default: a free port)."""
     port = free_port()
     source = ["--kubeconfig", kubeconfig] if kubeconfig else []
-    proc = procs.start(name, ["-m", "globalmanager.app", *source,
-                              "--metrics-address", f"127.0.0.1:{port}", "--log-format", "json", *extra], env=env)
+    edge = ["--websocket-address", f"127.0.0.1:{edge_port or free_port()}"]
+    proc = procs.start(name, ["-m", "globalmanager.app", *source, "--metrics-address", f"127.0.0.1:{port}",
+                              *edge, "--log-format", "json", *extra], env=env)
     return proc, f"http://127.0.0.1:{port}"
+
+
+def start_lc(procs: Processes, name: str, gm_address: str, rootfs: Path, *extra: str, port: int | None = None,
+             env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """Start ``sedna-lc`` for node ``name`` with JSON logs, its rootfs (and so its database) at ``rootfs`` and its
+    worker API on 127.0.0.1:``port`` (default: a free port); returns the process and that URL. Starting a name
+    again (same ``rootfs``) restarts that LC on its database."""
+    port = port or free_port()
+    rootfs.mkdir(parents=True, exist_ok=True)
+    proc = procs.start(name, ["-m", "localcontroller.app", "--gm-address", gm_address, "--node-name", name,
+                              "--rootfs", str(rootfs), "--bind-address", f"127.0.0.1:{port}", "--log-format", "json",
+                              *extra], env=env)
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def start_workersim(procs: Processes, kubeconfig: Path | str, lcs: dict[str, str] | None = None,
+                    rootfs: dict[str, Path] | None = None, *extra: str, name: str = "workersim",
+                    wait: bool = True) -> subprocess.Popen[bytes]:
+    """Start the worker simulator (``python -m workersim``) with JSON logs, reports retried 5 times 0.2 s
+    apart; ``lcs``/``rootfs`` map node names to their LC URL / rootfs. Returns once it has listed the pods."""
+    from .wait import wait_for
+
+    argv = ["-m", "workersim", "--kubeconfig", str(kubeconfig), "--report-retry-seconds", "0.2"]
+    for node, url in (lcs or {}).items():
+        argv += ["--lc", f"{node}={url}"]
+    for node, path in (rootfs or {}).items():
+        argv += ["--rootfs", f"{node}={path}"]
+    proc = procs.start(name, [*argv, *extra])
+    if wait:
+        wait_for("the worker simulator", lambda: log_event(procs.log(name), "worker simulator ready")
+                 or proc.poll() is not None, timeout=30)
+        assert proc.poll() is None, procs.log(name)
+    return proc
+
+
+def self_signed_cert(directory: Path, host: str = "127.0.0.1") -> tuple[Path, Path]:
+    """A self-signed certificate for ``host`` (an IP) and its key, made with the ``openssl`` command; the
+    certificate is its own CA bundle. Skips the calling test when ``openssl`` is not installed."""
+    import shutil
+
+    import pytest
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    cert, key = directory / "tls.crt", directory / "tls.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", f"/CN={host}",
+                    "-addext", f"subjectAltName=IP:{host}", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True, timeout=60)
+    return cert, key

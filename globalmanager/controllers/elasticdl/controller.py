@@ -3,8 +3,9 @@
 * The controller launches only the master pod ``elasticdl-<job>-master``; the master launches worker and ps pods
   (labelled ``elasticdl-job-name=<job>``, ``elasticdl-replica-type=worker|ps``, owned by the master pod). The
   controller counts them into ``status.replicaStatuses`` and deletes the remaining ones once the job has finished.
-* Self-healing: a master pod deleted by hand while the job runs is recreated by ``delete_pod`` at most once per 5 s
-  (``recreated_pods``), never while the job's spec is being rolled out (``prevent_recreation``, per job), never for a
+* Self-healing (the runtime's, for pods): a master pod deleted by hand while the job runs is recreated by
+  ``delete_pod`` at most once per 5 s, never while the job's spec is being rolled out (the job's
+  ``JobState.prevent_recreation``), never for a
   finished job or a job that is gone, never when the deleted master itself had finished (Succeeded/Failed). ``sync``
   also creates a missing master of an unfinished job, under the same rules: a master recreated less than 5 s ago is
   not created again but the job is requeued for when the 5 s are over (so the limit holds end to end), and a finished
@@ -14,6 +15,7 @@
 * A spec change (``metadata.generation`` differs from the master pod's ``elasticdl.org/job-generation`` annotation)
   restarts the master: the old one is deleted and, once it is gone, a new one is created.
 * An invalid spec → condition ``Failed``/``InvalidSpec`` naming the field, a Warning event ``InvalidSpec``, no pod.
+  That includes a name that cannot make valid pod names and labels (``spec.check_job_name``).
 * Status is written only through the status subresource, re-reading on conflict and changing only our fields;
   ``status.observedGeneration`` names the generation the controller has acted on.
 * ``update_job`` ignores updates with an unchanged resourceVersion, as Sedna's controllers do: a periodic resync
@@ -24,17 +26,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
-
-from cachetools import LRUCache
 
 from apis import errors, meta
 from apis.client import ClientsetBase
-from apis.resources import ELASTIC_AI_JOBS
-from globalmanager.runtime.controller import BaseController
-from globalmanager.runtime.events import NORMAL, WARNING, EventRecorder
-from globalmanager.runtime.status import update_status
+from apis.resources import ELASTIC_AI_JOBS, PODS
+from globalmanager.runtime.controller import KindController
+from globalmanager.runtime.events import NORMAL, WARNING
+from globalmanager.runtime.indexes import ensure_index
+from globalmanager.runtime.revisions import is_current_generation
 
 from .pods import (
     APP_LABEL,
@@ -55,7 +56,6 @@ from .status import (
     apply_observation,
     count_pods,
     is_finished,
-    master_is_current,
 )
 
 __all__ = ["ElasticAIJobController", "NAME"]
@@ -64,57 +64,39 @@ NAME = "ElasticAIJob"
 
 _MASTER_NAME_RE = re.compile(r"^elasticdl-(.+)-master$")
 _TERMINAL_PHASES = ("Succeeded", "Failed")
-_FINISHED_MASTERS_MAX = 10_000
+REPLICA_INDEX = "elasticdl-job"  # worker/ps pods (owned by the master pod) by "<namespace>/<job name>"
+FINISHED_MASTER = "finished-master"  # JobState marker: the finished master pod delete_pod saw go
 
 
-def _typed(job: Mapping[str, Any]) -> dict[str, Any]:
-    """A shallow copy with apiVersion/kind set (list items from some servers lack them)."""
-    out = dict(job)
-    out.setdefault("apiVersion", JOB_GVK.api_version)
-    out.setdefault("kind", JOB_GVK.kind)
-    return out
+def replica_index_func(pod: Any) -> list[str]:
+    lbls = meta.labels(pod)
+    if lbls.get(APP_LABEL) != APP_NAME or lbls.get(REPLICA_TYPE_LABEL) not in ("worker", "ps"):
+        return []
+    return [f"{meta.namespace(pod)}/{lbls.get(JOB_NAME_LABEL, '')}"]
 
 
-class ElasticAIJobController(BaseController):
-    kind = JOB_GVK.kind
+class ElasticAIJobController(KindController):
+    NAME = NAME
+    JOB_RESOURCE = ELASTIC_AI_JOBS
+    OWNS = RECREATES = (PODS,)
 
-    def __init__(
-        self,
-        clientset: ClientsetBase,
-        informer_factory: Any,
-        workers: int = 2,
-        *,
-        recorder: EventRecorder | None = None,
-        now: Callable[[], str] = meta.now_rfc3339,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(NAME, clientset, informer_factory, ELASTIC_AI_JOBS, workers, recorder=recorder, **kwargs)
-        self.now = now
-        # job key → the finished master pod that delete_pod saw go (the job's status may not say so yet)
-        self._finished_masters: LRUCache[str, Mapping[str, Any]] = LRUCache(maxsize=_FINISHED_MASTERS_MAX)
+    def __init__(self, clientset: ClientsetBase, informer_factory: Any, workers: int = 2, **kwargs: Any) -> None:
+        super().__init__(clientset, informer_factory, workers, **kwargs)
+        ensure_index(self.pod_informer.informer(), REPLICA_INDEX, replica_index_func)
 
     # -- handlers -------------------------------------------------------------------------------------------------
     def update_job(self, old: Any, cur: Any) -> None:
-        if meta.resource_version(old) == meta.resource_version(cur):
-            return
-        if meta.generation(old) != meta.generation(cur):
+        if meta.resource_version(old) != meta.resource_version(cur) and meta.generation(old) != meta.generation(cur):
             # the master is about to be replaced on purpose: its deletion must not trigger a recreation
-            self.prevent_recreation.add(f"{meta.namespace(cur)}/{meta.name(cur)}")
-        self.enqueue_controller(cur, immediate=True)
-
-    def delete_job(self, obj: Any) -> None:
-        job = getattr(obj, "obj", obj)
-        key = f"{meta.namespace(job)}/{meta.name(job)}"
-        self.prevent_recreation.discard(key)
-        self._finished_masters.pop(key, None)
-        self.enqueue_controller(obj, immediate=True)
+            self.job_state(cur).prevent_recreation = True
+        super().update_job(old, cur)
 
     def delete_pod(self, obj: Any) -> None:
         pod = getattr(obj, "obj", obj)
         if isinstance(pod, Mapping) and self._is_finished_master(pod):
             job = self.resolve_controller_ref(meta.namespace(pod), meta.get_controller_of(pod))
             if job is not None:
-                self._finished_masters[f"{meta.namespace(job)}/{meta.name(job)}"] = pod
+                self.job_state(job).markers[FINISHED_MASTER] = pod
         super().delete_pod(obj)
 
     def enqueue_by_pod(self, pod: Mapping[str, Any], immediate: bool) -> None:
@@ -136,14 +118,14 @@ class ElasticAIJobController(BaseController):
                 return
         self.enqueue_controller(job, immediate)
 
-    def should_recreate_pod(self, job: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
+    def should_recreate(self, gvr: Any, job: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
         if meta.labels(pod).get(REPLICA_TYPE_LABEL) != "master":
             return False
         if (pod.get("status") or {}).get("phase") in _TERMINAL_PHASES:
             return False  # the master had finished: the job is over whatever its status says yet
         if is_finished(job.get("status"), meta.generation(job)):
             return False
-        return master_is_current(pod, meta.generation(job), GENERATION_ANNOTATION)
+        return is_current_generation(pod, job, GENERATION_ANNOTATION)
 
     @staticmethod
     def _is_finished_master(pod: Mapping[str, Any]) -> bool:
@@ -155,18 +137,17 @@ class ElasticAIJobController(BaseController):
     # -- sync -----------------------------------------------------------------------------------------------------
     def sync(self, key: str) -> bool:
         ns, name = key.split("/", 1)
-        try:
-            job = _typed(self.job_lister.namespaced(ns).get(name))
-        except errors.NotFoundError:
-            self.prevent_recreation.discard(key)
-            self._finished_masters.pop(key, None)
+        job = self.get_job(key)
+        if job is None:
+            self.forget_job(key)
             return True  # gone: owner references let the garbage collector remove its pods
+        state = self.job_state(job)
         generation = meta.generation(job)
         replicas = self._replica_pods(ns, name)
         if is_finished(job.get("status"), generation):
             self._cleanup_replicas(key, replicas)
-            self.prevent_recreation.discard(key)
-            self._finished_masters.pop(key, None)
+            state.prevent_recreation = False
+            state.markers.pop(FINISHED_MASTER, None)
             return True
 
         try:
@@ -176,21 +157,21 @@ class ElasticAIJobController(BaseController):
             return self._record_invalid_spec(key, job, str(exc))
 
         obs = Observation(generation=generation, master_name=master_pod_name(name))
-        master = self._get_pod(ns, obs.master_name)
+        master = self.get_cached(PODS, ns, obs.master_name)
         if master is not None and not meta.is_controlled_by(master, job):
             return self._record_conflict(key, job, obs, replicas)
-        if master is not None and not master_is_current(master, generation, GENERATION_ANNOTATION):
+        if master is not None and not is_current_generation(master, job, GENERATION_ANNOTATION):
             obs.restarting = True
-            self.prevent_recreation.add(key)
+            state.prevent_recreation = True
             if meta.deletion_timestamp(master) is None:
-                self._delete_pod(ns, obs.master_name)
+                self.delete_object(PODS, ns, obs.master_name)
                 self.recorder.event(job, NORMAL, "Restarting", f"spec changed: restarting master pod {obs.master_name}")
             for pod in replicas["worker"] + replicas["ps"]:
                 if meta.deletion_timestamp(pod) is None:
-                    self._delete_pod(ns, meta.name(pod))
+                    self.delete_object(PODS, ns, meta.name(pod))
             master = None
         elif master is None:
-            master = self._finished_master(key, job)
+            master = self._finished_master(job)
             if master is None:
                 wait = self._recreation_wait(key, job, obs.master_name)
                 if wait > 0:
@@ -198,14 +179,14 @@ class ElasticAIJobController(BaseController):
                     # once the TTL is over; the status is left as it is meanwhile
                     self.queue.add_after(key, wait)
                     return True
-                obs.master_created = self._create_master(key, job, spec, obs.master_name)
+                obs.master_created = self._create_master(job, spec)
                 if obs.master_created:
-                    if key not in self.prevent_recreation and (job.get("status") or {}).get("startTime"):
+                    if not state.prevent_recreation and (job.get("status") or {}).get("startTime"):
                         # a creation after the first start is a recreation: it counts against the TTL too
-                        self.recreated_pods.try_mark(f"{ns}/{obs.master_name}")
-                    self.prevent_recreation.discard(key)
+                        self.mark_recreated(job, PODS, obs.master_name)
+                    state.prevent_recreation = False
         else:
-            self.prevent_recreation.discard(key)
+            state.prevent_recreation = False
         obs.master = master
         if master is not None or obs.master_created:
             obs.observed_generation = generation
@@ -232,10 +213,7 @@ class ElasticAIJobController(BaseController):
 
     # -- helpers --------------------------------------------------------------------------------------------------
     def _write_status(self, job: dict[str, Any], obs: Observation) -> dict[str, Any] | None:
-        return update_status(
-            self.job_client(meta.namespace(job)), job,
-            lambda obj: apply_observation(obj.setdefault("status", {}), obs, self.now()),
-        )
+        return self.update_job_status(job, lambda obj: apply_observation(obj.setdefault("status", {}), obs, self.now()))
 
     def _record_invalid_spec(self, key: str, job: dict[str, Any], message: str) -> bool:
         zero = {"active": 0, "succeeded": 0, "failed": 0}
@@ -268,23 +246,23 @@ class ElasticAIJobController(BaseController):
             self.recorder.event(job, WARNING, "FailedCreate", message)
         return True
 
-    def _finished_master(self, key: str, job: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    def _finished_master(self, job: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """The finished master of this job and generation that ``delete_pod`` saw go, if any."""
-        pod = self._finished_masters.get(key)
+        markers = self.job_state(job).markers
+        pod = markers.get(FINISHED_MASTER)
         if pod is None:
             return None
-        ref = meta.get_controller_of(pod) or {}
-        if ref.get("uid") != meta.uid(job) or not master_is_current(pod, meta.generation(job), GENERATION_ANNOTATION):
-            self._finished_masters.pop(key, None)
+        if not is_current_generation(pod, job, GENERATION_ANNOTATION):
+            markers.pop(FINISHED_MASTER, None)
             return None
         return pod
 
     def _recreation_wait(self, key: str, job: Mapping[str, Any], pod_name: str) -> float:
         """Seconds before the missing master may be created again (0 = now): a master recreated less than the
         recreation TTL ago is not created again, except during a spec roll (the old master was deleted on purpose)."""
-        if key in self.prevent_recreation:
+        if self.job_state(job).prevent_recreation:
             return 0.0
-        wait = self.recreated_pods.remaining(f"{meta.namespace(job)}/{pod_name}")
+        wait = self.recreation_wait(job, PODS, pod_name)
         if wait > 0:
             self._log.info("master recreated moments ago; not creating it again yet", key=key,
                            pod=f"{meta.namespace(job)}/{pod_name}", retry_in=round(wait, 3))
@@ -293,68 +271,36 @@ class ElasticAIJobController(BaseController):
     def _stop_outdated_pods(self, key: str, job: dict[str, Any], replicas: dict[str, list[Mapping[str, Any]]]) -> None:
         """A spec edited into an invalid one: the master built from the previous spec and its replicas go."""
         ns = meta.namespace(job)
-        master = self._get_pod(ns, master_pod_name(meta.name(job)))
+        master = self.get_cached(PODS, ns, master_pod_name(meta.name(job)))
         if (
             master is not None
             and meta.is_controlled_by(master, job)
-            and not master_is_current(master, meta.generation(job), GENERATION_ANNOTATION)
+            and not is_current_generation(master, job, GENERATION_ANNOTATION)
         ):
-            self.prevent_recreation.add(key)
+            self.job_state(job).prevent_recreation = True
             if meta.deletion_timestamp(master) is None:
-                self._delete_pod(ns, meta.name(master))
+                self.delete_object(PODS, ns, meta.name(master))
         self._cleanup_replicas(key, replicas)
 
-    def _create_master(self, key: str, job: dict[str, Any], spec: Any, pod_name: str) -> bool:
-        pod = build_master_pod(job, spec)
+    def _create_master(self, job: dict[str, Any], spec: Any) -> bool:
         if not self.job_is_live(job):
             return False  # deleted meanwhile: its delete event is on the way
-        try:
-            self.clientset.core_v1().pods(meta.namespace(job)).create(pod)
-        except errors.AlreadyExistsError:
-            return False  # our cache is behind; the pod's events will bring us back
-        except errors.ApiError as exc:
-            self.recorder.event(job, WARNING, "FailedCreate", f"error creating master pod {pod_name}: {exc.message}")
-            raise
-        self._log.info("created master pod", key=key, pod=pod_name)
-        self.recorder.event(job, NORMAL, "SuccessfulCreate", f"created master pod {pod_name}")
-        return True
-
-    def _get_pod(self, ns: str, name: str) -> Mapping[str, Any] | None:
-        try:
-            return self.pod_lister.namespaced(ns).get(name)
-        except errors.NotFoundError:
-            return None
+        # None: the pod exists already (our cache is behind; its events will bring us back)
+        return self.create_owned(PODS, job, build_master_pod(job, spec), "master pod") is not None
 
     def _replica_pods(self, ns: str, job_name: str) -> dict[str, list[Mapping[str, Any]]]:
-        selector = meta.selector_from_set({APP_LABEL: APP_NAME, JOB_NAME_LABEL: job_name})
+        """The job's worker and ps pods, looked up by index (the master owns them; they name the job in a label)."""
         out: dict[str, list[Mapping[str, Any]]] = {"worker": [], "ps": []}
-        for pod in self.pod_lister.namespaced(ns).list(selector):
-            role = meta.labels(pod).get(REPLICA_TYPE_LABEL)
-            if role in out:
-                out[role].append(pod)
+        for pod in self.pod_informer.informer().get_indexer().by_index(REPLICA_INDEX, f"{ns}/{job_name}"):
+            out[meta.labels(pod)[REPLICA_TYPE_LABEL]].append(pod)
         return out
-
-    def _delete_pod(self, ns: str, name: str) -> None:
-        try:
-            self.clientset.core_v1().pods(ns).delete(name)
-        except errors.NotFoundError:
-            pass
 
     def _cleanup_replicas(self, key: str, replicas: dict[str, list[Mapping[str, Any]]]) -> None:
         """Delete the worker and ps pods still around (the job has finished, or its spec became invalid)."""
         for pod in replicas["worker"] + replicas["ps"]:
             if meta.deletion_timestamp(pod) is None:
                 self._log.info("deleting replica pod", key=key, pod=meta.name(pod))
-                self._delete_pod(meta.namespace(pod), meta.name(pod))
+                self.delete_object(PODS, meta.namespace(pod), meta.name(pod))
 
 
-def new_controller(ctx: Any) -> ElasticAIJobController:
-    """Registry factory."""
-    return ElasticAIJobController(
-        ctx.clientset,
-        ctx.informer_factory,
-        ctx.workers_for(NAME),
-        recorder=ctx.recorder,
-        registry=ctx.registry,
-        drain_timeout=ctx.drain_timeout,
-    )
+new_controller = ElasticAIJobController.from_context

@@ -21,6 +21,8 @@ from typing import Any
 
 from apis import meta
 from apis.resources import ELASTIC_AI_JOBS, lookup
+from globalmanager.runtime.pods import get_pod_from_template
+from globalmanager.runtime.revisions import stamp_generation
 
 from .spec import ElasticAIJobSpec, ReplicaSpec, VolumeSpec
 
@@ -162,13 +164,8 @@ def build_master_pod(job: Mapping[str, Any], spec: ElasticAIJobSpec) -> dict[str
     if m.priority:
         pod_spec["priorityClassName"] = m.priority
     annotations = {k: v for k, v in meta.annotations(job).items() if k.startswith(SANDBOX_ANNOTATION_PREFIX)}
-    annotations[GENERATION_ANNOTATION] = str(meta.generation(job))
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
+    template = {
         "metadata": {
-            "name": name,
-            "namespace": meta.namespace(job),
             "labels": {
                 APP_LABEL: APP_NAME,
                 JOB_NAME_LABEL: job_name,
@@ -176,7 +173,13 @@ def build_master_pod(job: Mapping[str, Any], spec: ElasticAIJobSpec) -> dict[str
                 REPLICA_INDEX_LABEL: "0",
             },
             "annotations": annotations,
-            "ownerReferences": [meta.new_controller_ref(job, JOB_GVK)],
         },
         "spec": pod_spec,
     }
+    pod = get_pod_from_template(template, {**job, "apiVersion": JOB_GVK.api_version, "kind": JOB_GVK.kind})
+    stamp_generation(pod, job, GENERATION_ANNOTATION)
+    md = pod["metadata"]
+    del md["generateName"]  # the client tool names the master
+    md["name"] = name
+    md["namespace"] = meta.namespace(job)
+    return pod

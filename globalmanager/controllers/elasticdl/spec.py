@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from globalmanager.runtime.names import dns1123_label_error
+
 __all__ = [
     "ElasticAIJobSpec",
     "JobArg",
@@ -32,6 +34,7 @@ __all__ = [
     "parse_spec",
     "parse_volumes",
     "RESERVED_FLAGS",
+    "check_job_name",
 ]
 
 
@@ -279,8 +282,23 @@ def _parse_replica(raw: Any, role: str, needs_image: bool) -> ReplicaSpec:
     return spec
 
 
+def check_job_name(name: str, volumes: int = 0) -> None:
+    """The job's name must make valid names: the client tool names the master's container (a DNS-1123 label) and its
+    volumes after the pod ``elasticdl-<name>-master``, and every pod of the job carries the name as the label
+    ``elasticdl-job-name`` (≤ 63 characters), which a longer name would make the API server reject on every sync."""
+    longest = f"elasticdl-{name}-master" + (f"-volume-{volumes - 1}" if volumes else "")
+    problem = dns1123_label_error(longest)
+    if problem:
+        raise SpecError(
+            "metadata.name",
+            f"cannot name the job's pods, containers and labels: {problem} "
+            f"(the master is named elasticdl-<name>-master, its volumes <master>-volume-<i>)",
+        )
+
+
 def parse_spec(job: Mapping[str, Any]) -> ElasticAIJobSpec:
-    """Parse and validate ``job["spec"]``; raises ``SpecError`` naming the field."""
+    """Parse and validate ``job["spec"]`` and the names derived from ``metadata.name``; raises ``SpecError`` naming
+    the field."""
     spec = job.get("spec")
     if not isinstance(spec, Mapping):
         raise SpecError("spec", "is required")
@@ -301,4 +319,5 @@ def parse_spec(job: Mapping[str, Any]) -> ElasticAIJobSpec:
     for i, arg in enumerate(job_args):
         if arg.flag in derived:
             raise SpecError(f"spec.jobArgs[{i}]", f"--{arg.flag} is set by the controller from {RESERVED_FLAGS[arg.flag]}")
+    check_job_name(str((job.get("metadata") or {}).get("name") or ""), len({(v.claim_name, v.host_path) for v in master.volumes}))
     return ElasticAIJobSpec(job_args=job_args, master=master, worker=worker, ps=ps)

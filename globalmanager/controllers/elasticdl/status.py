@@ -11,11 +11,12 @@ built for is also an annotation of the pod.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from apis import meta
+from globalmanager.runtime.pods import count_pods
 from globalmanager.runtime.status import get_condition, set_condition
 
 __all__ = [
@@ -59,20 +60,6 @@ class Observation:
     conflict: str = ""  # why the master could not be created (a same-name pod that is not ours)
     observed_generation: int | None = None  # set when the controller has acted on ``generation``
     replicas: dict[str, dict[str, int]] = field(default_factory=dict)
-
-
-def count_pods(pods: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """``{"active", "succeeded", "failed"}`` for ``pods`` (active: not terminal and not being deleted)."""
-    out = {"active": 0, "succeeded": 0, "failed": 0}
-    for pod in pods:
-        phase = (pod.get("status") or {}).get("phase")
-        if phase == "Succeeded":
-            out["succeeded"] += 1
-        elif phase == "Failed":
-            out["failed"] += 1
-        elif meta.deletion_timestamp(pod) is None:
-            out["active"] += 1
-    return out
 
 
 def is_finished(status: Mapping[str, Any] | None, generation: int) -> bool:
@@ -168,8 +155,4 @@ def _set_replicas(status: dict[str, Any], obs: Observation) -> bool:
         status["replicaStatuses"] = replicas
         return True
     return False
-
-
-def master_is_current(pod: Mapping[str, Any], generation: int, annotation: str) -> bool:
-    return meta.annotations(pod).get(annotation) == str(generation)
 

@@ -225,9 +225,15 @@ def test_sample_round_trips_through_its_typed_view(path):
     assert view.name == sample["metadata"]["name"]
 
 
-@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
-def test_sample_is_valid_against_its_crd_schema(path):
-    sample = _load(path)
+# the samples, and the Models and Datasets they name (samples/references/, several per file)
+CRD_OBJECTS = [_load(p) for p in SAMPLES] + [
+    obj for p in sorted((SAMPLE_DIR / "references").glob("*.yaml")) for obj in yamlutil.load_all(p.read_text())
+    if obj["kind"] in crds.KIND_CLASSES
+]
+
+
+@pytest.mark.parametrize("sample", CRD_OBJECTS, ids=lambda o: f"{o['kind']}/{o['metadata']['name']}")
+def test_sample_is_valid_against_its_crd_schema(sample):
     schema = crds.schema_for(sample["kind"])
     obj = copy.deepcopy(sample)
     pruned: list[str] = []

@@ -29,7 +29,7 @@ def status(code: int, reason: str = "", message: str = "", **extra) -> dict:
     (429, "TooManyRequests", e.TooManyRequestsError),
     (500, "InternalError", e.InternalError),
     (503, "ServiceUnavailable", e.ServiceUnavailableError),
-    (504, "Timeout", e.TimeoutError),
+    (504, "Timeout", e.RequestTimeoutError),
 ])
 def test_from_status_for_each_reason(code, reason, cls):
     err = e.from_status(status(code, reason, "why"))
@@ -225,3 +225,11 @@ def test_is_too_large_resource_version_in_its_three_forms():
     assert not e.is_too_large_resource_version(e.from_status(status(504, "Timeout", "timed out")))
     assert not e.is_too_large_resource_version(e.InternalError("Too large resource version"))
     assert not e.is_too_large_resource_version(ValueError("Too large resource version"))
+
+
+def test_the_former_timeout_name_still_imports_and_no_builtin_is_shadowed():
+    from apis.errors import TimeoutError as former
+
+    assert former is e.RequestTimeoutError
+    assert "TimeoutError" not in vars(e) and "TimeoutError" not in e.__all__
+    assert not issubclass(e.RequestTimeoutError, TimeoutError)  # the builtin: a server answer is no local timeout

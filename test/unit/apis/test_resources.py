@@ -73,3 +73,25 @@ def test_value_types_are_hashable_and_frozen():
     assert {r.PODS: 1}[GroupVersionResource("", "v1", "pods")] == 1
     with pytest.raises(AttributeError):
         r.PODS.resource = "x"  # type: ignore[misc]
+
+
+def test_every_clientset_accessor_has_the_constant_of_its_name():
+    """``cs.core_v1().config_maps()`` ↔ ``CONFIG_MAPS``: the constant is the accessor's name in upper case."""
+    from apis.client import ClientsetBase
+
+    class Recording(ClientsetBase):
+        def resource(self, gvr, namespace=""):
+            return gvr
+
+    cs = Recording()
+    checked = 0
+    for group in ("core_v1", "apps_v1", "coordination_v1", "autoscaling_v2", "apiextensions_v1", "sedna_v1alpha1",
+                  "elasticdl_v1alpha1"):
+        accessors = getattr(cs, group)()
+        for name in dir(accessors):
+            if name.startswith("_") or name == "configmaps":  # configmaps: the former spelling, kept as an alias
+                continue
+            assert getattr(accessors, name)() == getattr(r, name.upper()), f"{group}().{name}()"
+            checked += 1
+    assert checked >= 20
+    assert r.CONFIGMAPS is r.CONFIG_MAPS  # the former name still works

@@ -25,13 +25,14 @@ def make_pod(name: str, namespace: str = "default", **extra: Any) -> dict[str, A
     return obj
 
 
-def owner_ref(owner: dict[str, Any], block: bool = True) -> dict[str, Any]:
+def owner_ref(owner: dict[str, Any], block: bool = True, controller: bool = True) -> dict[str, Any]:
+    """A reference to ``owner``; an object may have one controller reference only (422 otherwise)."""
     return {
         "apiVersion": owner["apiVersion"],
         "kind": owner["kind"],
         "name": owner["metadata"]["name"],
         "uid": owner["metadata"]["uid"],
-        "controller": True,
+        "controller": controller,
         "blockOwnerDeletion": block,
     }
 

@@ -13,6 +13,8 @@ from prometheus_client import CollectorRegistry
 # the tests import their shared steps and fakes from the *_test_helpers.py modules next to this file
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from sedna_test_helpers import FakeTimer  # noqa: E402
+
 from apis import meta  # noqa: E402
 from apis.fake import FakeClientset  # noqa: E402
 from globalmanager.controllers.elasticdl.controller import ElasticAIJobController  # noqa: E402
@@ -36,17 +38,6 @@ def job_dict(name: str = "mnist", **spec_overrides: Any) -> dict[str, Any]:
         "metadata": {"name": name, "namespace": NS},
         "spec": spec,
     }
-
-
-class FakeTimer:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-    def advance(self, seconds: float) -> None:
-        self.t += seconds
 
 
 class Harness:
@@ -102,6 +93,14 @@ class Harness:
     def creates(self, resource: str = "pods") -> list[Any]:
         return [a for a in self.cs.actions() if a.verb == "create" and a.resource == resource]
 
+    def delete_pod_by_hand(self, name: str) -> dict[str, Any]:
+        """Delete pod ``name`` as ``kubectl delete pod`` would and hand the controller its informer's delete event;
+        returns the pod as it was."""
+        pod = self.pods.get(name)
+        self.pods.delete(name)
+        self.controller.delete_pod(pod)
+        return pod
+
 
 def replica_pod(job: dict[str, Any], role: str, index: int, phase: str = "Running") -> dict[str, Any]:
     """A worker/ps pod as the ElasticDL master launches it (owned by the master pod, labelled with the job)."""
@@ -146,3 +145,37 @@ def new_job() -> Any:
 @pytest.fixture
 def new_replica_pod() -> Any:
     return replica_pod
+
+
+@pytest.fixture
+def make_sedna_harness() -> Any:
+    """Build ``sedna_test_helpers.Harness`` objects; their queues are shut down after the test."""
+    from sedna_test_helpers import Harness
+
+    made: list[Any] = []
+
+    def make(controller_cls: Any, job_resource: Any, *objects: dict[str, Any], **kwargs: Any) -> Any:
+        harness = Harness(controller_cls, job_resource, *objects, **kwargs)
+        made.append(harness)
+        return harness
+
+    yield make
+    for harness in made:
+        harness.close()
+
+
+@pytest.fixture
+def make_learning_harness() -> Any:
+    """Build ``learningjob_test_helpers.LearningHarness`` objects (IL/LL controllers); closed after the test."""
+    from learningjob_test_helpers import LearningHarness
+
+    made: list[Any] = []
+
+    def make(kind: str, *objects: dict[str, Any], **kwargs: Any) -> Any:
+        harness = LearningHarness(kind, *objects, **kwargs)
+        made.append(harness)
+        return harness
+
+    yield make
+    for harness in made:
+        harness.close()

@@ -43,10 +43,8 @@ def test_sync_is_idempotent(make_harness, new_job):
 
 def test_delete_pod_recreates_a_master_deleted_by_hand(make_harness, new_job):
     h = started(make_harness, new_job)
-    pod = h.pods.get(MASTER)
-    h.pods.delete(MASTER)
     h.cs.clear_actions()
-    h.controller.delete_pod(pod)
+    h.delete_pod_by_hand(MASTER)
     assert MASTER in h.pod_names()
     assert len(h.creates()) == 1
     assert h.controller.queue.len() == 1  # the job was woken up too
@@ -63,9 +61,7 @@ def test_delete_pod_unwraps_tombstones(make_harness, new_job):
 def test_no_second_recreation_within_the_ttl(make_harness, new_job):
     h = started(make_harness, new_job)
     for _ in range(2):
-        pod = h.pods.get(MASTER)
-        h.pods.delete(MASTER)
-        h.controller.delete_pod(pod)
+        pod = h.delete_pod_by_hand(MASTER)
     assert MASTER not in h.pod_names()  # the second deletion within 5 s was not undone by delete_pod
     h.timer.advance(5.1)
     h.controller.delete_pod(pod)
@@ -113,10 +109,8 @@ def test_no_recreation_once_the_job_has_finished(make_harness, new_job):
     h.controller.sync(KEY)
     h.refresh()
     assert h.job()["status"]["phase"] == "Succeeded"
-    pod = h.pods.get(MASTER)
-    h.pods.delete(MASTER)
     h.cs.clear_actions()
-    h.controller.delete_pod(pod)
+    h.delete_pod_by_hand(MASTER)
     h.refresh()
     h.controller.sync(KEY)
     assert h.creates() == []

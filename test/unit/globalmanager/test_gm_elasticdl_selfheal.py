@@ -21,10 +21,8 @@ def test_a_succeeded_master_deleted_before_the_job_synced_is_not_recreated(make_
     run_master(h)
     h.set_pod_phase(MASTER, "Succeeded")
     h.refresh()  # the pod update is cached, the job's status still says Running
-    pod = h.pods.get(MASTER)
-    h.pods.delete(MASTER)
     h.cs.clear_actions()
-    h.controller.delete_pod(pod)
+    h.delete_pod_by_hand(MASTER)
     assert h.creates() == [] and MASTER not in h.pod_names()
     h.refresh()
     h.controller.sync(KEY)
@@ -42,10 +40,8 @@ def test_a_failed_master_deleted_before_the_job_synced_fails_the_job(make_harnes
     h.set_pod_phase(MASTER, "Failed",
                     containerStatuses=[{"name": "m", "state": {"terminated": {"exitCode": 2, "reason": "Error"}}}])
     h.refresh()
-    pod = h.pods.get(MASTER)
-    h.pods.delete(MASTER)
     h.cs.clear_actions()
-    h.controller.delete_pod(pod)
+    h.delete_pod_by_hand(MASTER)
     h.refresh()
     h.controller.sync(KEY)
     assert h.creates() == []
@@ -61,9 +57,7 @@ def test_the_recreation_limit_holds_through_sync(make_harness, new_job, monkeypa
     monkeypatch.setattr(h.controller.queue, "add_after", lambda item, d: (delayed.append((item, d)), real_add_after(item, d)))
     h.cs.clear_actions()
     for _ in range(2):  # deleted twice within the same second
-        pod = h.pods.get(MASTER)
-        h.pods.delete(MASTER)
-        h.controller.delete_pod(pod)
+        pod = h.delete_pod_by_hand(MASTER)
         h.refresh()
         h.controller.sync(KEY)
         h.refresh()
@@ -80,9 +74,7 @@ def test_the_recreation_limit_holds_through_sync(make_harness, new_job, monkeypa
     assert len(h.creates()) == 2 and MASTER in h.pod_names()
     # the sync's recreation counts too: deleting it at once is not undone for another 5 s
     h.refresh()
-    pod = h.pods.get(MASTER)
-    h.pods.delete(MASTER)
-    h.controller.delete_pod(pod)
+    pod = h.delete_pod_by_hand(MASTER)
     h.refresh()
     h.controller.sync(KEY)
     assert len(h.creates()) == 2
@@ -193,9 +185,7 @@ def test_one_job_rolling_does_not_block_another_jobs_recreation(make_harness, ne
     assert KEY in h.controller.prevent_recreation and "default/other" not in h.controller.prevent_recreation
     h.cs.clear_actions()
     # mnist's master (still the running one) deleted during the roll: not recreated
-    pod = h.pods.get(MASTER)
-    h.pods.delete(MASTER)
-    h.controller.delete_pod(pod)
+    pod = h.delete_pod_by_hand(MASTER)
     assert h.creates() == []
     # the other job's master deleted at the same time: recreated
     other_master = "elasticdl-other-master"

@@ -10,7 +10,7 @@ from apis import errors, meta
 from apis.fake import FakeClientset
 from globalmanager.runtime import (
     EventRecorder,
-    PreventRecreation,
+    JobStates,
     RecreatedPods,
     WorkerParam,
     filter_active_pods,
@@ -161,8 +161,21 @@ def test_recreated_pods_ttl_with_injected_timer():
     assert len(rp) == 0
 
 
-def test_prevent_recreation_is_per_job():
-    pr = PreventRecreation()
-    with pr.hold("ns/a"):
-        assert "ns/a" in pr and "ns/b" not in pr
-    assert "ns/a" not in pr
+def test_job_state_is_one_record_per_uid_cleared_in_one_place():
+    t = [0.0]
+    states = JobStates(ttl=5, timer=lambda: t[0])
+    job = {"metadata": {"name": "a", "namespace": "ns", "uid": "u1"}}
+    state = states.for_job(job)
+    state.prevent_recreation = True
+    assert state.recreated.try_mark("pods:ns/p") is True
+    state.markers["x"] = 1
+    assert states.for_job(job) is state and states.by_key("ns/a") is state
+    assert states.for_job({"metadata": {"name": "b", "namespace": "ns", "uid": "u2"}}) is not state
+    # a job deleted and created again under the same name starts clean
+    again = states.for_job({"metadata": {"name": "a", "namespace": "ns", "uid": "u3"}})
+    assert again is not state and not again.prevent_recreation and "pods:ns/p" not in again.recreated
+    assert states.get("u1") is None and len(states) == 2
+    states.forget("ns/a", "u-other")  # another incarnation's forget leaves this one alone
+    assert states.by_key("ns/a") is again
+    states.forget("ns/a")
+    assert states.by_key("ns/a") is None and states.get("u3") is None and len(states) == 1

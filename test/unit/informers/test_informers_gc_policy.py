@@ -15,7 +15,7 @@ from informers.backoff import Backoff
 from informers.controller import Config, Controller
 from informers.delta_fifo import DeltaFIFO
 from informers.index import NAMESPACE_INDEX, meta_namespace_index_func
-from informers.processor import _ADD, _UPDATE, ProcessorListener
+from informers.processor import ADD_NOTIFICATION, UPDATE_NOTIFICATION, ProcessorListener
 from informers.reflector import Reflector
 
 
@@ -278,7 +278,7 @@ def test_listener_delivers_everything_appended_while_it_runs():
     listener.start()
     try:
         for i in range(n):  # no pauses: exercises the waiting/notify hand-off under contention
-            listener.add(_ADD if i % 2 else _UPDATE, pod(str(i), "1"), pod(str(i), "1") if i % 2 == 0 else False)
+            listener.add(ADD_NOTIFICATION if i % 2 else UPDATE_NOTIFICATION, pod(str(i), "1"), pod(str(i), "1") if i % 2 == 0 else False)
             if i >= n // 2 and i % 50 == 0:  # then short pauses: the handler goes back to waiting many times
                 threading.Event().wait(0.001)
         assert done.wait(10)

@@ -7,8 +7,8 @@ import threading
 import time
 
 import pytest
-import structlog
 from informer_test_helpers import FakeClock, FakeWatch, pod, status
+from testkit.logs import capture_library_logs
 
 from apis import errors
 from informers import DeltaFIFO, ListWatch, Reflector, Store
@@ -269,34 +269,17 @@ def test_410_during_watch_relists_at_last_synced_rv():
     assert lw.lists[1].limit is None  # relist at an exact RV: no limit so the watch cache serves it
 
 
-def test_429_on_watch_start_backs_off_and_rewatches_without_relist():
+@pytest.mark.parametrize(("exc", "failures"), [
+    (errors.TooManyRequestsError("slow down"), 3),
+    (ConnectionRefusedError("refused"), 1),
+    (OSError(111, "Connection refused"), 1),
+])
+def test_429_or_connection_refused_on_watch_start_backs_off_and_rewatches_without_relist(exc, failures):
     n = {"watch": 0}
 
     def watch_fn(options):
         n["watch"] += 1
-        if n["watch"] <= 3:
-            raise errors.TooManyRequestsError("slow down")
-        return FakeWatch()
-
-    lw = FakeLW(watch_fn=watch_fn)
-    clock = FakeClock()
-    r = reflector(lw, clock=clock)
-    stop = threading.Event()
-    t = run_in_thread(r.list_and_watch, stop)
-    lw.wait_watches(1)
-    stop.set()
-    t.join(5)
-    assert len(lw.lists) == 1 and len(lw.watches) == 4
-    assert len(clock.sleeps) == 3
-
-
-@pytest.mark.parametrize("exc", [ConnectionRefusedError("refused"), OSError(111, "Connection refused")])
-def test_connection_refused_on_watch_start_rewatches(exc):
-    n = {"watch": 0}
-
-    def watch_fn(options):
-        n["watch"] += 1
-        if n["watch"] == 1:
+        if n["watch"] <= failures:
             raise exc
         return FakeWatch()
 
@@ -308,7 +291,8 @@ def test_connection_refused_on_watch_start_rewatches(exc):
     lw.wait_watches(1)
     stop.set()
     t.join(5)
-    assert len(lw.lists) == 1 and len(lw.watches) == 2 and len(clock.sleeps) == 1
+    assert len(lw.lists) == 1 and len(lw.watches) == failures + 1
+    assert len(clock.sleeps) == failures
 
 
 def test_429_error_event_during_watch_backs_off_and_rewatches():
@@ -339,7 +323,7 @@ def test_very_short_watch_counts_as_failure():
     lw = FakeLW()
     r = reflector(lw)
     stop = threading.Event()
-    with structlog.testing.capture_logs() as logs:
+    with capture_library_logs() as logs:
         t = run_in_thread(r.list_and_watch, stop)
         lw.wait_watches(1).close()  # closed at once with nothing delivered (fake clock: zero duration)
         t.join(5)

@@ -7,14 +7,14 @@ import random
 import threading
 import time
 
-import structlog
 from informer_test_helpers import FakeClock, FakeWatch, pod, status
+from testkit.logs import capture_library_logs
 
 from apis import errors
 from informers import ListWatch, Reflector, SharedIndexInformer, Store, default_watch_error_handler
 from informers.backoff import Backoff
 from informers.pager import ListPager, ListStoppedError
-from informers.reflector import VeryShortWatchError, _WatchSupervisor
+from informers.reflector import VeryShortWatchError, WatchSupervisor
 
 BOUND = 10.0  # generous bound for every blocking wait: a broken test fails instead of hanging
 
@@ -113,7 +113,7 @@ def test_default_handler_treats_an_expired_list_error_as_expired():
     else:
         raise AssertionError("list_and_watch did not raise")
     assert raised is gone and errors.is_expired_or_gone(raised)
-    with structlog.testing.capture_logs() as logs:
+    with capture_library_logs() as logs:
         default_watch_error_handler(r, raised)
     assert [(e["event"], e["log_level"]) for e in logs] == [("watch closed", "debug")]
     assert "failed to list" in logs[0]["context"]
@@ -248,7 +248,7 @@ def test_resync_error_during_429_backoff_ends_list_and_watch():
 
 def test_supervisor_stops_a_new_watch_once_a_resync_failed():
     r = fast_reflector(ListWatch(lambda o: pod_list("1"), lambda o: FakeWatch()), Store())
-    supervisor = _WatchSupervisor(r, threading.Event())
+    supervisor = WatchSupervisor(r, threading.Event())
     supervisor.resync_error = RuntimeError("resync failed")
     w = FakeWatch()
     supervisor.set_watch(w, 300)
@@ -289,7 +289,7 @@ def test_reflector_watch_stopped_before():
     stop = threading.Event()
     stop.set()
     r = fast_reflector(ListWatch(never, never), Store())
-    assert r._watch_loop(stop, _WatchSupervisor(r, stop)) is None
+    assert r._watch_loop(stop, WatchSupervisor(r, stop)) is None
 
 
 def test_reflector_watch_stopped_after():
@@ -305,7 +305,7 @@ def test_reflector_watch_stopped_after():
         raise AssertionError("list called unexpectedly")
 
     r = fast_reflector(ListWatch(never, watch_fn), Store())
-    supervisor = _WatchSupervisor(r, stop)
+    supervisor = WatchSupervisor(r, stop)
     supervisor.start()
     try:
         assert r._watch_loop(stop, supervisor) is None
@@ -443,7 +443,7 @@ def test_only_an_empty_watch_closing_within_a_second_is_very_short():
         return w
 
     def handle(w, started):
-        return r._handle_watch(w, started, 300, threading.Event(), _WatchSupervisor(r, threading.Event()))
+        return r._handle_watch(w, started, 300, threading.Event(), WatchSupervisor(r, threading.Event()))
 
     assert isinstance(handle(closed_watch(), clock.now()), VeryShortWatchError)
     assert handle(closed_watch(pod("a", "2")), clock.now()) is None  # delivered something

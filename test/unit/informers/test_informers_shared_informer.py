@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-import structlog
 from informer_test_helpers import (
     FakeClock,
     RecordingHandler,
@@ -15,6 +14,7 @@ from informer_test_helpers import (
     stop_and_join,
     wait_until,
 )
+from testkit.logs import capture_library_logs
 
 from informers import (
     REPLACED,
@@ -137,7 +137,7 @@ def test_handler_exception_is_logged_with_key_and_delivery_continues():
     stop = threading.Event()
     t = start(inf, stop)
     assert wait_until(lambda: len(src.watches) == 1)
-    with structlog.testing.capture_logs() as logs:
+    with capture_library_logs() as logs:
         src.watches[0].add(pod("bad", "1"))
         src.watches[0].add(pod("good", "2"))
         assert wait_until(lambda: got == ["good"])

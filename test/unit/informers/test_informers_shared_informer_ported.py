@@ -19,7 +19,7 @@ from informer_test_helpers import (
 from informers import DeletedFinalStateUnknown, SharedIndexInformer, wait_for_cache_sync
 from informers.backoff import Backoff
 from informers.processor import ProcessorListener, SharedProcessor
-from informers.shared_informer import _is_sync
+from informers.shared_informer import is_resync
 
 
 class Listener(RecordingHandler):
@@ -37,12 +37,12 @@ class View(dict):
 
 
 def test_is_sync_needs_metadata_on_both_and_equal_rvs():
-    assert _is_sync(pod("a", "1"), pod("a", "1"))
-    assert _is_sync(View(pod("a", "1")), View(pod("a", "1")))
-    assert not _is_sync(View(pod("a", "1")), View(pod("a", "2")))
-    assert not _is_sync(pod("a", "1"), View(pod("a", "2")))
-    assert not _is_sync(object(), object())  # no object metadata: never a resync
-    assert not _is_sync({"metadata": "bad"}, {"metadata": "bad"})
+    assert is_resync(pod("a", "1"), pod("a", "1"))
+    assert is_resync(View(pod("a", "1")), View(pod("a", "1")))
+    assert not is_resync(View(pod("a", "1")), View(pod("a", "2")))
+    assert not is_resync(pod("a", "1"), View(pod("a", "2")))
+    assert not is_resync(object(), object())  # no object metadata: never a resync
+    assert not is_resync({"metadata": "bad"}, {"metadata": "bad"})
 
 
 def test_updates_of_dict_subclass_objects_reach_non_resyncing_handlers():

@@ -49,6 +49,40 @@ def test_kubeconfig_current_context_token_reaches_the_server(stub, tmp_path):
     assert _get_and_auth(stub, Clientset.from_kubeconfig(path)) == "Bearer alice-token"
 
 
+def test_a_kubeconfig_token_does_not_reread_the_environment_per_request(stub, tmp_path, monkeypatch):
+    """The kubeconfig's refresh hook sets the host again before every request; the proxy found when loading is kept
+    (the connection pool uses it), so no request scans the environment for proxies."""
+    from kubernetes.client import configuration
+
+    stub.json("GET", POD_URL, 200, POD)
+    client = Clientset.from_kubeconfig(_kubeconfig(tmp_path, stub.url))
+    scans: list[int] = []
+    monkeypatch.setattr(configuration, "getproxies", lambda: scans.append(1) or {})
+    with client:
+        for _ in range(3):
+            assert client.core_v1().pods("default").get("p1") == POD
+    assert scans == [] and stub.last().headers["authorization"] == "Bearer alice-token"
+
+
+def test_requests_go_straight_to_the_connection_pool_of_the_host(stub, monkeypatch):
+    """Without a proxy, no request pays for the pool manager's URL parsing and pool lookup; after close() the next
+    request gets a fresh pool."""
+    import urllib3
+
+    stub.json("GET", POD_URL, 200, POD)
+    managed: list[str] = []
+    real = urllib3.PoolManager.urlopen
+    monkeypatch.setattr(urllib3.PoolManager, "urlopen", lambda self, method, url, *a, **k: managed.append(url)
+                        or real(self, method, url, *a, **k))
+    client = Clientset.from_url(stub.url, token="t")
+    pods = client.core_v1().pods("default")
+    assert pods.get("p1") == POD and pods.get("p1") == POD
+    client.close()
+    assert pods.get("p1") == POD
+    assert managed == [] and stub.last().headers["authorization"] == "Bearer t"
+    client.close()
+
+
 def test_kubeconfig_context_selection(stub, tmp_path):
     stub.json("GET", POD_URL, 200, POD)
     path = _kubeconfig(tmp_path, stub.url)

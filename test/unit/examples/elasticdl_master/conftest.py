@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import structlog
 from testkit import wait_for
+from testkit.logs import restored_process_logging
 
 from apis.fake import FakeClientset
 from examples.elasticdl_master.data import Shard
@@ -120,10 +120,10 @@ class Harness:
 
 
 @pytest.fixture(autouse=True)
-def restore_structlog() -> Iterator[None]:
-    """``app.main`` configures structlog for the process; every test starts and ends with the defaults."""
-    yield
-    structlog.reset_defaults()
+def restore_logging() -> Iterator[None]:
+    """``app.main`` configures logging for the process; every test starts and ends with the defaults."""
+    with restored_process_logging():
+        yield
 
 
 @pytest.fixture

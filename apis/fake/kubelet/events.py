@@ -1,0 +1,50 @@
+"""Events the simulated controllers record, shaped as client-go's event recorder writes them (core/v1 Event named
+``<object>.<hex nanoseconds>``, ``source.component`` the controller). A failed write is dropped, as the
+recorder drops it: an event never fails the work it reports on."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ... import meta
+from ...errors import ApiError
+from ...resources import EVENTS
+from .tracker_api import TrackerAPI
+
+__all__ = ["record_event"]
+
+
+def record_event(
+    tracker: TrackerAPI, obj: Mapping[str, Any], event_type: str, reason: str, message: str, component: str
+) -> None:
+    """Record one Event about ``obj`` (which carries its apiVersion and kind)."""
+    now = meta.now_rfc3339()
+    md = obj.get("metadata") or {}
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"{meta.name(obj)}.{time.time_ns():x}", "namespace": meta.namespace(obj)},
+        "involvedObject": {
+            "apiVersion": obj.get("apiVersion", ""),
+            "kind": obj.get("kind", ""),
+            "name": meta.name(obj),
+            "namespace": meta.namespace(obj),
+            "uid": md.get("uid", ""),
+            "resourceVersion": md.get("resourceVersion", ""),
+        },
+        "reason": reason,
+        "message": message,
+        "type": event_type,
+        "source": {"component": component},
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "count": 1,
+        "reportingComponent": component,
+        "reportingInstance": "",
+    }
+    try:
+        tracker.create(EVENTS, event, meta.namespace(obj))
+    except ApiError:
+        pass

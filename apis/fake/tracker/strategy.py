@@ -1,0 +1,84 @@
+"""Per-kind rules the object tracker applies on create and update, as kube-apiserver's registry strategies and
+etcd3 store do (release 1.30–1.32):
+
+- ``metadata.generation`` exists only on kinds whose strategy sets it (``GENERATION_RESOURCES`` and every custom
+  resource): pods (until 1.33), leases, events, config maps, secrets, services, nodes, namespaces and
+  HorizontalPodAutoscalers (until the ``HPAGeneration`` gate) have none.
+- A built-in kind bumps it when anything outside metadata and status changes; a custom resource when anything
+  outside metadata changes (so status changes bump it unless status is a subresource, whose writes never bump it).
+- A create whose ``metadata.resourceVersion`` parses to a non-zero unsigned integer is refused with 500 and no
+  reason, like etcd3's ``Create`` ("resourceVersion should not be set on objects to be created"); values that
+  do not parse (``"-1"``, ``"abc"``) and ``"0"`` are ignored (kubernetes#113847).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from ...errors import BadRequestError, InternalError
+from ...resources import ResourceInfo
+
+__all__ = [
+    "GENERATION_RESOURCES",
+    "RV_SET_ON_CREATE",
+    "check_no_resource_version_on_create",
+    "generated_name",
+    "generation_content",
+    "has_generation",
+    "without_rv",
+]
+
+# (group, resource) of the built-in kinds whose strategy sets generation 1 on create and bumps it on spec change.
+GENERATION_RESOURCES = frozenset(
+    {
+        ("apps", "deployments"), ("apps", "replicasets"), ("apps", "statefulsets"), ("apps", "daemonsets"),
+        ("batch", "jobs"), ("batch", "cronjobs"), ("", "replicationcontrollers"), ("policy", "poddisruptionbudgets"),
+        ("networking.k8s.io", "ingresses"), ("networking.k8s.io", "ingressclasses"),
+        ("networking.k8s.io", "networkpolicies"), ("apiextensions.k8s.io", "customresourcedefinitions"),
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+        ("admissionregistration.k8s.io", "validatingadmissionpolicies"),
+        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"),
+    }
+)
+RV_SET_ON_CREATE = "resourceVersion should not be set on objects to be created"
+_UINT = re.compile(r"[0-9]+")
+
+
+def has_generation(info: ResourceInfo, custom: bool) -> bool:
+    """Whether objects of this resource carry ``metadata.generation``."""
+    return custom or (info.gvr.group, info.gvr.resource) in GENERATION_RESOURCES
+
+
+def generation_content(obj: dict[str, Any], custom: bool) -> dict[str, Any]:
+    """What a change must touch to bump generation: all but metadata (custom resources) or metadata and status."""
+    skipped = ("metadata",) if custom else ("metadata", "status")
+    return {k: v for k, v in obj.items() if k not in skipped}
+
+
+def check_no_resource_version_on_create(metadata: dict[str, Any]) -> None:
+    """Refuse a create that carries a resourceVersion parsing to a non-zero uint64 (500, as etcd3 answers)."""
+    rv = metadata.get("resourceVersion")
+    if rv is None or rv == "":
+        return
+    if not isinstance(rv, str):
+        raise BadRequestError(f"metadata.resourceVersion must be a string, got {type(rv).__name__}")
+    if _UINT.fullmatch(rv) and 0 < int(rv) < 2**64:
+        raise InternalError(500, "", RV_SET_ON_CREATE)
+
+
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's utilrand alphabet (no vowels, no 0/1/3)
+_MAX_GENERATED_NAME_LENGTH = 63 - 5
+
+
+def generated_name(prefix: str) -> str:
+    """``prefix`` (cut to 58 characters) and 5 random characters, as apiserver's SimpleNameGenerator makes them."""
+    return prefix[:_MAX_GENERATED_NAME_LENGTH] + "".join(random.choices(_NAME_ALPHABET, k=5))
+
+
+def without_rv(obj: dict[str, Any]) -> dict[str, Any]:
+    md = dict(obj.get("metadata") or {})
+    md.pop("resourceVersion", None)
+    return {**obj, "metadata": md}

@@ -1,0 +1,115 @@
+"""The tracker's watch cache: a bounded history of committed events, the open watchers, and waiting for a
+resourceVersion, as kube-apiserver's watch cache keeps them.
+
+- ``record`` appends an event (dropping the oldest beyond ``capacity``: the history is "compacted" up to that
+  event's resourceVersion), offers it to every open watcher and wakes whoever waits for a resourceVersion.
+- A watch from an exact resourceVersion is replayed from the history; one older than the history gets 410.
+- ``snapshot`` rebuilds a resource's objects as they were at a retained resourceVersion (consistent pagination and
+  exact-resourceVersion lists).
+
+Every method but ``close_all`` expects the lock given at construction (the tracker's) to be held.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from ... import meta
+from ...errors import GoneError
+from ...resources import GroupVersionResource
+from ...watch import ADDED
+from .watch import HistoryEvent, TrackerWatch, too_large_resource_version
+
+__all__ = ["WatchCache"]
+
+
+class WatchCache:
+    """History (at most ``capacity`` events), watchers and resourceVersion waits under the owner's ``lock``."""
+
+    def __init__(self, lock: threading.RLock, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError("the watch history must hold at least 1 event")
+        self._lock = lock
+        self._advanced = threading.Condition(lock)  # notified on every recorded event
+        self._capacity = capacity
+        self._history: deque[HistoryEvent] = deque()
+        self._watchers: list[TrackerWatch] = []
+        self.resource_version = 0  # of the newest recorded event
+        self.compacted_rv = 0  # of the newest event dropped from the history
+
+    def record(self, event: HistoryEvent) -> None:
+        """Append ``event``, fan it out to the watchers (dropping finished ones) and wake resourceVersion waits."""
+        if len(self._history) >= self._capacity:
+            self.compacted_rv = self._history.popleft().rv
+        self._history.append(event)
+        self.resource_version = event.rv
+        if self._watchers:
+            self._watchers = [w for w in self._watchers if w.offer(event)]
+        self._advanced.notify_all()
+
+    # -- watchers ---------------------------------------------------------------------------------------------------
+    def start(self, watch: TrackerWatch, rv: int, too_large_wait: float) -> None:
+        """Start ``watch`` after ``rv``: replay the retained events after it, or (when ``rv`` is in the future) let
+        it wait up to ``too_large_wait`` seconds for it; one 410 ERROR event when ``rv`` was compacted away."""
+        if rv < self.compacted_rv:
+            watch.fail(self.expired(rv).to_status())
+            return
+        if rv > self.resource_version:
+            watch.await_resource_version(rv, self.resource_version, too_large_wait)
+        else:
+            for event in self._history:
+                if event.rv > rv and not watch.offer(event):
+                    break
+            watch.set_progress(rv)
+        self.add(watch)
+
+    def add(self, watch: TrackerWatch) -> None:
+        """Offer every future event to ``watch`` (finished watchers are forgotten)."""
+        self._watchers = [w for w in self._watchers if not w.finished]
+        self._watchers.append(watch)
+
+    @property
+    def watcher_count(self) -> int:
+        """Watchers that were not found finished at the last event or registration."""
+        return len(self._watchers)
+
+    def close_all(self) -> None:
+        """End every open watch (as a server shutting down does)."""
+        with self._lock:
+            watchers, self._watchers = self._watchers, []
+        for w in watchers:
+            w.close()
+
+    # -- resourceVersions -------------------------------------------------------------------------------------------
+    def wait_for(self, rv: int, timeout: float) -> None:
+        """Wait (releasing the lock) until ``rv`` is recorded; the 504 "Too large resource version" error when it is
+        not within ``timeout`` seconds."""
+        if rv > self.resource_version and not self._advanced.wait_for(
+            lambda: self.resource_version >= rv, timeout=timeout
+        ):
+            raise too_large_resource_version(rv, self.resource_version)
+
+    def expired(self, rv: int) -> GoneError:
+        """The 410 for a resourceVersion older than the history."""
+        return GoneError(410, "Expired", f"too old resource version: {rv} ({self.compacted_rv})")
+
+    def snapshot(
+        self, current: Mapping[tuple[str, str], dict[str, Any]], gvr: GroupVersionResource, rv: int
+    ) -> dict[tuple[str, str], dict[str, Any]]:
+        """The objects of ``gvr`` as they were at ``rv``, from its ``current`` objects with the later retained
+        events undone (``rv`` must not be older than ``compacted_rv``)."""
+        objects = dict(current)
+        for event in reversed(self._history):
+            if event.rv <= rv:
+                break
+            if event.gvr != gvr:
+                continue
+            key = (meta.namespace(event.obj), meta.name(event.obj))
+            if event.type == ADDED:
+                objects.pop(key, None)
+            elif event.prev is not None:
+                objects[key] = event.prev
+        return objects

@@ -1,0 +1,159 @@
+"""The Dataset controller: each Dataset goes to the LC of ``spec.nodeName``; that LC's sample counts come back.
+
+Go Sedna's Dataset controller (``pkg/globalmanager/controllers/dataset``), level-triggered:
+* add and update → ``insert`` to ``spec.nodeName`` (a periodic resync re-sends, as in Go; an update that changed
+  only the status is not re-sent); delete → ``delete`` to the node it was sent to;
+* a changed ``nodeName`` deletes it from the old node and inserts it on the new one;
+* no ``nodeName`` → a Warning Event ``NodeNameMissing`` (and a delete from the node it was on), no retry;
+* a Secret that cannot be read is retried with rate limiting (``SyncLoop``);
+* a node (re)connecting gets every Dataset of its ``nodeName`` (state source, via the ``sedna.io/nodeName`` index);
+* reports ``{"numberOfSamples": N}`` from the node a Dataset is routed to update its status (``upstream.py``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from apis import errors, meta
+from globalmanager.runtime.edge import DELETE, INSERT, UpstreamMessage
+from globalmanager.runtime.events import WARNING
+from globalmanager.runtime.keyprocessor import failure_fields
+from informers import (
+    DeletedFinalStateUnknown,
+    ResourceEventHandlerFuncs,
+    deletion_handling_meta_namespace_key_func,
+    split_meta_namespace_key,
+)
+
+from ..registry import ControllerContext
+from ..syncloop import SyncLoop
+from .downstream import bare, node_of, prepare
+from .upstream import apply_report
+
+__all__ = ["NAME", "NODE_NAME_INDEX", "DatasetController", "new_controller"]
+
+log = structlog.get_logger(__name__)
+
+NAME = "Dataset"
+NODE_NAME_INDEX = "sedna.io/nodeName"
+REASON_NODE_NAME_MISSING = "NodeNameMissing"
+
+
+def _node_name_index(obj: Mapping[str, Any]) -> list[str]:
+    node = node_of(obj)
+    return [node] if node else []
+
+
+@dataclass(frozen=True)
+class _Placement:
+    node: str
+    obj: Mapping[str, Any]  # the cached object last sent (shared, read-only)
+
+
+def _only_status_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    return (
+        meta.resource_version(old) != meta.resource_version(new)
+        and meta.generation(old) == meta.generation(new)
+        and old.get("spec") == new.get("spec")
+        and meta.labels(old) == meta.labels(new)
+        and meta.annotations(old) == meta.annotations(new)
+    )
+
+
+class DatasetController:
+    def __init__(self, ctx: ControllerContext, workers: int = 1) -> None:
+        if ctx.edge is None:
+            raise ValueError("the Dataset controller needs the edge link (ControllerContext.edge)")
+        self.name = NAME
+        self.clientset = ctx.clientset
+        self.recorder = ctx.recorder
+        self.edge = ctx.edge
+        informer = ctx.informer_factory.sedna_v1alpha1().datasets()
+        self.informer = informer.informer()
+        self.lister = informer.lister()
+        self.informer.add_indexers({NODE_NAME_INDEX: _node_name_index})
+        self.loop = SyncLoop(NAME, self.sync, workers=workers, registry=ctx.registry)
+        self.synced = self.loop.synced
+        self._lock = threading.Lock()
+        self._placed: dict[str, _Placement] = {}
+        self._log = log.bind(controller=NAME)
+        self.informer.add_event_handler(
+            ResourceEventHandlerFuncs(add_func=self._enqueue, update_func=self._update, delete_func=self._delete)
+        )
+        self.edge.add_upstream_handler("dataset", self.handle_report)
+        self.edge.add_state_source("dataset", self.state_for)
+
+    # -- handlers ---------------------------------------------------------------------------------------------------
+    def _enqueue(self, obj: Any) -> None:
+        self.loop.enqueue(deletion_handling_meta_namespace_key_func(obj))
+
+    def _update(self, old: Any, new: Any) -> None:
+        if not _only_status_changed(old, new):
+            self._enqueue(new)
+
+    def _delete(self, obj: Any) -> None:
+        dataset = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        key = deletion_handling_meta_namespace_key_func(obj)
+        node = node_of(dataset) if isinstance(dataset, Mapping) else ""
+        with self._lock:  # e.g. deleted before this GM sent it: still tell the node it was meant for
+            if node and key not in self._placed:
+                self._placed[key] = _Placement(node, dataset)
+        self.loop.enqueue(key)
+
+    # -- sync -------------------------------------------------------------------------------------------------------
+    def sync(self, key: str) -> None:
+        namespace, name = split_meta_namespace_key(key)
+        try:
+            dataset = self.lister.namespaced(namespace).get(name)
+        except errors.NotFoundError:
+            dataset = None
+        with self._lock:
+            placed = self._placed.get(key)
+        node = node_of(dataset) if dataset is not None else ""
+        if placed is not None and placed.node != node:
+            self.edge.send_to_edge(placed.node, DELETE, bare(placed.obj))
+            with self._lock:
+                self._placed.pop(key, None)
+            self._log.info("dataset removed from node", key=key, node=placed.node)
+        if dataset is None:
+            return
+        if not node:
+            self._log.warning("dataset has no spec.nodeName; not sent to any node", key=key)
+            self.recorder.event(dataset, WARNING, REASON_NODE_NAME_MISSING,
+                                "spec.nodeName is empty: no LocalController monitors this dataset")
+            return
+        self.edge.send_to_edge(node, INSERT, prepare(dataset, self.clientset))
+        with self._lock:
+            self._placed[key] = _Placement(node, dataset)
+        if placed is None or placed.node != node:
+            self._log.info("dataset sent to node", key=key, node=node)
+
+    def state_for(self, node: str) -> list[dict[str, Any]]:
+        """Every Dataset of ``node``, as sent; one whose Secret cannot be read now is left to its retry."""
+        result = []
+        for dataset in self.informer.get_indexer().by_index(NODE_NAME_INDEX, node):
+            try:
+                result.append(prepare(dataset, self.clientset))
+            except Exception as exc:
+                key = f"{meta.namespace(dataset)}/{meta.name(dataset)}"
+                self._log.warning("cannot prepare dataset for node; retrying later", key=key, node=node,
+                                  **failure_fields(exc))
+                self.loop.enqueue(key)
+        return result
+
+    def handle_report(self, message: UpstreamMessage) -> None:
+        if apply_report(self.clientset, self.lister, message):
+            self._log.debug("dataset status updated", key=f"{message.namespace}/{message.name}", node=message.node,
+                            number_of_samples=message.content.get("numberOfSamples"))
+
+    def run(self, stop: threading.Event) -> None:
+        self.loop.run(stop, [self.informer.has_synced])
+
+
+def new_controller(ctx: ControllerContext) -> DatasetController:
+    return DatasetController(ctx)

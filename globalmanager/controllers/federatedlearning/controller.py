@@ -1,0 +1,180 @@
+"""The FederatedLearningJob controller (Sedna's ``federatedlearning`` controller, state kept per job).
+
+* A job's workers (``workers.py``): the aggregation pod, its Service ``<job>-aggregation`` (port 7363) and one
+  training pod per ``spec.trainingWorkers[i]``, created when the job has no pods of its current generation; all are
+  controller-owned by the job (deleting it deletes them).
+* Status (``runtime.jobstatus``): phase ``Running``; ``Failed`` with condition ``Failed``/``workerFailed`` and a
+  Warning Event as soon as a worker failed; ``Succeeded`` with condition ``Complete``, ``completionTime`` and a Normal
+  Event ``Completed`` once every worker succeeded; ``Pending`` while a Model, Dataset or Secret it needs is missing
+  (Warning Event naming it; the job is woken when the Model or Dataset appears). A finished job is final.
+* Spec change (a new ``metadata.generation``): that job's pods, built from the old generation (their
+  ``sedna.io/job-generation`` annotation), are deleted and a new set is created from the new spec; the job itself is
+  never written back (no ``update`` of the object). Another job is never touched.
+* Self-healing, all per job (``JobState``): a pod deleted from under a live job is recreated at most once per 5 s,
+  never while that job's pods are being replaced (from the spec change until the old pods are gone), never a pod of
+  an older generation or one that had finished, never after the job is gone (asked from the API server).
+* Edge: ``downstream.py`` (to each training node) and ``upstream.py`` (rounds, the aggregation Model's metrics).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from apis import meta
+from apis.resources import DATASETS, FEDERATED_LEARNING_JOBS, MODELS, PODS, SERVICES
+from globalmanager.runtime.controller import KindController
+from globalmanager.runtime.events import NORMAL
+from globalmanager.runtime.jobstatus import JobObservation, create_or_wait, is_job_finished, write_job_status
+from globalmanager.runtime.pods import count_pods, is_pod_terminal
+from globalmanager.runtime.references import get_credential, get_referenced
+from globalmanager.runtime.revisions import is_current_generation
+from globalmanager.runtime.services import ensure_service, service_name_error
+
+from . import downstream, upstream
+from .workers import AGG_PORT, AGGREGATION, Refs, aggregation_pod, training_pod
+
+__all__ = ["FederatedLearningController", "NAME", "new_controller"]
+
+COND_COMPLETE = "Complete"
+FAILED_MESSAGE = "the worker of FederatedLearningJob failed"
+
+
+def _spec(job: Mapping[str, Any]) -> Mapping[str, Any]:
+    return job.get("spec") or {}
+
+
+def model_refs(job: Mapping[str, Any]) -> list[str]:
+    spec = _spec(job)
+    return [
+        str(((spec.get("aggregationWorker") or {}).get("model") or {}).get("name") or ""),
+        str((spec.get("pretrainedModel") or {}).get("name") or ""),
+    ]
+
+
+def dataset_refs(job: Mapping[str, Any]) -> list[str]:
+    return [str(((w or {}).get("dataset") or {}).get("name") or "") for w in _spec(job).get("trainingWorkers") or []]
+
+
+class FederatedLearningController(KindController):
+    NAME = "FederatedLearning"
+    JOB_RESOURCE = FEDERATED_LEARNING_JOBS
+    OWNS = (PODS, SERVICES)
+    RECREATES = (PODS,)
+    REFERENCES = {MODELS: model_refs, DATASETS: dataset_refs}
+    sync_to_edge = downstream.sync_to_edge
+    update_from_edge = upstream.update_from_edge
+
+    def update_job(self, old: Any, cur: Any) -> None:
+        if meta.resource_version(old) != meta.resource_version(cur) and meta.generation(old) != meta.generation(cur):
+            # this job's pods are about to be replaced: their deletion must not trigger recreations
+            self.job_state(cur).prevent_recreation = True
+        super().update_job(old, cur)
+
+    def should_recreate(self, gvr: Any, job: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
+        return (
+            not is_pod_terminal(pod)
+            and is_current_generation(pod, job)
+            and not is_job_finished(job.get("status"), COND_COMPLETE)
+        )
+
+    # -- sync -----------------------------------------------------------------------------------------------------
+    def sync(self, key: str) -> bool:
+        job = self.get_job(key)
+        if job is None:
+            self.forget_job(key)
+            return True  # gone: its pods and Service are garbage-collected (ownerReferences)
+        state = self.job_state(job)
+        if is_job_finished(job.get("status"), COND_COMPLETE):
+            state.prevent_recreation = False
+            return True
+        pods = self.owned(PODS, job)
+        current = [p for p in pods if is_current_generation(p, job)]
+        outdated = [p for p in pods if not is_current_generation(p, job)]
+        if outdated:
+            self._replace_outdated(job, outdated)
+        obs = JobObservation(counts=count_pods(current))
+        on_their_way = self.creations_pending(job, PODS)  # created or recreated, not in the cache yet
+        obs.counts["active"] += on_their_way
+        retry = False
+        problem = self._spec_problem(job)
+        if problem:
+            obs.failure = ("InvalidSpec", problem)
+        elif not obs.counts["failed"] and not current and not on_their_way and self.job_is_live(job):
+
+            def create() -> None:
+                obs.counts["active"] += self.create_workers(job)
+
+            retry = create_or_wait(self, job, obs, create)
+        if not outdated:
+            state.prevent_recreation = False
+        write_job_status(self, key, job, obs, complete_type=COND_COMPLETE, failed_message=FAILED_MESSAGE)
+        return self.retry_later(key) if retry else True
+
+    def _spec_problem(self, job: Mapping[str, Any]) -> str:
+        spec = _spec(job)
+        if not isinstance((spec.get("aggregationWorker") or {}).get("template"), Mapping):
+            return "spec.aggregationWorker.template is required"
+        workers = spec.get("trainingWorkers") or []
+        if not workers:
+            return "spec.trainingWorkers: at least one training worker is required"
+        for i, worker in enumerate(workers):
+            if not isinstance((worker or {}).get("template"), Mapping):
+                return f"spec.trainingWorkers[{i}].template is required"
+        return service_name_error(job, AGGREGATION)
+
+    def _replace_outdated(self, job: Mapping[str, Any], outdated: list[Mapping[str, Any]]) -> None:
+        """The spec changed: delete this job's pods of older generations (their deletion is not undone)."""
+        self.job_state(job).prevent_recreation = True
+        deleting = [p for p in outdated if meta.deletion_timestamp(p) is None]
+        for pod in deleting:
+            self.delete_object(PODS, meta.namespace(pod), meta.name(pod))
+        if deleting:
+            self._log.info("spec changed: replacing the job's pods", key=f"{meta.namespace(job)}/{meta.name(job)}",
+                           generation=meta.generation(job), deleted=len(deleting))
+            self.recorder.event(job, NORMAL, "SpecChanged", f"deleted {len(deleting)} pods of an older spec; "
+                                f"creating them from generation {meta.generation(job)}")
+
+    def _refs(self, job: Mapping[str, Any]) -> Refs:
+        ns, spec = meta.namespace(job), _spec(job)
+        agg_model, pretrained_name = model_refs(job)
+
+        def credential(obj: Mapping[str, Any], what: str) -> Mapping[str, Any] | None:
+            return get_credential(self.clientset, ns, str((obj.get("spec") or {}).get("credentialName") or ""), what)
+
+        model = get_referenced(self.reference_listers[MODELS], "Model", ns, agg_model, " (aggregation model)")
+        pretrained = get_referenced(self.reference_listers[MODELS], "Model", ns, pretrained_name, " (pretrained model)") \
+            if pretrained_name else None
+        datasets = []
+        for name in dataset_refs(job):
+            dataset = get_referenced(self.reference_listers[DATASETS], "Dataset", ns, name)
+            datasets.append((dataset, credential(dataset, f"dataset {name}")))
+        s3 = (spec.get("transmitter") or {}).get("s3") or {}
+        return Refs(
+            model=model,
+            model_secret=credential(model, f"model {agg_model}"),
+            pretrained=pretrained,
+            pretrained_secret=credential(pretrained, f"model {pretrained_name}") if pretrained is not None else None,
+            transmitter_secret=get_credential(self.clientset, ns, str(s3.get("credentialName") or ""), "the s3 transmitter"),
+            datasets=datasets,
+        )
+
+    def create_workers(self, job: Mapping[str, Any]) -> int:
+        """The aggregation pod, its Service, the training pods (Sedna's order); returns how many pods were created."""
+        refs = self._refs(job)
+        created = self._create_pod(job, aggregation_pod(job, refs))
+        ensure_service(self, job, AGGREGATION, AGG_PORT)
+        for i in range(len(refs.datasets)):
+            created += self._create_pod(job, training_pod(job, i, refs, self.lc_server))
+        return created
+
+    def _create_pod(self, job: Mapping[str, Any], pod: dict[str, Any]) -> int:
+        created = self.create_owned(PODS, job, pod, "pod")
+        if created is None:
+            return 0
+        self.expect_creation(job, PODS, meta.name(created))
+        return 1
+
+
+NAME = FederatedLearningController.NAME
+new_controller = FederatedLearningController.from_context

@@ -1,0 +1,110 @@
+"""The pods of a FederatedLearningJob as Sedna's GM builds them (``createAggPod`` / ``createTrainPod``).
+
+* Aggregation (worker type ``Aggregation``, ``restartPolicy: OnFailure`` unless the template sets one): env
+  ``NAMESPACE``, ``WORKER_NAME=aggworker-<5 random>``, ``JOB_NAME``, ``AGG_BIND_PORT=7363``, ``PARTICIPANTS_COUNT``,
+  ``TRANSMITTER`` (``s3``: the mount ``AGG_DATA_PATH`` with the transmitter's credentials, not downloaded; else
+  ``ws``); mounts ``MODEL_URL`` and ``PRETRAINED_MODEL_URL`` (downloaded by the storage initializer).
+* Training, one per ``spec.trainingWorkers[i]`` (worker type ``train``, ``hostNetwork``, ``OnFailure``): mounts
+  ``MODEL_URL``, ``PRETRAINED_MODEL_URL``, ``TRAIN_DATASET_URL`` (downloaded), env ``AGG_PORT=7363``,
+  ``AGG_IP=<job>-aggregation.<namespace>``, ``WORKER_NAME=trainworker-<5 random>``, ``JOB_NAME``,
+  ``PARTICIPANTS_COUNT``, ``NAMESPACE``, ``MODEL_NAME``, ``DATASET_NAME``, ``LC_SERVER``, ``TRANSMITTER``.
+Every pod also records the job generation it was built from (``revisions.stamp_generation``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from apis import meta
+from globalmanager.runtime.names import rand_string
+from globalmanager.runtime.pods import pod_from_template
+from globalmanager.runtime.revisions import stamp_generation
+from globalmanager.runtime.services import edge_mesh_service_host
+from globalmanager.runtime.storage import MountURL, WorkerMount
+from globalmanager.runtime.worker import TRAIN_WORKER, WorkerParam
+
+__all__ = ["AGG_PORT", "AGGREGATION", "Refs", "aggregation_pod", "training_pod"]
+
+AGGREGATION = "Aggregation"
+AGG_PORT = 7363
+
+Obj = Mapping[str, Any]
+
+
+@dataclass
+class Refs:
+    """The objects a job's pods are built from (resolved by the controller; secrets may be ``None``)."""
+
+    model: Obj
+    model_secret: Obj | None
+    pretrained: Obj | None
+    pretrained_secret: Obj | None
+    transmitter_secret: Obj | None
+    datasets: list[tuple[Obj, Obj | None]]  # per training worker: (dataset, its secret)
+
+
+def _mount(env_name: str, obj: Obj, secret: Obj | None, download: bool = True) -> WorkerMount:
+    url = str((obj.get("spec") or {}).get("url") or "")
+    return WorkerMount(url=MountURL(url=url, secret=secret, download_by_initializer=download), env_name=env_name)
+
+
+def _transmitter(job: Obj, refs: Refs, param: WorkerParam) -> None:
+    s3 = ((job.get("spec") or {}).get("transmitter") or {}).get("s3")
+    if s3:
+        param.env["TRANSMITTER"] = "s3"
+        url = str(s3.get("aggDataPath") or "")
+        param.mounts.append(WorkerMount(url=MountURL(url=url, secret=refs.transmitter_secret), env_name="AGG_DATA_PATH"))
+    else:
+        param.env["TRANSMITTER"] = "ws"
+
+
+def _model_mounts(refs: Refs) -> list[WorkerMount]:
+    mounts = [_mount("MODEL_URL", refs.model, refs.model_secret)]
+    if refs.pretrained is not None:
+        mounts.append(_mount("PRETRAINED_MODEL_URL", refs.pretrained, refs.pretrained_secret))
+    return mounts
+
+
+def _participants(job: Obj) -> str:
+    return str(len((job.get("spec") or {}).get("trainingWorkers") or []))
+
+
+def aggregation_pod(job: Obj, refs: Refs) -> dict[str, Any]:
+    param = WorkerParam(AGGREGATION, restart_policy="OnFailure", env={
+        "NAMESPACE": meta.namespace(job),
+        "WORKER_NAME": f"aggworker-{rand_string(5)}",
+        "JOB_NAME": meta.name(job),
+        "AGG_BIND_PORT": str(AGG_PORT),
+        "PARTICIPANTS_COUNT": _participants(job),
+    })
+    _transmitter(job, refs, param)
+    param.mounts += _model_mounts(refs)
+    template = ((job.get("spec") or {}).get("aggregationWorker") or {}).get("template")
+    pod = pod_from_template(job, template, param)
+    stamp_generation(pod, job)
+    return pod
+
+
+def training_pod(job: Obj, index: int, refs: Refs, lc_server: str) -> dict[str, Any]:
+    spec = job.get("spec") or {}
+    worker = (spec.get("trainingWorkers") or [])[index]
+    dataset, dataset_secret = refs.datasets[index]
+    param = WorkerParam(TRAIN_WORKER, host_network=True, restart_policy="OnFailure", mounts=_model_mounts(refs))
+    param.mounts.append(_mount("TRAIN_DATASET_URL", dataset, dataset_secret))
+    param.env = {
+        "AGG_PORT": str(AGG_PORT),
+        "AGG_IP": edge_mesh_service_host(job, AGGREGATION),
+        "WORKER_NAME": f"trainworker-{rand_string(5)}",
+        "JOB_NAME": meta.name(job),
+        "PARTICIPANTS_COUNT": _participants(job),
+        "NAMESPACE": meta.namespace(job),
+        "MODEL_NAME": meta.name(refs.model),
+        "DATASET_NAME": meta.name(dataset),
+        "LC_SERVER": lc_server,
+    }
+    _transmitter(job, refs, param)
+    pod = pod_from_template(job, worker.get("template"), param)
+    stamp_generation(pod, job)
+    return pod

@@ -1,0 +1,76 @@
+"""Where an IncrementalLearningJob and its Models go (Sedna's ``downstream.go``, level-triggered: see
+``learningjob.placement``).
+
+Nodes: ``ds`` = the Dataset's ``spec.nodeName``; ``train``/``eval`` = annotations ``sedna.io/Train``/``sedna.io/Eval``;
+``deploy`` = ``sedna.io/Deploy`` when the job has the hot-update annotation. The *decider* (the LC that takes the
+deploy decision) is the eval node (``ds`` while no eval node is known). Resident nodes keep the job through every
+stage: ``ds`` and the deploy node (with hot update) or the eval node (without, where Go's deploy node is the eval
+node). Nothing is placed without ``ds`` or before the first condition.
+
+| last condition    | job sent to (insert) | job kept on (others get a delete)   | Models routed                          |
+|-------------------|----------------------|-------------------------------------|----------------------------------------|
+| Train/Waiting     | ds                   | resident                            | ds: initial, deploy, initialEval       |
+| Eval/Waiting      | ds                   | resident                            | (the same on every row)                |
+| Deploy/Waiting    | decider              | resident, decider                   | decider: deploy (+initialEval without hot update) |
+| Deploy/Ready, /Starting | –              | resident, decider                   | decider: as above                      |
+| Train/Running     | train                | resident, train                     |                                        |
+| Eval/Running      | eval                 | resident, eval                      |                                        |
+| Deploy/Running    | deploy               | resident                            |                                        |
+| Ready/Starting (Train, Eval) | –         | resident                            |                                        |
+| Completed/Failed  | –                    | resident                            |                                        |
+
+On every row the resident deploy node (hot update) or eval node (without) has the deploy Model and, when set,
+``evalSpec.initialEvalModel``. Deleted: a ``delete`` to every node that held the job and to ds/train/eval/deploy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from apis import meta
+from globalmanager.controllers.learningjob.fsm import DEPLOY, EVAL, READY, RUNNING, STARTING, TRAIN, WAITING
+from globalmanager.controllers.learningjob.placement import ModelNeed, Plan, stage_node
+from globalmanager.runtime.worker import MODEL_HOT_UPDATE_ANNOTATION
+
+__all__ = ["hot_update_enabled", "model_names", "plan"]
+
+
+def hot_update_enabled(job: Mapping[str, Any]) -> bool:
+    return bool((((job.get("spec") or {}).get("deploySpec") or {}).get("model") or {}).get("hotUpdateEnabled"))
+
+
+def model_names(job: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(initial model, deploy model, initial eval model) names; ``""`` for what is not set."""
+    spec = job.get("spec") or {}
+    return (str((spec.get("initialModel") or {}).get("name") or ""),
+            str((((spec.get("deploySpec") or {}).get("model")) or {}).get("name") or ""),
+            str(((spec.get("evalSpec") or {}).get("initialEvalModel") or {}).get("name") or ""))
+
+
+def plan(job: Mapping[str, Any], ds: str) -> Plan:
+    conditions = (job.get("status") or {}).get("conditions") or []
+    if not ds or not conditions:
+        return Plan()
+    stage, ctype = conditions[-1].get("stage"), conditions[-1].get("type")
+    hot = hot_update_enabled(job)
+    train, evaluator = stage_node(job, TRAIN), stage_node(job, EVAL)
+    deploy = stage_node(job, DEPLOY) if MODEL_HOT_UPDATE_ANNOTATION in meta.annotations(job) else ""
+    resident = {ds, deploy if hot else evaluator} - {""}
+    decider = evaluator or ds
+    send: set[str] = set()
+    extra: set[str] = set()
+    if ctype == WAITING:
+        send = {decider} if stage == DEPLOY else {ds}
+    elif ctype == RUNNING:
+        send = {{TRAIN: train, EVAL: evaluator, DEPLOY: deploy}.get(stage, "")} - {""}
+    if stage == DEPLOY and ctype in (WAITING, READY, STARTING):
+        extra = {decider}
+    initial, deploy_model, initial_eval = model_names(job)
+    needs = {(ds, m) for m in (initial, deploy_model, initial_eval)}
+    for node in resident - {ds}:
+        needs |= {(node, deploy_model), (node, initial_eval)}
+    for node in extra:
+        needs |= {(node, deploy_model)} | (set() if hot else {(node, initial_eval)})
+    return Plan(send=frozenset(send), keep=frozenset(resident | send | extra),
+                models=frozenset(ModelNeed(n, m) for n, m in needs if n and m))

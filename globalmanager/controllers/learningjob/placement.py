@@ -1,0 +1,182 @@
+"""Which LocalControllers hold an IL/LL job, level-triggered (Sedna's stage-aware ``syncToEdge``).
+
+A kind gives a pure ``plan(job, dataset_node) -> Plan``:
+* ``send``: the nodes that get the job now (``insert``), exactly where Go Sedna's table sends it for the current
+  condition (an LC acts on the state it is sent, so a node outside ``send`` keeps the copy it had);
+* ``keep``: the nodes that may hold it (``send`` included); a node that holds the job and is not in ``keep`` gets a
+  ``delete``. ``None``: the dataset's node is unknown, nothing is sent or deleted;
+* ``models``: the ``ModelRoute``s the kind needs now (given to the Model router, which sends and removes them).
+
+``EdgePlacement`` applies plans: ``place(key)`` (on every job event and every sync; re-reads the job from the cache,
+so an older copy is never sent after a newer one; a copy whose resourceVersion a node has already got is not sent
+again), ``delete(job)`` (a ``delete`` to every node that held it, and to the dataset, train, eval and deploy nodes
+the job names, as Go does), and ``state_for(node)``, the edge link's state source: on (re)connection a node gets
+the copy it was last sent, or, for a node the job should be on that this GM has not sent it yet (after a GM
+restart), the current copy. Nothing about a job is kept once it is deleted. Thread-safe.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from apis import errors, meta
+from globalmanager.controllers.model import ModelRoute
+from globalmanager.runtime.credential import edge_copy, with_kind
+from globalmanager.runtime.edge import DELETE, INSERT
+
+__all__ = ["ANNOTATION_PREFIX", "EdgePlacement", "ModelNeed", "Plan", "PlanFunction", "stage_node"]
+
+log = structlog.get_logger(__name__)
+
+ANNOTATION_PREFIX = "sedna.io/"
+
+
+def stage_node(job: Mapping[str, Any], stage: str) -> str:
+    """The node annotated on the job for ``stage`` (``sedna.io/Train|Eval|Deploy``), or ``""``."""
+    return str(meta.annotations(job).get(ANNOTATION_PREFIX + stage) or "")
+
+
+@dataclass(frozen=True)
+class ModelNeed:
+    node: str
+    model: str  # a Model name in the job's namespace
+
+
+@dataclass(frozen=True)
+class Plan:
+    send: frozenset[str] = frozenset()
+    keep: frozenset[str] | None = None
+    models: frozenset[ModelNeed] = frozenset()
+
+
+PlanFunction = Callable[[Mapping[str, Any], str], Plan]
+
+
+@dataclass
+class _Held:
+    uid: str
+    nodes: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # node → cached job last sent (shared)
+
+
+class EdgePlacement:
+    """Applies a kind's plans through ``controller.send_to_edge`` and the Model ``router`` (``None``: no Models)."""
+
+    def __init__(self, controller: Any, plan: PlanFunction, dataset_node: Callable[[Mapping[str, Any]], str]) -> None:
+        self.controller = controller
+        self.plan = plan
+        self.dataset_node = dataset_node
+        self.router: Any = None
+        self._lock = threading.Lock()
+        self._held: dict[str, _Held] = {}
+        self._log = log.bind(controller=controller.name)
+
+    def owner(self, key: str) -> str:
+        return f"{self.controller.kind.lower()}/{key}"
+
+    def held_nodes(self, key: str) -> set[str]:
+        with self._lock:
+            held = self._held.get(key)
+            return set(held.nodes) if held is not None else set()
+
+    def tracked(self) -> int:
+        with self._lock:
+            return len(self._held)
+
+    # -- applying plans -------------------------------------------------------------------------------------------------
+    def place(self, key: str) -> None:
+        """Make the nodes holding job ``key`` match its plan (a gone job is removed everywhere)."""
+        with self._lock:
+            job = self.controller.get_job(key)
+            if job is None:
+                self._remove(key, None)
+                return
+            plan = self.plan(job, self.dataset_node(job))
+            self._route(key, plan)
+            held = self._held.get(key)
+            if held is not None and held.uid != meta.uid(job):  # deleted and created again under the same name
+                self._remove(key, None)
+                held = None
+            if held is None:
+                held = self._held[key] = _Held(meta.uid(job))
+            if plan.keep is not None:
+                for node in sorted(set(held.nodes) - plan.keep):
+                    self.controller.send_to_edge(node, DELETE, job)
+                    del held.nodes[node]
+                    self._log.info("job removed from node", key=key, node=node)
+            targets = [n for n in sorted(plan.send)
+                       if meta.resource_version(held.nodes.get(n)) != meta.resource_version(job)]
+            if targets:
+                obj = self._prepare(key, job)
+                for node in targets:
+                    self.controller.send_to_edge(node, INSERT, obj)
+                    held.nodes[node] = job
+                self._log.debug("job sent to nodes", key=key, nodes=targets)
+            if not held.nodes:
+                del self._held[key]
+
+    def delete(self, job: Mapping[str, Any]) -> None:
+        """The job is deleted: a ``delete`` to every node that held it or that it names; its routes are dropped."""
+        key = f"{meta.namespace(job)}/{meta.name(job)}"
+        named = {self.dataset_node(job), *(stage_node(job, s) for s in ("Train", "Eval", "Deploy"))}
+        with self._lock:
+            self._remove(key, job, named)
+
+    def forget(self, key: str) -> None:
+        """``sync`` found the job gone: as ``delete``, with only the nodes this GM knows it sent it to."""
+        with self._lock:
+            self._remove(key, None)
+
+    def _remove(self, key: str, job: Mapping[str, Any] | None, named: Iterable[str] = ()) -> None:
+        held = self._held.pop(key, None)
+        nodes = set(held.nodes if held is not None else ()) | {n for n in named if n}
+        if nodes:
+            obj = job if job is not None else next(iter(held.nodes.values())) if held is not None and held.nodes else None
+            if obj is not None:
+                for node in sorted(nodes):
+                    self.controller.send_to_edge(node, DELETE, obj)
+                self._log.info("job deleted from nodes", key=key, nodes=sorted(nodes))
+        if self.router is not None:
+            self.router.set_routes(self.owner(key), [])
+
+    def _route(self, key: str, plan: Plan) -> None:
+        if self.router is None:
+            return
+        ns = key.partition("/")[0]
+        self.router.set_routes(self.owner(key), [ModelRoute(need.node, ns, need.model) for need in plan.models])
+
+    def _prepare(self, key: str, job: Mapping[str, Any]) -> dict[str, Any]:
+        """The job as sent: with ``kind`` and, with ``spec.credentialName``, the ``sedna.io/credential`` annotation
+        (without it when the Secret cannot be read, as Go Sedna sends it)."""
+        c = self.controller
+        try:
+            return edge_copy(job, c.clientset, c.gvk.api_version, c.kind)
+        except errors.ApiError as exc:
+            self._log.warning("cannot read the job's credential Secret; sending the job without it", key=key,
+                              secret=(job.get("spec") or {}).get("credentialName"), error=exc.message)
+            return with_kind(job, c.gvk.api_version, c.kind)
+
+    # -- state source ---------------------------------------------------------------------------------------------------
+    def state_for(self, node: str) -> list[dict[str, Any]]:
+        """The jobs ``node`` should hold, as sent (the edge link asks on every connection of ``node``)."""
+        out: list[dict[str, Any]] = []
+        for cached in self.controller.job_lister.list():
+            job = self.controller.typed(cached)
+            key = f"{meta.namespace(job)}/{meta.name(job)}"
+            with self._lock:
+                held = self._held.get(key)
+                copy = held.nodes.get(node) if held is not None and held.uid == meta.uid(job) else None
+                if copy is None:
+                    plan = self.plan(job, self.dataset_node(job))
+                    if node not in plan.send and node not in (plan.keep or ()):
+                        continue
+                    copy = job
+                    if held is None or held.uid != meta.uid(job):
+                        held = self._held[key] = _Held(meta.uid(job))
+                    held.nodes[node] = job
+            out.append(self._prepare(key, copy))
+        return out

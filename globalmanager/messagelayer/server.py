@@ -1,0 +1,257 @@
+"""The websocket server LCs connect to (Go Sedna's ``messagelayer/ws``), on its own asyncio thread.
+
+* Any path. The upgrade must name the node in ``Node-Name`` (a DNS-1123 subdomain), else HTTP 400; with a token
+  configured it must carry ``Authorization: Bearer <token>`` with an accepted token (``tokens.EdgeTokens``: the token
+  file is checked on every upgrade, so a rotated token takes effect without a restart), else HTTP 401.
+* The LC's first frame may be a ``hello``: the features both sides speak are answered in a ``hello``, then (with
+  ``resync``) the node's full state as a ``resync`` frame, then the queued messages. Any other first frame (Go's
+  empty-header greeting) is handled as a normal frame and no extension is used.
+* Keepalive: a ping every ``ping_interval`` seconds; a pong missing for another ``ping_interval`` closes the
+  connection, so a dead peer is noticed within two intervals (and dropped at most 2 s later, when the closing
+  handshake it never answers times out). A frame over ``max_frame_bytes`` closes only that
+  connection (1009, counted as ``too_large``).
+* Reading pauses while the upstream dispatcher holds ``max_pending_reports`` reports (bounded memory).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http
+import logging
+import re
+import ssl
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import structlog
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from apis.edge import (
+    FEATURES,
+    HELLO,
+    NODE_NAME_HEADER,
+    RESYNC,
+    FrameError,
+    decode_frame,
+    encode_frame,
+    hello_frame,
+    parse_features,
+)
+from apis.tokenfile import TokenFile, read_token
+from globalmanager.config import WebsocketConfig
+
+from .layer import MessageLayer
+from .session import Session
+from .tokens import EdgeTokens
+
+__all__ = [
+    "DEFAULT_MAX_FRAME_BYTES",
+    "DEFAULT_PING_INTERVAL",
+    "EdgeServer",
+    "edge_server_from_config",
+    "read_token",
+    "valid_node_name",
+]
+
+log = structlog.get_logger("sedna-gm.edge")
+
+DEFAULT_PING_INTERVAL = 20.0
+DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024
+HELLO_TIMEOUT = 2.0
+_BACKPRESSURE_POLL = 0.02
+_CLOSE_TIMEOUT = 2.0  # a dead peer never completes the closing handshake
+
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def valid_node_name(name: str | None) -> bool:
+    return bool(name) and len(name) <= 253 and _DNS1123_SUBDOMAIN.fullmatch(name) is not None  # type: ignore[arg-type]
+
+
+class EdgeServer:
+    """Serves ``layer`` to LCs on ``host:port`` (port 0 picks a free one). ``start()`` binds or raises ``OSError``."""
+
+    def __init__(
+        self,
+        layer: MessageLayer,
+        host: str,
+        port: int,
+        *,
+        ping_interval: float = DEFAULT_PING_INTERVAL,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        token: str | EdgeTokens = "",
+        ssl_context: ssl.SSLContext | None = None,
+        features: Sequence[str] = FEATURES,
+        hello_timeout: float = HELLO_TIMEOUT,
+    ) -> None:
+        self.layer = layer
+        self.host = host
+        self._port = port
+        self.ping_interval = ping_interval
+        self.max_frame_bytes = max_frame_bytes
+        self._tokens = token if isinstance(token, EdgeTokens) else EdgeTokens(token)
+        self._ssl = ssl_context
+        self._features = tuple(features)
+        self._hello_timeout = hello_timeout
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("edge server not started")
+        return int(self._server.sockets[0].getsockname()[1])
+
+    def start(self) -> None:
+        if not logging.getLogger().isEnabledFor(logging.DEBUG):  # one line per connection otherwise
+            logging.getLogger("websockets").setLevel(logging.WARNING)
+        loop = asyncio.new_event_loop()
+        started = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                self._server = loop.run_until_complete(self._serve())
+            except BaseException as exc:
+                failure.append(exc)
+                started.set()
+                loop.close()
+                return
+            started.set()
+            try:
+                loop.run_forever()
+            finally:
+                loop.close()
+
+        self._loop = loop
+        self._thread = threading.Thread(target=run, name="edge-server", daemon=True)
+        self._thread.start()
+        started.wait()
+        if failure:
+            raise failure[0]
+        scheme = "wss" if self._ssl is not None else "ws"
+        log.info("edge server listening", address=f"{scheme}://{self.host}:{self.port}",
+                 ping_interval=self.ping_interval, max_frame_bytes=self.max_frame_bytes, token=self._tokens.enabled)
+
+    async def _serve(self) -> Server:
+        return await serve(
+            self._handle,
+            self.host,
+            self._port,
+            process_request=self._check_request,
+            ping_interval=self.ping_interval,
+            ping_timeout=self.ping_interval,
+            close_timeout=min(self.ping_interval, _CLOSE_TIMEOUT),
+            max_size=self.max_frame_bytes,
+            ssl=self._ssl,
+            server_header=None,
+        )
+
+    def stop(self, timeout: float = 5.0) -> None:
+        loop, server = self._loop, self._server
+        if loop is None or server is None or loop.is_closed():
+            return
+
+        async def shutdown() -> None:
+            server.close()
+            await server.wait_closed()
+
+        try:
+            asyncio.run_coroutine_threadsafe(shutdown(), loop).result(timeout)
+        except Exception as exc:
+            log.warning("edge server did not close cleanly", error=str(exc))
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    # -- handshake --------------------------------------------------------------------------------------------------
+    def _check_request(self, conn: ServerConnection, request: Request) -> Response | None:
+        node = request.headers.get(NODE_NAME_HEADER)
+        remote = _remote(conn)
+        if not valid_node_name(node):
+            self.layer.metrics.rejected_connections.labels("bad_node_name").inc()
+            log.warning("refused a connection: missing or invalid Node-Name", node=node or "", remote=remote)
+            return conn.respond(http.HTTPStatus.BAD_REQUEST,
+                                "missing or invalid Node-Name header: it must be a DNS-1123 subdomain\n")
+        if self._tokens.enabled:
+            if not self._tokens.accepts(request.headers.get("Authorization", "")):
+                self.layer.metrics.rejected_connections.labels("unauthorized").inc()
+                log.warning("refused a connection: missing or wrong bearer token", node=node, remote=remote)
+                response = conn.respond(http.HTTPStatus.UNAUTHORIZED, "missing or wrong bearer token\n")
+                response.headers["WWW-Authenticate"] = "Bearer"
+                return response
+        return None
+
+    # -- connection -------------------------------------------------------------------------------------------------
+    async def _handle(self, conn: ServerConnection) -> None:
+        node = conn.request.headers[NODE_NAME_HEADER] if conn.request is not None else ""
+        session = Session(node, conn, asyncio.get_running_loop(), frozenset(), send_timeout=2 * self.ping_interval)
+        try:
+            first: Any = await asyncio.wait_for(conn.recv(), self._hello_timeout)
+        except asyncio.TimeoutError:
+            first = None
+        except ConnectionClosed as exc:
+            self._closed(node, exc)
+            return
+        greeted = False
+        if first is not None:
+            try:
+                frame = decode_frame(first)
+                if frame.header.operation == HELLO:
+                    greeted, first = True, None
+                    requested = set(parse_features(frame))
+                    session.features = frozenset(f for f in self._features if f in requested)
+            except FrameError as exc:
+                first = None
+                self.layer.reject(session, None, exc.reason, str(exc))
+        try:
+            resync = await asyncio.to_thread(self.layer.attach, session)
+            if greeted:  # answered even with no common feature, so the LC need not wait for a timeout
+                await conn.send(encode_frame(hello_frame(sorted(session.features))))
+                self.layer.metrics.frames.labels("down", HELLO).inc()
+            if resync is not None:
+                await conn.send(encode_frame(resync))
+                self.layer.metrics.frames.labels("down", RESYNC).inc()
+            self.layer.start_writer(session)
+            if first is not None:
+                self.layer.receive(session, first)
+            async for data in conn:
+                self.layer.receive(session, data)
+                while self.layer.overloaded():
+                    await asyncio.sleep(_BACKPRESSURE_POLL)
+        except ConnectionClosed as exc:
+            self._closed(node, exc)
+        finally:
+            self.layer.detach(session)
+
+    def _closed(self, node: str, exc: ConnectionClosed) -> None:
+        code = exc.rcvd.code if exc.rcvd is not None else (exc.sent.code if exc.sent is not None else None)
+        if code == 1009:
+            self.layer.metrics.rejected_frames.labels("too_large").inc()
+            log.warning("closed a connection: frame over the size limit", node=node, max_frame_bytes=self.max_frame_bytes)
+        else:
+            log.debug("connection closed", node=node, code=code)
+
+
+def edge_server_from_config(layer: MessageLayer, ws: WebsocketConfig) -> EdgeServer:
+    """The server ``websocket.*`` describes; raises ``OSError``/``ValueError`` for an unreadable token, cert or key."""
+    context = None
+    if ws.cert_file:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(ws.cert_file, ws.key_file)
+    tokens = EdgeTokens(TokenFile(ws.token_file), ws.token_grace_seconds) if ws.token_file else EdgeTokens()
+    return EdgeServer(layer, ws.address, ws.port, ping_interval=ws.ping_interval_seconds,
+                      max_frame_bytes=ws.max_frame_bytes, token=tokens, ssl_context=context)
+
+
+def _remote(conn: ServerConnection) -> str:
+    try:
+        host, port = conn.remote_address[:2]
+        return f"{host}:{port}"
+    except Exception:
+        return ""

@@ -1,0 +1,160 @@
+"""Deployments of a Sedna worker (Sedna's ``CreateDeploymentWithTemplate`` / ``UpdateDeploymentWithTemplate``) and
+what their status says.
+
+* ``deployment_from_template(owner, spec, param)``: ``<owner>-deployment-<lower(workerType)>``, a controller
+  ownerReference, ``replicas`` (when given) and ``template`` from ``spec``; ``inject_deployment_param`` adds storage
+  (when ``param.mounts`` is set), the generated labels and ``app.sedna.io=<owner>-<workerType>-svc`` to the
+  Deployment, its template and its selector, and ``param.env`` to every container.
+* ``ensure_deployment(controller, job, name, source, build)``: create it when missing (counted against the
+  recreation TTL), update it in place (template and labels; replicas are left to the HPA or the user) when
+  ``source`` — what it is built from — changed; an object of that name not controlled by the job raises
+  ``NotOwnedError``. ``scale_deployment`` sets its ``replicas`` alone (no rollout) when the job's spec names them.
+* ``deployment_failure(d)``: why a Deployment failed (``Progressing=False`` with ``ProgressDeadlineExceeded``, or
+  ``ReplicaFailure=True``), ``""`` otherwise; ``deployment_available(d)``: ``Available=True``. A Deployment that is
+  neither is still progressing, which is not a failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from apis import meta
+from apis.resources import DEPLOYMENTS
+
+from .labels import generate_labels
+from .names import label_value
+from .owned_errors import NotOwnedError
+from .revisions import spec_hash_matches, stamp_spec_hash
+from .storage import inject_env, inject_storage
+from .worker import WorkerParam
+
+if TYPE_CHECKING:
+    from .controller import BaseController
+
+__all__ = [
+    "APP_LABEL",
+    "NotOwnedError",
+    "deployment_available",
+    "deployment_failure",
+    "deployment_from_template",
+    "deployment_name",
+    "ensure_deployment",
+    "inject_deployment_param",
+    "scale_deployment",
+]
+
+APP_LABEL = "app.sedna.io"
+
+
+def deployment_name(owner: Mapping[str, Any], worker_type: str) -> str:
+    return f"{meta.name(owner)}-deployment-{worker_type.lower()}"
+
+
+def inject_deployment_param(deployment: dict[str, Any], param: WorkerParam, owner: Mapping[str, Any]) -> None:
+    """Sedna's ``injectDeploymentParam`` (in place)."""
+    spec = deployment.setdefault("spec", {})
+    template = spec.setdefault("template", {})
+    pod_spec = template.setdefault("spec", {})
+    if param.mounts:
+        inject_storage(pod_spec, param)
+    labels = generate_labels(owner, param.worker_type)
+    labels[APP_LABEL] = label_value(f"{meta.name(owner)}-{param.worker_type}-svc")
+    md = deployment.setdefault("metadata", {})
+    tmd = template.setdefault("metadata", {})
+    selector = spec.setdefault("selector", {})
+    md["labels"] = {**(md.get("labels") or {}), **labels}
+    tmd["labels"] = {**(tmd.get("labels") or {}), **labels}
+    selector["matchLabels"] = {**(selector.get("matchLabels") or {}), **labels}
+    inject_env(pod_spec.setdefault("containers", []), param.env)
+
+
+def deployment_from_template(owner: Mapping[str, Any], spec: Mapping[str, Any], param: WorkerParam) -> dict[str, Any]:
+    """A new Deployment of ``owner`` from a DeploymentSpec-like ``spec`` (``template``, optional ``replicas``)."""
+    dspec: dict[str, Any] = {"template": meta.deep_copy(spec.get("template") or {}), "selector": {"matchLabels": {}}}
+    if spec.get("replicas") is not None:
+        dspec["replicas"] = spec["replicas"]
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": deployment_name(owner, param.worker_type),
+            "namespace": meta.namespace(owner),
+            "ownerReferences": [meta.new_controller_ref(owner)],
+        },
+        "spec": dspec,
+    }
+    inject_deployment_param(deployment, param, owner)
+    return deployment
+
+
+def ensure_deployment(
+    controller: BaseController,
+    job: Mapping[str, Any],
+    name: str,
+    source: Any,
+    build: Callable[[], dict[str, Any]],
+    what: str = "deployment",
+    recreation: bool = False,
+) -> dict[str, Any] | None:
+    """Make the job's Deployment ``name`` exist and match ``source`` (what it is built from); ``build()`` makes the
+    desired Deployment and is called only when one must be created or updated. A creation with ``recreation`` (the
+    job had its workers already) counts against the recreation TTL. Returns the Deployment, or ``None`` when it was
+    just created by someone else or must wait for the recreation TTL (the job is requeued for then)."""
+    ns = meta.namespace(job)
+    existing = controller.get_cached(DEPLOYMENTS, ns, name)
+    if existing is None:
+        wait = controller.recreation_wait(job, DEPLOYMENTS, name)
+        if wait > 0:
+            controller.queue.add_after(f"{ns}/{meta.name(job)}", wait)
+            return None
+        desired = build()
+        stamp_spec_hash(desired, source)
+        created = controller.create_owned(DEPLOYMENTS, job, desired, what)
+        if recreation:
+            controller.mark_recreated(job, DEPLOYMENTS, name)
+        return created
+    if not meta.is_controlled_by(existing, job):
+        raise NotOwnedError(f"deployment {ns}/{name} exists and is not controlled by {job.get('kind')} {meta.name(job)}")
+    if meta.deletion_timestamp(existing) or spec_hash_matches(existing, source):
+        return existing
+    desired = build()
+    updated = meta.deep_copy(existing)
+    updated["metadata"]["labels"] = {**(updated["metadata"].get("labels") or {}), **meta.labels(desired)}
+    stamp_spec_hash(updated, source)
+    updated["spec"]["template"] = desired["spec"]["template"]
+    return controller.update_owned(DEPLOYMENTS, job, updated, what)
+
+
+def scale_deployment(
+    controller: BaseController, job: Mapping[str, Any], deployment: Mapping[str, Any], replicas: int | None,
+    what: str = "deployment",
+) -> Mapping[str, Any]:
+    """Set the Deployment's ``replicas`` when ``replicas`` is given and differs; returns the Deployment as it is now."""
+    if replicas is None or (deployment.get("spec") or {}).get("replicas") == replicas or meta.deletion_timestamp(deployment):
+        return deployment
+    scaled = meta.deep_copy(deployment)
+    scaled["spec"]["replicas"] = replicas
+    return controller.update_owned(DEPLOYMENTS, job, scaled, what)
+
+
+def _condition(deployment: Mapping[str, Any], ctype: str) -> Mapping[str, Any] | None:
+    for cond in (deployment.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == ctype:
+            return cond
+    return None
+
+
+def deployment_failure(deployment: Mapping[str, Any]) -> str:
+    progressing = _condition(deployment, "Progressing")
+    if progressing is not None and progressing.get("status") == "False" and progressing.get("reason") == "ProgressDeadlineExceeded":
+        return progressing.get("message") or "progress deadline exceeded"
+    replica_failure = _condition(deployment, "ReplicaFailure")
+    if replica_failure is not None and replica_failure.get("status") == "True":
+        return replica_failure.get("message") or replica_failure.get("reason") or "replica failure"
+    return ""
+
+
+def deployment_available(deployment: Mapping[str, Any]) -> bool:
+    available = _condition(deployment, "Available")
+    return available is not None and available.get("status") == "True"

@@ -1,0 +1,76 @@
+"""Edge-mesh Services of Sedna workers (Sedna's ``CreateEdgeMeshService``).
+
+``edge_mesh_service(owner, worker_type, port)``: a ClusterIP Service ``lower(<owner>-<workerType>)`` with a controller
+ownerReference, labels and selector = the worker's generated labels, one port ``{name: tcp-0, protocol: TCP, port,
+targetPort: port}`` (EdgeMesh needs the ``<protocol>-<suffix>`` port name). Workers reach it as
+``edge_mesh_service_host(owner, worker_type)`` = ``<service>.<namespace>``. ``service_name_error`` says why the name
+cannot be a Service name (DNS-1035 label, at most 63 characters), so that a kind reports it instead of failing every
+sync. ``ensure_service`` creates it when missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from apis import meta
+from apis.resources import SERVICES
+
+from .labels import generate_labels
+from .names import dns1035_label_error
+from .owned_errors import NotOwnedError
+
+if TYPE_CHECKING:
+    from .controller import BaseController
+
+__all__ = [
+    "edge_mesh_service",
+    "edge_mesh_service_host",
+    "edge_mesh_service_name",
+    "ensure_service",
+    "service_name_error",
+]
+
+
+def edge_mesh_service_name(owner: Mapping[str, Any], worker_type: str) -> str:
+    return f"{meta.name(owner)}-{worker_type}".lower()
+
+
+def edge_mesh_service_host(owner: Mapping[str, Any], worker_type: str) -> str:
+    return f"{edge_mesh_service_name(owner, worker_type)}.{meta.namespace(owner)}"
+
+
+def service_name_error(owner: Mapping[str, Any], worker_type: str) -> str:
+    """``""`` when the Service name is valid, else the problem, naming ``metadata.name``."""
+    problem = dns1035_label_error(edge_mesh_service_name(owner, worker_type))
+    return f"metadata.name: the {worker_type} service name {problem}" if problem else ""
+
+
+def edge_mesh_service(owner: Mapping[str, Any], worker_type: str, port: int) -> dict[str, Any]:
+    labels = generate_labels(owner, worker_type)
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": edge_mesh_service_name(owner, worker_type),
+            "namespace": meta.namespace(owner),
+            "ownerReferences": [meta.new_controller_ref(owner)],
+            "labels": labels,
+        },
+        "spec": {
+            "selector": dict(labels),
+            "ports": [{"name": "tcp-0", "protocol": "TCP", "port": port, "targetPort": port}],
+        },
+    }
+
+
+def ensure_service(controller: BaseController, job: Mapping[str, Any], worker_type: str, port: int) -> str:
+    """Create the job's edge-mesh Service when it is not in the cache; returns its host ``<service>.<ns>``."""
+    desired = edge_mesh_service(job, worker_type, port)
+    existing = controller.get_cached(SERVICES, meta.namespace(desired), meta.name(desired))
+    if existing is None:
+        controller.create_owned(SERVICES, job, desired, f"{worker_type.lower()} service")
+    elif not meta.is_controlled_by(existing, job):
+        raise NotOwnedError(f"service {meta.namespace(existing)}/{meta.name(existing)} exists and is not controlled "
+                            f"by {job.get('kind')} {meta.name(job)}")
+    return edge_mesh_service_host(job, worker_type)

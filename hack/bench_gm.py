@@ -1,0 +1,461 @@
+"""Benchmark of ``sedna-gm`` at scale: the sandbox API server process (with its pod simulator) and one ``sedna-gm``
+process; N ElasticAIJobs (optionally a mix with JointInferenceServices and FederatedLearningJobs) created over HTTP
+and followed until every one is in its expected state.
+
+Run from the repo root: ``python -m hack.bench_gm --jobs 1000 --jobs 10000`` (prints one JSON document; not a test).
+Each size runs on a fresh sandbox and a fresh ``sedna-gm`` (``--gm-workers`` sync workers per controller, 8 by
+default; a sync waits on the API server most of its time, so workers, not CPU, bound the GM's sync rate).
+
+Per size:
+* ``steady_seconds``: from the first create until every object is in its expected state (ElasticAIJob and
+  FederatedLearningJob ``phase=Succeeded`` — their pods run for ``--run-seconds`` —, JointInferenceService last
+  condition ``Running``), watched by an informer in this process; ``create_seconds``: the creates alone;
+  ``phase_set_seconds``: until every object had a phase (or a condition) at all;
+* ``syncs``/``syncs_per_second``: ``sedna_gm_controller_sync_total`` over that time (all controllers, and per
+  controller); ``sync_p50/p99_seconds``: from the ``sedna_gm_controller_sync_duration_seconds`` histogram (bucket
+  upper bounds, so a p99 of 0.005 means "between 2.5 and 5 ms");
+* ``gm_cpu_seconds`` (user+system from ``/proc/<pid>/stat``) and ``gm_cpu_share`` (of one core), the same for the
+  sandbox (``sandbox_cpu_*``: which side limits) and this process (``bench_cpu_seconds``: creates and the
+  informer); ``load_average_1m`` at the end (other work on the machine); ``gm_rss_mb`` after the run,
+  ``gm_idle_rss_mb`` before the first create, ``rss_per_job_kb`` = their difference / N;
+* with ``--profile-dir``: a py-spy profile (speedscope JSON) of the GM and of the sandbox over the run.
+Once per invocation: ``cache_memory_per_pod`` (``hack.pod_memory``), what sedna-gm's cache transform saves.
+And over sizes: ``ratio_10k_1k`` = steady seconds at 10,000 / at 1,000 when both ran.
+Targets (issue 17): 10,000 ElasticAIJobs steady in under 60 s on a 2-core machine, ratio ≤ 11.
+
+``run_size`` is the code path other benchmarks reuse (``hack.bench_sandbox`` runs it with 200 jobs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+NS = "bench"
+RUN_SECONDS = "sandbox.sedna.io/run-seconds"
+
+
+# -- what is created and what "done" means ---------------------------------------------------------------------------
+def elastic_ai_job(name: str, run_seconds: float) -> dict[str, Any]:
+    return {"apiVersion": "elasticdl.org/v1alpha1", "kind": "ElasticAIJob",
+            "metadata": {"name": name, "namespace": NS, "annotations": {RUN_SECONDS: str(run_seconds)}},
+            "spec": {"jobArgs": ["--model_zoo /model_zoo"], "master": {"image": "elasticdl:bench"}}}
+
+
+def joint_inference_service(name: str, run_seconds: float) -> dict[str, Any]:
+    def worker(model: str, node: str) -> dict[str, Any]:
+        return {"model": {"name": model},
+                "template": {"spec": {"nodeName": node, "containers": [{"name": "w", "image": "ji:bench"}]}}}
+
+    edge = worker("little", "edge-1")
+    edge["hardExampleMining"] = {"name": "IBT", "parameters": [{"key": "threshold", "value": "0.9"}]}
+    return {"apiVersion": "sedna.io/v1alpha1", "kind": "JointInferenceService",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"edgeWorker": edge, "cloudWorker": worker("big", "cloud-1")}}
+
+
+def federated_learning_job(name: str, run_seconds: float) -> dict[str, Any]:
+    steer = {"annotations": {RUN_SECONDS: str(run_seconds)}}
+
+    def trainer(i: int) -> dict[str, Any]:
+        return {"dataset": {"name": f"data-{i}"},
+                "template": {"metadata": steer, "spec": {"nodeName": f"edge-{i}", "containers": [
+                    {"name": "t", "image": "fl-train:bench"}]}}}
+
+    return {"apiVersion": "sedna.io/v1alpha1", "kind": "FederatedLearningJob",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"aggregationWorker": {"model": {"name": "agg"}, "template": {"metadata": steer, "spec": {
+                "nodeName": "cloud-1", "containers": [{"name": "a", "image": "fl-agg:bench"}]}}},
+                "trainingWorkers": [trainer(1), trainer(2)]}}
+
+
+def _phase_succeeded(obj: Mapping[str, Any]) -> bool:
+    return (obj.get("status") or {}).get("phase") == "Succeeded"
+
+
+def _last_condition_running(obj: Mapping[str, Any]) -> bool:
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    return bool(conditions) and conditions[-1].get("type") == "Running"
+
+
+@dataclass(frozen=True)
+class Kind:
+    controller: str  # the sedna-gm controller that reconciles it
+    prefix: str  # object names: <prefix>-<i>
+    build: Callable[[str, float], dict[str, Any]]
+    done: Callable[[Mapping[str, Any]], bool]
+
+
+KINDS = {
+    "ElasticAIJob": Kind("ElasticAIJob", "eaij", elastic_ai_job, _phase_succeeded),
+    "JointInferenceService": Kind("JointInference", "ji", joint_inference_service, _last_condition_running),
+    "FederatedLearningJob": Kind("FederatedLearning", "fl", federated_learning_job, _phase_succeeded),
+}
+MIX = ("ElasticAIJob", "JointInferenceService", "FederatedLearningJob")
+
+
+def referenced_objects() -> list[dict[str, Any]]:
+    """The Models and Datasets the mixed kinds name (shared by all of them)."""
+    objs: list[dict[str, Any]] = [
+        {"apiVersion": "sedna.io/v1alpha1", "kind": "Model", "metadata": {"name": name, "namespace": NS},
+         "spec": {"url": f"/models/{name}.pb", "format": "pb"}} for name in ("little", "big", "agg")]
+    objs += [{"apiVersion": "sedna.io/v1alpha1", "kind": "Dataset", "metadata": {"name": f"data-{i}", "namespace": NS},
+              "spec": {"url": f"/data/{i}.txt", "format": "txt", "nodeName": f"edge-{i}"}} for i in (1, 2)]
+    return objs
+
+
+def plan(total: int, mix: bool) -> dict[str, int]:
+    """How many objects of each kind: all ElasticAIJobs, or ``total`` split evenly over ``MIX``."""
+    if not mix:
+        return {"ElasticAIJob": total}
+    share, extra = divmod(total, len(MIX))
+    return {kind: share + (1 if i < extra else 0) for i, kind in enumerate(MIX)}
+
+
+# -- processes and measurements ---------------------------------------------------------------------------------------
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_http(url: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"timed out waiting for {url}")
+
+
+def stop_processes(*procs: subprocess.Popen[bytes]) -> None:
+    """SIGTERM each process in turn; kill one that has not exited 15 s later."""
+    for proc in procs:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of ``pid`` (all its threads)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+@dataclass
+class GMMetrics:
+    """The GM's sync counters and duration histogram at one moment."""
+
+    syncs: dict[str, float] = field(default_factory=dict)  # controller → syncs (every result)
+    buckets: dict[float, float] = field(default_factory=dict)  # upper bound → cumulative count (all controllers)
+
+    @classmethod
+    def scrape(cls, url: str) -> GMMetrics:
+        from prometheus_client.parser import text_string_to_metric_families
+
+        with urllib.request.urlopen(url + "/metrics", timeout=10) as resp:
+            text = resp.read().decode()
+        out = cls()
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name == "sedna_gm_controller_sync_total":
+                    controller = sample.labels["controller"]
+                    out.syncs[controller] = out.syncs.get(controller, 0.0) + sample.value
+                elif sample.name == "sedna_gm_controller_sync_duration_seconds_bucket":
+                    bound = float(sample.labels["le"])
+                    out.buckets[bound] = out.buckets.get(bound, 0.0) + sample.value
+        return out
+
+
+def quantile(before: GMMetrics, after: GMMetrics, q: float) -> float | None:
+    """The upper bound of the histogram bucket holding quantile ``q`` of the syncs between the two scrapes."""
+    bounds = sorted(after.buckets)
+    counts = [after.buckets[b] - before.buckets.get(b, 0.0) for b in bounds]
+    if not counts or counts[-1] <= 0:
+        return None
+    for bound, count in zip(bounds, counts, strict=True):
+        if count >= q * counts[-1]:
+            return bound
+    return bounds[-1]
+
+
+class Profiler:
+    """``py-spy record`` of a process, written as speedscope JSON; nothing when py-spy is missing. ``gil``: only
+    samples of the thread holding the GIL (where the CPU goes), else every thread's (where the time goes)."""
+
+    def __init__(self, pid: int, out: Path, gil: bool = True) -> None:
+        self.out = out
+        exe = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+        self.proc = None
+        if Path(exe).exists():
+            self.proc = subprocess.Popen([exe, "record", "--pid", str(pid), "--format", "speedscope", "--rate", "50",
+                                          "--output", str(out), "--nonblocking", *(["--gil"] if gil else [])],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def stop(self) -> str | None:
+        if self.proc is None:
+            return None
+        self.proc.send_signal(2)  # SIGINT: py-spy writes the profile and exits
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        return str(self.out) if self.out.exists() else None
+
+
+class StateWatch:
+    """An informer per kind in this process, counting the objects in their expected state."""
+
+    def __init__(self, cs: Any, counts: Mapping[str, int]) -> None:
+        from apis import resources as r
+        from informers import ResourceEventHandlerFuncs, SharedInformerFactory
+
+        self.expected = sum(counts.values())
+        self.done: set[tuple[str, str]] = set()
+        self.done_at = 0.0
+        self.phased: set[tuple[str, str]] = set()  # objects with a phase (or a condition) at all
+        self.all_phased_at = 0.0
+        self.cond = threading.Condition()
+        self.factory = SharedInformerFactory(cs, namespace=NS)
+        gvrs = {"ElasticAIJob": r.ELASTIC_AI_JOBS, "JointInferenceService": r.JOINT_INFERENCE_SERVICES,
+                "FederatedLearningJob": r.FEDERATED_LEARNING_JOBS}
+        for kind in counts:
+            check = KINDS[kind].done
+
+            def seen(obj: Any, kind: str = kind, check: Callable[[Mapping[str, Any]], bool] = check) -> None:
+                if not isinstance(obj, Mapping):
+                    return
+                key = (kind, obj["metadata"]["name"])
+                status = obj.get("status") or {}
+                with self.cond:
+                    if key not in self.phased and (status.get("phase") or status.get("conditions")):
+                        self.phased.add(key)
+                        if len(self.phased) == self.expected:
+                            self.all_phased_at = time.time()
+                    if key not in self.done and check(obj):
+                        self.done.add(key)
+                        self.done_at = time.time()
+                        self.cond.notify_all()
+
+            self.factory.for_resource(gvrs[kind]).informer().add_event_handler(
+                ResourceEventHandlerFuncs(add_func=seen, update_func=lambda _old, new, seen=seen: seen(new)))
+
+    def start(self, stop: threading.Event) -> None:
+        self.factory.start(stop)
+        self.factory.wait_for_cache_sync(stop)
+
+    def wait(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while len(self.done) < self.expected:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.cond.wait(min(left, 1.0))
+        return True
+
+
+def start_sandbox(workdir: Path, env: dict[str, str], extra: list[str]) -> tuple[subprocess.Popen[bytes], Path]:
+    kubeconfig = workdir / "kubeconfig"
+    log_path = workdir / "apiserver.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "apis.fake.apiserver", "--port", "0", "--crds",
+                                 str(REPO / "charts/sedna/crds"), "--kubeconfig-out", str(kubeconfig),
+                                 "--log-level", "warning", *extra], cwd=REPO, env=env, stdout=log,
+                                stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while "listening on" not in log_path.read_text(errors="replace"):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit("the sandbox API server did not start:\n" + log_path.read_text(errors="replace"))
+        time.sleep(0.05)
+    return proc, kubeconfig
+
+
+def start_gm(workdir: Path, env: dict[str, str], kubeconfig: Path, workers: Mapping[str, int],
+             resync: float) -> tuple[subprocess.Popen[bytes], str]:
+    metrics_port = free_port()
+    config = workdir / "gm.yaml"
+    config.write_text(json.dumps({"minResyncPeriodSeconds": resync, "workers": dict(workers)}))
+    with open(workdir / "gm.log", "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "globalmanager.app", "--kubeconfig", str(kubeconfig),
+                                 "--no-leader-elect", "--config", str(config), "--metrics-address",
+                                 f"127.0.0.1:{metrics_port}", "--websocket-address", f"127.0.0.1:{free_port()}",
+                                 "--log-level", "warning", "--log-format", "json"], cwd=REPO, env=env, stdout=log,
+                                stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{metrics_port}"
+    wait_http(url + "/readyz", 60)
+    return proc, url
+
+
+def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_threads: int = 8,
+             workers: Mapping[str, int] | None = None, resync: float = 30.0, timeout: float = 600.0,
+             profile_dir: Path | None = None, profile_gil: bool = True,
+             sandbox_args: list[str] | None = None) -> dict[str, Any]:
+    """One fresh sandbox and ``sedna-gm``; ``total`` objects created and followed to steady state (module doc)."""
+    from apis.clientset import Clientset
+
+    counts = plan(total, mix)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p))
+    children: list[subprocess.Popen[bytes]] = []
+    stop = threading.Event()
+    with tempfile.TemporaryDirectory(prefix="sedna-bench-gm-") as tmp:
+        workdir = Path(tmp)
+        try:
+            api, kubeconfig = start_sandbox(workdir, env, list(sandbox_args or []))
+            children.append(api)
+            cs = Clientset.from_kubeconfig(str(kubeconfig))
+            cs.core_v1().namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+            if mix:
+                for obj in referenced_objects():
+                    cs.resource(_gvr_of(obj), NS).create(obj)
+            gm, gm_url = start_gm(workdir, env, kubeconfig, workers or {}, resync)
+            children.append(gm)
+            watch = StateWatch(cs, counts)
+            watch.start(stop)
+            time.sleep(1.0)  # let the GM settle after its caches synced
+            idle_rss = rss_mb(gm.pid)
+            before = GMMetrics.scrape(gm_url)
+            gm_cpu0, api_cpu0, own_cpu0 = cpu_seconds(gm.pid), cpu_seconds(api.pid), time.process_time()
+            profilers = []
+            if profile_dir is not None:
+                profile_dir.mkdir(parents=True, exist_ok=True)
+                tag = f"{total}{'-mix' if mix else ''}"
+                profilers = [(name, Profiler(pid, profile_dir / f"{name}-{tag}.speedscope.json", profile_gil))
+                             for name, pid in (("gm", gm.pid), ("sandbox", api.pid))]
+            objs = [(kind, KINDS[kind].build(f"{KINDS[kind].prefix}-{i:05d}", run_seconds))
+                    for kind, n in counts.items() for i in range(n)]
+            objs.sort(key=lambda pair: int(pair[1]["metadata"]["name"].rsplit("-", 1)[1]))  # kinds interleaved
+
+            def create(obj: dict[str, Any]) -> None:
+                cs.resource(_gvr_of(obj), NS).create(obj)
+
+            started = time.time()
+            with ThreadPoolExecutor(create_threads) as pool:
+                list(pool.map(create, (obj for _, obj in objs)))
+            created = time.time()
+            steady = watch.wait(timeout)
+            ended = watch.done_at if steady else time.time()
+            gm_cpu, api_cpu = cpu_seconds(gm.pid) - gm_cpu0, cpu_seconds(api.pid) - api_cpu0
+            own_cpu = time.process_time() - own_cpu0
+            after = GMMetrics.scrape(gm_url)
+            profiles = {name: p.stop() for name, p in profilers}
+            gm_rss = rss_mb(gm.pid)
+            elapsed = ended - started
+            syncs = {c: after.syncs.get(c, 0.0) - before.syncs.get(c, 0.0) for c in after.syncs}
+            syncs = {c: int(v) for c, v in syncs.items() if v}
+            result: dict[str, Any] = {
+                "objects": total,
+                "kinds": counts,
+                "gm_workers": dict(workers) if workers else "sedna-gm's default (2 per controller)",
+                "steady": steady,
+                "in_expected_state": len(watch.done),
+                "create_seconds": round(created - started, 2),
+                "phase_set_seconds": round(watch.all_phased_at - started, 2) if watch.all_phased_at else None,
+                "steady_seconds": round(elapsed, 2),
+                "objects_per_second": round(total / elapsed, 1) if elapsed > 0 else None,
+                "syncs": sum(syncs.values()),
+                "syncs_by_controller": syncs,
+                "syncs_per_second": round(sum(syncs.values()) / elapsed, 1) if elapsed > 0 else None,
+                "sync_p50_seconds": quantile(before, after, 0.50),
+                "sync_p99_seconds": quantile(before, after, 0.99),
+                "gm_cpu_seconds": round(gm_cpu, 2),
+                "gm_cpu_share": round(gm_cpu / elapsed, 2) if elapsed > 0 else None,
+                "sandbox_cpu_seconds": round(api_cpu, 2),
+                "sandbox_cpu_share": round(api_cpu / elapsed, 2) if elapsed > 0 else None,
+                "bench_cpu_seconds": round(own_cpu, 2),
+                "load_average_1m": round(os.getloadavg()[0], 2),
+                "gm_idle_rss_mb": round(idle_rss, 1),
+                "gm_rss_mb": round(gm_rss, 1),
+                "rss_per_job_kb": round((gm_rss - idle_rss) * 1024 / total, 1),
+            }
+            if profiles:
+                result["profiles"] = profiles
+            if not steady:
+                result["gm_log_tail"] = (workdir / "gm.log").read_text(errors="replace")[-2000:]
+            cs.close()
+            return result
+        finally:
+            stop.set()
+            stop_processes(*reversed(children))
+
+
+def _gvr_of(obj: Mapping[str, Any]) -> Any:
+    from apis import resources as r
+
+    return r.lookup_kind(str(obj["apiVersion"]), str(obj["kind"])).gvr
+
+
+def machine() -> dict[str, Any]:
+    load = os.getloadavg()
+    return {"cpus": os.cpu_count(), "python": platform.python_version(), "load_average_1m_at_start": round(load[0], 2)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m hack.bench_gm", description=__doc__.split("\n\n")[0])
+    p.add_argument("--jobs", type=int, action="append", help="objects per run (repeatable; default 1000 and 10000)")
+    p.add_argument("--mix", action="store_true",
+                   help="split the objects over ElasticAIJob, JointInferenceService and FederatedLearningJob")
+    p.add_argument("--run-seconds", type=float, default=1.0, help="how long the simulated pods run (1)")
+    p.add_argument("--create-threads", type=int, default=8, help="parallel creating clients (8)")
+    p.add_argument("--gm-workers", type=int, default=8,
+                   help="sync workers per controller (8; 0: sedna-gm's default, 2)")
+    p.add_argument("--resync", type=float, default=30.0, help="sedna-gm's minResyncPeriodSeconds (30, its default)")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for steady state per run")
+    p.add_argument("--profile-dir", type=Path, help="write py-spy profiles of the GM and the sandbox here")
+    p.add_argument("--profile-wall", action="store_true",
+                   help="profile every thread (where the time goes), not only the GIL holder (where the CPU goes)")
+    args = p.parse_args(argv)
+    sizes = args.jobs or [1000, 10000]
+    workers = {k.controller: args.gm_workers for k in KINDS.values()} if args.gm_workers else {}
+    from hack.pod_memory import cache_memory_per_pod
+
+    out: dict[str, Any] = {"machine": machine(), "cache_memory_per_pod": cache_memory_per_pod(), "runs": []}
+    for n in sizes:
+        out["runs"].append(run_size(n, mix=args.mix, run_seconds=args.run_seconds, create_threads=args.create_threads,
+                                    workers=workers, resync=args.resync, timeout=args.timeout,
+                                    profile_dir=args.profile_dir, profile_gil=not args.profile_wall))
+        print(json.dumps(out["runs"][-1]), file=sys.stderr, flush=True)
+    by_size = {r["objects"]: r for r in out["runs"] if r["steady"]}
+    if 1000 in by_size and 10000 in by_size:
+        out["ratio_10k_1k"] = round(by_size[10000]["steady_seconds"] / by_size[1000]["steady_seconds"], 2)
+    print(json.dumps(out, indent=2))
+    return 0 if all(r["steady"] for r in out["runs"]) else 1
+
+
+if __name__ == "__main__":
+    threading.current_thread().name = "bench"
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""Benchmark of the sandbox API server as a test bed: per-request latency of three clients on one kept-alive
+connection, and ``sedna-gm`` reconciling ElasticAIJobs on it.
+
+Run from the repo root: ``python -m hack.bench_sandbox`` (prints one JSON document; not a test).
+
+* ``latency``: for raw ``http.client``, our ``apis.clientset.Clientset`` and the official ``kubernetes`` client, the
+  median and p99 (milliseconds) of ``--requests`` requests of each kind, sent one after the other on a kept-alive
+  connection: ``get`` (one ConfigMap), ``list`` (a namespace of ``--list-size`` ConfigMaps), ``patch`` (a merge patch
+  of one ConfigMap's data). The clients take turns every 50 requests, so that they share the server's state.
+* ``gm``: ``hack.bench_gm.run_size`` with ``--jobs`` ElasticAIJobs (200 by default) and sedna-gm's default workers:
+  time until every job has a phase (``phase_set_seconds``) and until every job has succeeded (``steady_seconds``; its
+  master pod runs ``--run-seconds``), syncs, p99 sync latency, CPU of both processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from hack.bench_gm import cpu_seconds, machine, run_size, start_sandbox, stop_processes  # noqa: E402
+
+NS = "bench"
+CM_PATH = f"/api/v1/namespaces/{NS}/configmaps"
+KINDS = ("get", "list", "patch")
+BATCH = 50
+
+
+def summary(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    return {"median_ms": round(statistics.median(ordered) * 1000, 3), "p99_ms": round(p99 * 1000, 3),
+            "requests": len(ordered)}
+
+
+def raw_client(url: str, token: str) -> dict[str, Callable[[int], Any]]:
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+
+    def send(method: str, path: str, body: bytes | None = None, content_type: str = "") -> bytes:
+        h = dict(headers, **({"Content-Type": content_type} if content_type else {}))
+        conn.request(method, path, body=body, headers=h)
+        resp = conn.getresponse()
+        data = resp.read()
+        if resp.status >= 300:
+            raise RuntimeError(f"{method} {path}: {resp.status} {data[:200]!r}")
+        return data
+
+    return {
+        "get": lambda i: send("GET", f"{CM_PATH}/cm-0"),
+        "list": lambda i: send("GET", CM_PATH),
+        "patch": lambda i: send("PATCH", f"{CM_PATH}/cm-0", json.dumps({"data": {"n": str(i)}}).encode(),
+                                "application/merge-patch+json"),
+    }
+
+
+def our_client(kubeconfig: Path) -> dict[str, Callable[[int], Any]]:
+    from apis.clientset import Clientset
+
+    cms = Clientset.from_kubeconfig(str(kubeconfig)).core_v1().config_maps(NS)
+    return {
+        "get": lambda i: cms.get("cm-0"),
+        "list": lambda i: cms.list(),
+        "patch": lambda i: cms.patch("cm-0", {"data": {"n": str(i)}}),
+    }
+
+
+def official_client(kubeconfig: Path) -> dict[str, Callable[[int], Any]]:
+    import kubernetes
+
+    cfg = kubernetes.client.Configuration()
+    kubernetes.config.load_kube_config(config_file=str(kubeconfig), client_configuration=cfg)
+    api = kubernetes.client.CoreV1Api(kubernetes.client.ApiClient(cfg))
+    return {
+        "get": lambda i: api.read_namespaced_config_map("cm-0", NS),
+        "list": lambda i: api.list_namespaced_config_map(NS),
+        "patch": lambda i: api.patch_namespaced_config_map("cm-0", NS, {"data": {"n": str(i)}}),
+    }
+
+
+def latency(requests: int, list_size: int) -> dict[str, Any]:
+    """Start a sandbox (no pod simulator), fill it, and time the three clients' requests."""
+    from apis.clientset import Clientset
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p))
+    with tempfile.TemporaryDirectory(prefix="sedna-bench-sandbox-") as tmp:
+        api, kubeconfig = start_sandbox(Path(tmp), env, ["--no-kubelet"])
+        try:
+            setup = Clientset.from_kubeconfig(str(kubeconfig))
+            setup.core_v1().namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+            for i in range(list_size):
+                setup.core_v1().config_maps(NS).create({"apiVersion": "v1", "kind": "ConfigMap",
+                                                        "metadata": {"name": f"cm-{i}", "namespace": NS},
+                                                        "data": {"n": "0"}})
+            import yaml
+
+            user = yaml.safe_load(kubeconfig.read_text())["users"][0]["user"]
+            clients = {"raw_http_client": raw_client(setup.host, user.get("token", "")),
+                       "our_clientset": our_client(kubeconfig), "official_kubernetes": official_client(kubeconfig)}
+            times: dict[str, dict[str, list[float]]] = {c: {k: [] for k in KINDS} for c in clients}
+            for kind in KINDS:
+                for ops in clients.values():  # warm up every connection
+                    ops[kind](0)
+            cpu0 = cpu_seconds(api.pid)
+            for start in range(0, requests, BATCH):
+                for kind in KINDS:
+                    for name, ops in clients.items():
+                        call, out = ops[kind], times[name][kind]
+                        for i in range(start, min(requests, start + BATCH)):
+                            t0 = time.perf_counter()
+                            call(i)
+                            out.append(time.perf_counter() - t0)
+            server_cpu = cpu_seconds(api.pid) - cpu0
+            setup.close()
+            total = requests * len(KINDS) * len(clients)
+            return {"list_size": list_size,
+                    "server_cpu_ms_per_request": round(server_cpu * 1000 / total, 3),
+                    **{name: {kind: summary(samples) for kind, samples in per.items()} for name, per in times.items()}}
+        finally:
+            stop_processes(api)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m hack.bench_sandbox", description=__doc__.split("\n\n")[0])
+    p.add_argument("--requests", type=int, default=1000, help="requests per client and kind (1000)")
+    p.add_argument("--list-size", type=int, default=10, help="ConfigMaps in the listed namespace (10)")
+    p.add_argument("--jobs", type=int, default=200, help="ElasticAIJobs sedna-gm reconciles (200)")
+    p.add_argument("--run-seconds", type=float, default=1.0, help="how long each master pod runs (1)")
+    args = p.parse_args(argv)
+    out: dict[str, Any] = {"machine": machine(), "latency": latency(args.requests, args.list_size)}
+    out["gm"] = run_size(args.jobs, run_seconds=args.run_seconds)
+    print(json.dumps(out, indent=2))
+    return 0 if out["gm"]["steady"] else 1
+
+
+if __name__ == "__main__":
+    threading.current_thread().name = "bench"
+    sys.exit(main())

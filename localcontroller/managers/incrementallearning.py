@@ -1,0 +1,239 @@
+"""The incremental learning manager (Go ``managers/incrementallearning``): drives an IncrementalLearningJob's
+Train → Eval → Deploy rounds on this node, on the skeleton of ``learning.JobManager``.
+
+What it acts on (the job's last condition) and reports (``{phase, status, input?, output: null, message?}``):
+
+| stage/type | node (GM downstream) | does | reports |
+|---|---|---|---|
+| Train/Waiting | dataset | train trigger on ``num_of_samples`` every ``checkPeriodSeconds``; fires: round + 1, writes ``<out>/data/train/<round>/data.txt`` (+ ``dataIndex.txt`` for an S3 Dataset) | Train/Ready, ``input: {models: [base], dataURL, dataIndexURL?, outputDir: <out>/train/<round>}`` |
+| Eval/Waiting | dataset | writes the eval samples to ``<out>/data/eval/<round>/`` | Eval/Ready, ``input: {models: [trained, eval model], dataURL, dataIndexURL?}`` |
+| Deploy/Waiting | eval | deploy trigger on the eval metrics and their ``<metric>_delta`` (new − old); fires without hot update: copies the trained model to the deploy Model's URL | Deploy/Ready (``Failed`` if the copy failed) with ``input: {models: [trained, deploy model]}``; not firing: Deploy/Completed |
+| Deploy/Running, hot update | deploy | copies the trained model beside the hot-update config and to the deploy Model, writes ``model_config.json`` | nothing (the worker reports ``deploy`` ``completed``) |
+
+The base model is the initial Model in round 1, later the last Train/Completed output model with the initial
+Model's format (the initial Model when there is none, where Go crashes); the trained model for eval and deploy is
+the one with the eval/deploy Model's format. Deleting the job removes its hot-update directory.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import shutil
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from apis.sedna.v1alpha1.common import Stage, StageConditionType
+from localcontroller.storage import StorageError, copy_between
+
+from .learning import (
+    CurrentStage,
+    JobManager,
+    JobRecord,
+    NotReady,
+    StageFailed,
+    condition_models,
+    eval_metrics,
+    go_model,
+    matching_model,
+    model_of,
+    upstream_message,
+)
+from .learning.datafiles import write_file
+from .learning.jobmanager import Handler
+
+__all__ = ["HOT_UPDATE_ANNOTATION", "HOT_UPDATE_HOST_PREFIX", "KIND", "IncrementalLearningManager", "go_time"]
+
+KIND = "incrementallearningjob"
+REPORT_KIND = "IncrementalLearningJob"
+HOT_UPDATE_ANNOTATION = "sedna.io/model-hot-update-config"
+HOT_UPDATE_HOST_PREFIX = "/var/lib/sedna/model-hot-update"
+HOT_UPDATE_CONTAINER_PREFIX = "/model-hot-update"
+
+W, C = StageConditionType.WAITING, StageConditionType.COMPLETED
+
+
+def go_time(at: datetime) -> str:
+    """A time as Go's ``time.Time.String`` starts (``2006-01-02 15:04:05.000000 -0700 MST``)."""
+    local = at if at.tzinfo is not None else at.astimezone()
+    return local.strftime("%Y-%m-%d %H:%M:%S.%f %z %Z")
+
+
+class IncrementalLearningManager(JobManager):
+    kind = KIND
+    report_kind = REPORT_KIND
+
+    def handler(self, rec: JobRecord, current: CurrentStage) -> tuple[str, Handler] | None:
+        if current.type == W:
+            return {Stage.TRAIN: ("train", self.train), Stage.EVAL: ("eval", self.evaluate),
+                    Stage.DEPLOY: ("deploy", self.deploy)}.get(current.stage)
+        if current.stage == Stage.DEPLOY and current.type == StageConditionType.RUNNING and _hot_update(rec):
+            return "hotupdate", self.hot_update
+        return None
+
+    # -- models -----------------------------------------------------------------------------------------------------
+    def _model(self, rec: JobRecord, *path: str) -> Mapping[str, Any] | None:
+        """The Model object named at ``spec.<path...>.name`` (``None`` when the spec names none)."""
+        node: Any = rec.spec
+        for key in path:
+            node = node.get(key) if isinstance(node, Mapping) else None
+        name = node.get("name") if isinstance(node, Mapping) else None
+        return self.model_object(rec, name) if name else None
+
+    def _required_model(self, rec: JobRecord, *path: str) -> Mapping[str, Any]:
+        obj = self._model(rec, *path)
+        if obj is None:
+            raise StageFailed(f"spec.{'.'.join(path)}.name is empty")
+        return obj
+
+    def _trained(self, rec: JobRecord, reference: Mapping[str, Any], role: str) -> dict[str, Any]:
+        trained = matching_model(reference, condition_models(rec.obj, Stage.TRAIN, C))
+        if trained is None:
+            raise StageFailed(f"no output model of the last Train/Completed condition has the {role} model's format "
+                              f"{reference.get('format')!r}")
+        return trained
+
+    def train_models(self, rec: JobRecord, round_number: int) -> list[dict[str, Any]] | None:
+        initial = model_of(self._required_model(rec, "initialModel"))
+        if round_number <= 1:
+            return [go_model(initial)]
+        trained = matching_model(initial, condition_models(rec.obj, Stage.TRAIN, C))
+        if trained is None:
+            self.log.warning("no trained model of an earlier round fits the initial model; training from it",
+                             object=rec.key, round=round_number)
+            return [go_model(initial)]
+        return [go_model(trained)]
+
+    # -- stages -----------------------------------------------------------------------------------------------------
+    def evaluate(self, rec: JobRecord, current: CurrentStage) -> None:
+        """Eval/Waiting (Go ``evalTask``)."""
+        deploy = model_of(self._required_model(rec, "deploySpec", "model"))
+        initial_eval = self._model(rec, "evalSpec", "initialEvalModel")
+        eval_model = model_of(initial_eval) if initial_eval is not None else deploy
+        self.require_dataset(rec)
+        trained = self._trained(rec, eval_model, "eval")
+        files = self.write_data(rec, "eval", rec.state.round, rec.state.eval_samples())
+        input_section = {"models": [go_model(trained), go_model(eval_model)], "dataURL": files.data_url,
+                         "dataIndexURL": files.index_url}
+        self.answer(rec, current, "eval", upstream_message(Stage.EVAL, StageConditionType.READY, input_section))
+
+    def deploy(self, rec: JobRecord, current: CurrentStage) -> None:
+        """Deploy/Waiting (Go ``deployTask``): decide from the eval metrics, copy the model unless hot update."""
+        hot = _hot_update(rec)
+        deploy_obj = self._required_model(rec, "deploySpec", "model")
+        eval_obj = None if hot else self._model(rec, "evalSpec", "initialEvalModel")
+        pending = rec.state.pending.get("deploy")
+        if isinstance(pending, dict) and pending.get("instance") == current.instance:
+            fire = bool(pending.get("fire"))
+        else:
+            trigger = self.trigger(rec, (rec.spec.get("deploySpec") or {}).get("trigger"), "spec.deploySpec.trigger")
+            fire = trigger.trigger(self._deploy_stats(rec))
+            if fire and not hot:  # copies follow: a restart must finish this decision, not take another
+                self.save(rec, lambda s: s.pending.__setitem__("deploy", {"instance": current.instance, "fire": True}))
+        if not fire:
+            self.answer(rec, current, "deploy", upstream_message(Stage.DEPLOY, C))
+            return
+        deploy = model_of(deploy_obj)
+        trained = self._trained(rec, deploy, "deploy")
+        input_section = {"models": [go_model(trained), go_model(deploy)]}
+        if not hot:
+            try:
+                copy_between(self.job_storage(rec), trained["url"], self.model_storage(rec, deploy_obj), deploy["url"])
+                self._refresh_eval_model(rec, eval_obj)
+            except StorageError as exc:
+                raise StageFailed(f"copying the trained model to the deploy model failed: {exc}",
+                                  input_section) from None
+        self.answer(rec, current, "deploy", upstream_message(Stage.DEPLOY, StageConditionType.READY, input_section))
+
+    def _deploy_stats(self, rec: JobRecord) -> dict[str, Any]:
+        """Each metric of the new model and ``<metric>_delta`` = new − old, elementwise (Go ``triggerDeployTask``);
+        ``{}`` (the trigger does not fire) unless there are exactly two well-formed results."""
+        try:
+            results = eval_metrics(condition_models(rec.obj, Stage.EVAL, C) or [])
+        except ValueError as exc:
+            self.log.warning("eval results are malformed: not deploying", object=rec.key, error=str(exc))
+            return {}
+        if len(results) != 2:
+            self.log.warning("expected 2 evaluation results (new, old): not deploying", object=rec.key,
+                             results=len(results))
+            return {}
+        new, old = results
+        stats: dict[str, Any] = {}
+        for metric, values in new.items():
+            stats[metric] = values
+            stats[f"{metric}_delta"] = [n - o for n, o in zip(values, old.get(metric, []), strict=False)]
+        return stats
+
+    def _refresh_eval_model(self, rec: JobRecord, eval_obj: Mapping[str, Any] | None) -> None:
+        """With ``evalSpec.initialEvalModel``, the trained model of its format replaces it too (as Go does)."""
+        if eval_obj is None:
+            return
+        eval_model = model_of(eval_obj)
+        trained = matching_model(eval_model, condition_models(rec.obj, Stage.TRAIN, C))
+        if trained is not None:
+            copy_between(self.job_storage(rec), trained["url"], self.model_storage(rec, eval_obj), eval_model["url"])
+
+    def hot_update(self, rec: JobRecord, current: CurrentStage) -> None:
+        """Deploy/Running with hot update (Go ``hotModelUpdateDeployTask``)."""
+        config = _annotations(rec).get(HOT_UPDATE_ANNOTATION)
+        if not config:
+            raise NotReady(f"the job has no {HOT_UPDATE_ANNOTATION} annotation yet")
+        deploy_obj = self._required_model(rec, "deploySpec", "model")
+        eval_obj = self._model(rec, "evalSpec", "initialEvalModel")
+        deploy = model_of(deploy_obj)
+        trained = self._trained(rec, deploy, "deploy")
+        pending = rec.state.pending.get("hotupdate")
+        if isinstance(pending, dict) and pending.get("instance") == current.instance:
+            version = str(pending.get("time"))
+        else:  # stored first: a restart rewrites the same version, so the worker does not reload twice
+            version = go_time(self.wall())
+            self.save(rec, lambda s: s.pending.__setitem__("hotupdate", {"instance": current.instance,
+                                                                          "time": version}))
+        file_name = posixpath.basename(trained["url"])
+        model_file = posixpath.join(posixpath.dirname(config), file_name)
+        model_config = {"model_config": {"model_path": posixpath.join(HOT_UPDATE_CONTAINER_PREFIX, file_name),
+                                         "model_update_time": version}}
+        host = self.storages.get(None)
+        try:
+            copy_between(self.job_storage(rec), trained["url"], host, model_file)
+            copy_between(self.job_storage(rec), trained["url"], self.model_storage(rec, deploy_obj), deploy["url"])
+            self._refresh_eval_model(rec, eval_obj)
+            write_file(host, config, [json.dumps(model_config, indent=1, sort_keys=True)])
+        except StorageError as exc:
+            raise StageFailed(f"model hot update failed: {exc}", {"models": [go_model(trained), go_model(deploy)]}) \
+                from None
+
+        def done(state: Any) -> None:
+            state.answered["hotupdate"] = current.instance
+            state.pending.pop("hotupdate", None)
+
+        self.save(rec, done)
+        self.log.info("model hot update written", object=rec.key, config=config, model=model_file, version=version)
+
+    def on_delete(self, rec: JobRecord) -> None:
+        """Remove the hot-update directory (only below ``/var/lib/sedna/model-hot-update``, where the GM puts it)."""
+        config = _annotations(rec).get(HOT_UPDATE_ANNOTATION)
+        if not config:
+            return
+        host_dir = posixpath.dirname(posixpath.normpath("/" + config.lstrip("/")))
+        if not host_dir.startswith(HOT_UPDATE_HOST_PREFIX + "/"):
+            self.log.warning("not removing a hot-update directory outside the hot-update prefix", object=rec.key,
+                             path=host_dir, prefix=HOT_UPDATE_HOST_PREFIX)
+            return
+        try:
+            path = self.storages.get(None).local_path(host_dir)
+            if path.exists():
+                shutil.rmtree(path)
+        except (StorageError, OSError) as exc:
+            self.log.warning("cannot remove the hot-update directory", object=rec.key, path=host_dir, error=str(exc))
+            return
+        self.log.info("removed the hot-update directory", object=rec.key, path=host_dir)
+
+
+def _annotations(rec: JobRecord) -> Mapping[str, Any]:
+    return (rec.obj.get("metadata") or {}).get("annotations") or {}
+
+
+def _hot_update(rec: JobRecord) -> bool:
+    return bool(((rec.spec.get("deploySpec") or {}).get("model") or {}).get("hotUpdateEnabled"))

@@ -1,0 +1,26 @@
+"""sedna-lc metrics (served on ``/metrics``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from prometheus_client import CollectorRegistry, Counter, Gauge
+
+__all__ = ["LCMetrics"]
+
+
+class LCMetrics:
+    def __init__(self, registry: CollectorRegistry, pending_reports: Callable[[], float]) -> None:
+        self.registry = registry
+        self.gm_connected = Gauge("sedna_lc_gm_connected", "1 while connected to the GM, else 0.", registry=registry)
+        self.upstream_pending = Gauge(
+            "sedna_lc_upstream_pending", "Reports in the outbox not yet delivered (acked) to the GM.", registry=registry
+        )
+        self.upstream_pending.set_function(pending_reports)
+        self.worker_reports = Counter(
+            "sedna_lc_worker_reports",
+            "Worker reports received on the worker API, by result (ok, unhandled: no manager for its ownerKind, "
+            "bad_request).",
+            ["result"],
+            registry=registry,
+        )

@@ -1,0 +1,166 @@
+"""S3 (any S3-compatible endpoint) through boto3, with the credential of a ``sedna.io/credential`` annotation.
+
+Transfers stream in parts of ``part_size`` bytes through a bounded number of threads, so memory does not grow with
+the object; a download lands under a temporary name and is renamed when complete. Every call has a connect timeout
+(10 s) and a read timeout (100 s, Go Sedna's deadline) and is retried at most twice. Errors are ``StorageError``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import boto3
+from boto3.exceptions import Boto3Error
+from boto3.s3.transfer import TransferConfig
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from .errors import StorageError
+from .urls import S3Location
+
+__all__ = [
+    "ACCESS_KEY_ID_KEY",
+    "DEFAULT_PART_SIZE",
+    "ENDPOINT_KEY",
+    "SECRET_ACCESS_KEY_KEY",
+    "USE_HTTPS_KEY",
+    "S3Client",
+    "S3Credential",
+    "parse_credential",
+]
+
+# Keys of the credential (Go pkg/globalmanager/runtime: S3EndpointKey, S3UseHTTPSKey, AccessKeyID, SecretAccessKey).
+ENDPOINT_KEY = "s3-endpoint"
+USE_HTTPS_KEY = "s3-usehttps"
+ACCESS_KEY_ID_KEY = "ACCESS_KEY_ID"
+SECRET_ACCESS_KEY_KEY = "SECRET_ACCESS_KEY"
+
+DEFAULT_PART_SIZE = 8 * 1024 * 1024
+CONNECT_TIMEOUT = 10.0
+READ_TIMEOUT = 100.0
+_MISSING_CODES = frozenset({"404", "NoSuchKey", "NoSuchBucket", "NotFound"})
+_WHERE = "the sedna.io/credential annotation"
+
+
+@dataclass(frozen=True)
+class S3Credential:
+    """Where and how to reach S3. The keys never show in ``repr``."""
+
+    endpoint: str
+    use_https: bool = True
+    access_key_id: str = field(default="", repr=False)
+    secret_access_key: str = field(default="", repr=False)
+
+    @property
+    def endpoint_url(self) -> str:
+        return f"{'https' if self.use_https else 'http'}://{self.endpoint}"
+
+
+def parse_credential(text: str) -> S3Credential:
+    """The credential in a ``sedna.io/credential`` value: a JSON object of strings with ``s3-endpoint``
+    (``host[:port]``), ``ACCESS_KEY_ID``, ``SECRET_ACCESS_KEY`` and optionally ``s3-usehttps`` (``"0"`` → HTTP;
+    default ``"1"``). ``ValueError`` names a missing or bad key, never a value."""
+    try:
+        values = json.loads(text)
+    except (TypeError, ValueError):
+        values = None  # raised below, outside this handler, so that no error chains to the parser's (holding text)
+    if not isinstance(values, dict):
+        raise ValueError(f"{_WHERE} is not a JSON object")
+    for key, value in values.items():
+        if not isinstance(value, str):
+            raise ValueError(f"{_WHERE}: {key!r} is not a string")
+    for key in (ENDPOINT_KEY, ACCESS_KEY_ID_KEY, SECRET_ACCESS_KEY_KEY):
+        if not values.get(key):
+            raise ValueError(f"{_WHERE} lacks {key!r}")
+    endpoint = values[ENDPOINT_KEY]
+    if "://" in endpoint or "/" in endpoint:
+        raise ValueError(f"{_WHERE}: {ENDPOINT_KEY!r} must be host[:port], without a scheme or path "
+                         f"({USE_HTTPS_KEY!r} chooses http or https)")
+    return S3Credential(endpoint=endpoint, use_https=values.get(USE_HTTPS_KEY, "1") != "0",
+                        access_key_id=values[ACCESS_KEY_ID_KEY], secret_access_key=values[SECRET_ACCESS_KEY_KEY])
+
+
+def _is_missing(exc: Exception) -> bool:
+    return isinstance(exc, ClientError) and str(exc.response.get("Error", {}).get("Code")) in _MISSING_CODES
+
+
+def _storage_error(url: str, action: str, exc: Exception) -> StorageError:
+    if _is_missing(exc):
+        return StorageError(url, "does not exist")
+    if isinstance(exc, ClientError):
+        error = exc.response.get("Error", {})
+        return StorageError(url, f"{action} failed: {error.get('Code', '')} {error.get('Message', '')}".rstrip())
+    return StorageError(url, f"{action} failed: {exc}")
+
+
+_ERRORS = (BotoCoreError, ClientError, Boto3Error, OSError)
+
+
+class S3Client:
+    """Object transfers for one credential. Safe to share between threads."""
+
+    def __init__(self, credential: S3Credential, part_size: int = DEFAULT_PART_SIZE) -> None:
+        self.credential = credential
+        config = Config(connect_timeout=CONNECT_TIMEOUT, read_timeout=READ_TIMEOUT,
+                        retries={"max_attempts": 3, "mode": "standard"}, s3={"addressing_style": "path"},
+                        signature_version="s3v4", request_checksum_calculation="when_required",
+                        response_checksum_validation="when_required")
+        self._client = boto3.session.Session().client(
+            "s3", endpoint_url=credential.endpoint_url, region_name="us-east-1", config=config,
+            aws_access_key_id=credential.access_key_id, aws_secret_access_key=credential.secret_access_key)
+        self._transfer = TransferConfig(multipart_threshold=part_size, multipart_chunksize=part_size,
+                                        max_concurrency=2, max_io_queue=8)
+
+    def __repr__(self) -> str:
+        return f"S3Client(endpoint={self.credential.endpoint_url!r})"
+
+    def download(self, src: S3Location, dst: Path) -> None:
+        """Stream the object to ``dst`` (its directory must exist); ``dst`` appears only once complete."""
+        try:
+            self._client.download_file(src.bucket, src.key, str(dst), Config=self._transfer)
+        except _ERRORS as exc:
+            raise _storage_error(str(src), "download", exc) from None
+
+    def upload(self, src: Path, dst: S3Location) -> None:
+        try:
+            self._client.upload_file(str(src), dst.bucket, dst.key, Config=self._transfer)
+        except _ERRORS as exc:
+            raise _storage_error(str(dst), "upload", exc) from None
+
+    def copy(self, src: S3Location, dst: S3Location) -> None:
+        """Server-side ``CopyObject`` (no bytes pass through the LC)."""
+        try:
+            self._client.copy_object(Bucket=dst.bucket, Key=dst.key,
+                                     CopySource={"Bucket": src.bucket, "Key": src.key})
+        except _ERRORS as exc:
+            missing_bucket = exc.response.get("Error", {}).get("BucketName") if isinstance(exc, ClientError) else None
+            if _is_missing(exc) and missing_bucket == dst.bucket != src.bucket:
+                raise StorageError(str(dst), f"bucket {dst.bucket!r} does not exist (copying from {src})") from None
+            if _is_missing(exc):
+                raise StorageError(str(src), f"does not exist (copying to {dst})") from None
+            raise _storage_error(str(dst), f"copy from {src}", exc) from None
+
+    def exists(self, location: S3Location) -> bool:
+        try:
+            self._client.head_object(Bucket=location.bucket, Key=location.key)
+        except _ERRORS as exc:
+            if _is_missing(exc):
+                return False
+            raise _storage_error(str(location), "stat", exc) from None
+        return True
+
+    def iter_chunks(self, location: S3Location, chunk_size: int = 1024 * 1024) -> Iterator[bytes]:
+        """The object's bytes, streamed; the connection is released when the iterator ends or is closed."""
+        try:
+            body = self._client.get_object(Bucket=location.bucket, Key=location.key)["Body"]
+        except _ERRORS as exc:
+            raise _storage_error(str(location), "read", exc) from None
+        try:
+            yield from body.iter_chunks(chunk_size)
+        except _ERRORS as exc:
+            raise _storage_error(str(location), "read", exc) from None
+        finally:
+            body.close()

@@ -1,0 +1,259 @@
+"""End to end over the edge link: the sandbox API server, ``sedna-gm`` and two ``sedna-lc`` processes (``edge-1``
+and ``edge-2``, each with its own rootfs, database and port).
+
+* a Dataset on edge-1 reaches its numberOfSamples; appended lines update it; moving it to edge-2 moves it;
+* ``kill -9`` of the GM while an LC reports, restart → the report lands, both LCs resync (a Dataset deleted while
+  the GM was down is dropped from its node);
+* ``kill -9`` of an LC, restart → it reloads from SQLite at once and no report is lost;
+* a malformed frame from one peer leaves the other LCs unaffected; a wrong token is refused; the token rotates
+  without a restart of the GM or the LCs.
+Every wait is bounded; every process is killed at teardown.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from testkit import (
+    GoLC,
+    Processes,
+    free_port,
+    http_get,
+    json_log_lines,
+    metric_value,
+    start_gm,
+    start_lc,
+    wait_for,
+)
+
+from apis import errors
+from apis.clientset import Clientset
+
+pytestmark = pytest.mark.e2e
+
+NS = "default"
+CHECK_PERIOD = "0.3"
+
+
+@dataclass
+class Edge:
+    procs: Processes
+    tmp: Path
+    kubeconfig: str
+    cs: Clientset
+    edge_port: int
+    gm_args: tuple[str, ...] = ()
+    gm_url: str = ""
+    lc_urls: dict[str, str] = field(default_factory=dict)
+    lc_ports: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def gm_address(self) -> str:
+        return f"127.0.0.1:{self.edge_port}"
+
+    def start_gm(self) -> None:
+        _, self.gm_url = start_gm(self.procs, "gm", self.kubeconfig, "--no-leader-elect", *self.gm_args,
+                                  edge_port=self.edge_port)
+        wait_for("sedna-gm /readyz", lambda: http_get(self.gm_url + "/readyz")[0] == 200, timeout=30)
+
+    def rootfs(self, node: str) -> Path:
+        return self.tmp / f"rootfs-{node}"
+
+    def start_lc(self, node: str, *extra: str, wait_ready: bool = True) -> None:
+        port = self.lc_ports.setdefault(node, free_port())
+        _, url = start_lc(self.procs, node, self.gm_address, self.rootfs(node), "--dataset-check-period",
+                          CHECK_PERIOD, *extra, port=port)
+        self.lc_urls[node] = url
+        if wait_ready:
+            wait_for(f"{node} connected", lambda: http_get(url + "/readyz")[0] == 200, timeout=30)
+
+    def write(self, node: str, path: str, lines: int, append: bool = False) -> None:
+        target = self.rootfs(node) / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "a" if append else "w") as fh:
+            fh.writelines(f"sample-{i}.jpg\n" for i in range(lines))
+
+    def create_dataset(self, name: str, node: str, url: str = "/data/train.txt") -> None:
+        self.cs.sedna_v1alpha1().datasets(NS).create({
+            "apiVersion": "sedna.io/v1alpha1", "kind": "Dataset", "metadata": {"name": name, "namespace": NS},
+            "spec": {"url": url, "format": "txt", "nodeName": node},
+        })
+
+    def samples(self, name: str) -> int | None:
+        try:
+            return (self.cs.sedna_v1alpha1().datasets(NS).get(name).get("status") or {}).get("numberOfSamples")
+        except errors.NotFoundError:
+            return None
+
+    def wait_samples(self, name: str, count: int, timeout: float = 30) -> None:
+        wait_for(f"{name} to have {count} samples", lambda: self.samples(name), timeout=timeout,
+                 check=lambda v: v == count)
+
+    def log_events(self, name: str, event: str) -> list[dict]:
+        return [e for e in json_log_lines(self.procs.log(name)) if e.get("event") == event]
+
+
+def make_edge(procs: Processes, tmp_path: Path, cluster: tuple[str, Clientset], *gm_args: str) -> Edge:
+    kubeconfig, cs = cluster
+    return Edge(procs, tmp_path, kubeconfig, cs, free_port(), gm_args)
+
+
+@pytest.fixture
+def edge(procs: Processes, tmp_path: Path, cluster: tuple[str, Clientset]) -> Iterator[Edge]:
+    e = make_edge(procs, tmp_path, cluster)
+    e.start_gm()
+    e.start_lc("edge-1")
+    e.start_lc("edge-2")
+    yield e
+
+
+def test_a_dataset_is_counted_follows_appended_lines_and_moves_between_nodes(edge):
+    edge.write("edge-1", "/data/train.txt", 3)
+    edge.write("edge-2", "/data/train.txt", 7)
+    edge.create_dataset("d1", "edge-1")
+    edge.wait_samples("d1", 3)
+    status = edge.cs.sedna_v1alpha1().datasets(NS).get("d1")["status"]
+    assert status["updateTime"].endswith("Z")
+
+    edge.write("edge-1", "/data/train.txt", 2, append=True)
+    edge.wait_samples("d1", 5)
+
+    ds = edge.cs.sedna_v1alpha1().datasets(NS).get("d1")
+    ds["spec"]["nodeName"] = "edge-2"
+    edge.cs.sedna_v1alpha1().datasets(NS).update(ds)
+    edge.wait_samples("d1", 7)
+    wait_for("edge-1 to drop the dataset",
+             lambda: any(e.get("object") == f"{NS}/d1" for e in edge.log_events("edge-1", "deleted object")))
+    edge.write("edge-1", "/data/train.txt", 50, append=True)  # no longer edge-1's: ignored
+    edge.write("edge-2", "/data/train.txt", 1, append=True)
+    edge.wait_samples("d1", 8)
+    assert metric_value(edge.gm_url + "/metrics", "sedna_gm_edge_connected_nodes") == 2
+    assert metric_value(edge.gm_url + "/metrics", "sedna_gm_edge_frames_total", direction="up",
+                        operation="status") >= 4
+    for node in ("edge-1", "edge-2"):
+        lines = json_log_lines(edge.procs.log(node))
+        assert all(e.get("node") == node for e in lines)
+
+
+def test_a_gm_killed_while_an_lc_reports_gets_the_report_after_its_restart_and_both_lcs_resync(edge):
+    edge.write("edge-1", "/data/train.txt", 3)
+    edge.write("edge-2", "/data/other.txt", 2)
+    edge.create_dataset("d1", "edge-1")
+    edge.create_dataset("d2", "edge-2", url="/data/other.txt")
+    edge.wait_samples("d1", 3)
+    edge.wait_samples("d2", 2)
+
+    gm = edge.procs.procs["gm"]
+    gm.send_signal(signal.SIGKILL)
+    gm.wait(10)
+    edge.write("edge-1", "/data/train.txt", 4, append=True)  # counted and reported while the GM is gone
+    wait_for("the report to wait in edge-1's outbox",
+             lambda: metric_value(edge.lc_urls["edge-1"] + "/metrics", "sedna_lc_upstream_pending") == 1)
+    edge.cs.sedna_v1alpha1().datasets(NS).delete("d2")  # deleted while the GM is down: no delete event later
+    connected_before = {n: len(edge.log_events(n, "connected to the GM")) for n in ("edge-1", "edge-2")}
+
+    edge.start_gm()
+    edge.wait_samples("d1", 7, timeout=60)
+    for node in ("edge-1", "edge-2"):
+        wait_for(f"{node} to reconnect", lambda n=node: len(edge.log_events(n, "connected to the GM"))
+                 > connected_before[n], timeout=60)
+    wait_for("edge-2 to drop the dataset deleted while the GM was down",
+             lambda: any(e.get("object") == f"{NS}/d2" for e in edge.log_events("edge-2", "deleted object")),
+             timeout=30)
+    wait_for("edge-1's outbox to empty",
+             lambda: metric_value(edge.lc_urls["edge-1"] + "/metrics", "sedna_lc_upstream_pending") == 0)
+    resyncs = [e for e in edge.log_events("gm", "node connected")]
+    assert {e["node"] for e in resyncs} == {"edge-1", "edge-2"}
+
+
+def test_an_lc_killed_and_restarted_reloads_from_sqlite_and_loses_no_report(edge):
+    edge.write("edge-1", "/data/train.txt", 2)
+    edge.create_dataset("d1", "edge-1")
+    edge.wait_samples("d1", 2)
+
+    lc = edge.procs.procs["edge-1"]
+    lc.send_signal(signal.SIGKILL)
+    lc.wait(10)
+    edge.write("edge-1", "/data/train.txt", 3, append=True)  # changes while the LC is dead
+
+    edge.start_lc("edge-1", wait_ready=False)
+    edge.wait_samples("d1", 5)
+    started = edge.log_events("edge-1", "sedna-lc started")
+    assert len(started) == 2 and started[-1]["resumed"] == 1  # the dataset came from SQLite, not from the GM
+    assert started[-1]["db"].endswith("var/lib/sedna/database.db")
+
+
+def test_a_malformed_frame_from_one_peer_leaves_the_other_lcs_unaffected(edge):
+    edge.write("edge-2", "/data/train.txt", 1)
+    edge.create_dataset("d2", "edge-2")
+    edge.wait_samples("d2", 1)
+    rogue = GoLC(f"ws://{edge.gm_address}/", "rogue-node")
+    try:
+        for frame in ("{not json", '{"header": {"operation": "status"}, "content": "@@@"}',
+                      '{"header": {"namespace": "default", "resourceKind": "Dataset", "resourceName": "d2", '
+                      '"operation": "status"}, "content": "eyJudW1iZXJPZlNhbXBsZXMiOiA5OX0="}'):
+            rogue.send_raw(frame)
+        wait_for("three rejected frames", lambda: sum(
+            metric_value(edge.gm_url + "/metrics", "sedna_gm_edge_rejected_frames_total", reason=r) or 0
+            for r in ("not_json", "bad_base64", "not_routed")) == 3)
+        assert edge.samples("d2") == 1  # the forged report about another node's dataset did not land
+        edge.write("edge-2", "/data/train.txt", 1, append=True)
+        edge.wait_samples("d2", 2)
+        assert metric_value(edge.gm_url + "/metrics", "sedna_gm_edge_connected_nodes") == 3  # the rogue stays too
+        assert all(http_get(url + "/readyz")[0] == 200 for url in edge.lc_urls.values())
+        rejected = [e for e in edge.log_events("gm", "dropped a bad frame from a node")]
+        assert {e["node"] for e in rejected} == {"rogue-node"} and {e["reason"] for e in rejected} == {
+            "not_json", "bad_base64", "not_routed"}
+    finally:
+        rogue.close()
+
+
+def test_a_wrong_token_is_refused(procs, tmp_path, cluster):
+    token = tmp_path / "token"
+    token.write_text("right-token\n")
+    config = tmp_path / "gm.yaml"
+    config.write_text(f"websocket:\n  tokenFile: {token}\n")
+    e = make_edge(procs, tmp_path, cluster, "--config", str(config))
+    e.start_gm()
+    wrong = tmp_path / "wrong"
+    wrong.write_text("wrong-token")
+    e.start_lc("edge-1", "--token-file", str(token))
+    e.start_lc("edge-2", "--token-file", str(wrong), wait_ready=False)
+    wait_for("the refusal in edge-2's log", lambda: [
+        x for x in e.log_events("edge-2", "the GM refused the connection") if x.get("status") == 401])
+    assert http_get(e.lc_urls["edge-2"] + "/readyz")[0] == 503
+    assert metric_value(e.gm_url + "/metrics", "sedna_gm_edge_rejected_connections_total", reason="unauthorized") >= 1
+    assert metric_value(e.gm_url + "/metrics", "sedna_gm_edge_connected_nodes") == 1
+    assert "right-token" not in procs.log("gm") and "wrong-token" not in procs.log("edge-2")
+
+
+def test_the_edge_token_rotates_without_a_restart(procs, tmp_path, cluster):
+    """docs/operating.md, "Rotate the edge token", with a Secret volume's files: the GM's file changes (grace 0: the
+    old token is refused at once), an LC whose copy is still old is refused and connects as soon as its copy changes,
+    without a restart of either; an LC connected before the rotation stays connected."""
+    gm_token, lc1_token, lc2_token = (tmp_path / name for name in ("gm-token", "edge-1-token", "edge-2-token"))
+    for path in (gm_token, lc1_token, lc2_token):
+        path.write_text("first-token\n")
+    config = tmp_path / "gm.yaml"
+    config.write_text(f"websocket:\n  tokenFile: {gm_token}\n  tokenGraceSeconds: 0\n")
+    e = make_edge(procs, tmp_path, cluster, "--config", str(config))
+    e.start_gm()
+    e.start_lc("edge-1", "--token-file", str(lc1_token))
+
+    gm_token.write_text("second-token\n")
+    e.start_lc("edge-2", "--token-file", str(lc2_token), wait_ready=False)
+    wait_for("edge-2 refused with the old token", lambda: [
+        x for x in e.log_events("edge-2", "the GM refused the connection") if x.get("status") == 401], timeout=30)
+    lc2_token.write_text("second-token\n")  # its kubelet catches up
+    wait_for("edge-2 connected with the new token", lambda: http_get(e.lc_urls["edge-2"] + "/readyz")[0] == 200,
+             timeout=60)
+    assert http_get(e.lc_urls["edge-1"] + "/readyz")[0] == 200
+    assert metric_value(e.gm_url + "/metrics", "sedna_gm_edge_connected_nodes") == 2
+    assert [x["previous_accepted_for_seconds"] for x in e.log_events("gm", "edge token changed: LCs must send the "
+                                                                           "new one")] == [0.0]
+    for name in ("gm", "edge-1", "edge-2"):
+        assert "first-token" not in procs.log(name) and "second-token" not in procs.log(name)

@@ -1,0 +1,408 @@
+"""IncrementalLearningJob and LifelongLearningJob end to end with real processes: the sandbox API server (its pod
+simulator), ``sedna-gm``, two ``sedna-lc`` (``edge-1`` holds the Datasets, ``edge-2`` runs the workers; each with its
+own rootfs, database and port) and the worker simulator playing Sedna's SDK in the worker pods, each worker
+reporting to its node's LC. The Datasets grow on disk (or in S3) while the jobs run.
+
+* IL, local storage: two full rounds Train → Eval → Deploy, each started by the train trigger once appended lines
+  cross its threshold; the better model lands on the deploy Model's path;
+* IL, S3 (moto): the Dataset, the Models and the output in a bucket, credentials from a Secret; two rounds, the
+  deploy Model's object replaced by the trained one;
+* IL with model hot update: the deploy node's LC writes ``model_config.json``, the inference worker loads the model and
+  reports it (no restart);
+* IL: ``kill -9`` of the Dataset's LC in the middle of a round, then a restart on its database: the round
+  completes, no condition twice;
+* IL: an eval worker that fails (reporting it, or crashing without a word) → ``Eval/Failed`` → ``Train/Waiting``;
+  a deploy copy that fails → ``Deploy/Failed`` with the LC's reason as the condition's message;
+* LL: one round to ``Deploy``, ``status.knowledgeBase`` from the workers' reported models.
+
+Conditions are compared in full, in order (a stage's ``Running`` may be skipped when its worker ends before the GM
+sees it run); every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import signal
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from testkit import Processes, free_port, http_get, start_gm, start_lc, start_workersim, wait_for
+from testkit.learning import IL_ROUND, assert_stages
+from testkit.s3 import S3Server
+
+from apis import meta
+from apis.clientset import Clientset
+
+pytestmark = pytest.mark.e2e
+
+NS = "default"
+DATASET_NODE, WORKER_NODE = "edge-1", "edge-2"
+NODES = (DATASET_NODE, WORKER_NODE)
+TIMEOUT = 60.0
+# samples at start (8 for training: not above the threshold of 10), then appended to start round 1 (+4) and round 2
+# (+12: the training samples start from 0 after a round started)
+FIRST, MORE = 10, (5, 15)
+DELAY = {"sandbox.sedna.io/worker-delay-seconds": "0.5"}
+
+@dataclass
+class Sedna:
+    cs: Clientset
+    procs: Processes
+    gm_address: str
+    rootfs: dict[str, Path]
+    lc_ports: dict[str, int] = field(default_factory=dict)
+
+    def start_lc(self, node: str) -> Any:
+        proc, url = start_lc(self.procs, node, self.gm_address, self.rootfs[node], "--dataset-check-period", "0.3",
+                             port=self.lc_ports.get(node))
+        self.lc_ports[node] = int(url.rsplit(":", 1)[1])
+        return proc
+
+    def wait_connected(self, node: str) -> None:
+        wait_for(f"{node} connected", lambda: http_get(f"http://127.0.0.1:{self.lc_ports[node]}/readyz")[0] == 200,
+                 timeout=TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def sedna(module_procs: Processes, module_tmp: Path, module_cluster: tuple[str, Clientset]) -> Iterator[Sedna]:
+    kubeconfig, cs = module_cluster
+    config = module_tmp / "gm.yaml"
+    config.write_text("controllers: [Dataset, Model, IncrementalLearning, LifelongLearning]\n")
+    edge_port = free_port()
+    gm, gm_url = start_gm(module_procs, "gm", kubeconfig, "--no-leader-elect", "--config", str(config),
+                          edge_port=edge_port)
+    wait_for("sedna-gm ready", lambda: http_get(gm_url + "/readyz")[0] == 200 or gm.poll() is not None,
+             timeout=TIMEOUT)
+    assert gm.poll() is None, module_procs.log("gm")
+    system = Sedna(cs, module_procs, f"127.0.0.1:{edge_port}", {n: module_tmp / f"rootfs-{n}" for n in NODES})
+    for node in NODES:
+        system.start_lc(node)
+    for node in NODES:
+        system.wait_connected(node)
+    start_workersim(module_procs, kubeconfig, {n: f"http://127.0.0.1:{p}" for n, p in system.lc_ports.items()},
+                    system.rootfs)
+    yield system
+    assert gm.poll() is None, module_procs.log("gm")  # it never crashed
+
+
+@pytest.fixture(scope="module")
+def s3(module_tmp: Path) -> Iterator[S3Server]:
+    with S3Server(log_path=module_tmp / "s3.log") as server:
+        yield server
+
+
+# -- the objects -------------------------------------------------------------------------------------------------
+def sample_lines(start: int, stop: int) -> str:
+    return "".join(f"images/{i}.jpg {i % 3}\n" for i in range(start, stop))
+
+
+@dataclass
+class Storage:
+    """Where a job keeps its Dataset, Models and output: host paths on the nodes, or a bucket (``s3``)."""
+
+    sedna: Sedna
+    job: str
+    s3: S3Server | None = None
+    bucket: str = ""
+
+    @property
+    def credential(self) -> dict[str, str]:
+        return {"credentialName": f"{self.job}-s3"} if self.s3 else {}
+
+    def url(self, path: str) -> str:
+        return f"s3://{self.bucket}/{self.job}/{path}" if self.s3 else f"/{self.job}/{path}"
+
+    def setup(self) -> None:
+        if self.s3 is None:
+            return
+        self.s3.client().create_bucket(Bucket=self.bucket)
+        keys = {"ACCESS_KEY_ID": self.s3.credential()["ACCESS_KEY_ID"],
+                "SECRET_ACCESS_KEY": self.s3.credential()["SECRET_ACCESS_KEY"]}
+        self.sedna.cs.core_v1().secrets(NS).create({
+            "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": f"{self.job}-s3", "namespace": NS,
+                         "annotations": {"s3-endpoint": self.s3.endpoint, "s3-usehttps": "0"}},
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in keys.items()}})
+
+    def write(self, path: str, text: str, node: str = DATASET_NODE) -> None:
+        if self.s3 is not None:
+            self.s3.client().put_object(Bucket=self.bucket, Key=f"{self.job}/{path}", Body=text.encode())
+            return
+        local = self.sedna.rootfs[node] / self.job / path
+        local.parent.mkdir(parents=True, exist_ok=True)
+        local.write_text(text)
+
+    def append(self, path: str, text: str) -> None:
+        """Grow a file: appended on the node's disk; in S3 the object is replaced by a longer one."""
+        if self.s3 is None:
+            with open(self.sedna.rootfs[DATASET_NODE] / self.job / path, "a") as fh:
+                fh.write(text)
+            return
+        self.write(path, self.read(path) + text)
+
+    def read(self, path: str, node: str = WORKER_NODE) -> str:
+        if self.s3 is not None:
+            return self.s3.client().get_object(Bucket=self.bucket, Key=f"{self.job}/{path}")["Body"].read().decode()
+        return (self.sedna.rootfs[node] / self.job / path).read_text()
+
+
+def template(node: str, annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"metadata": {"annotations": {**DELAY, **(annotations or {})}},
+            "spec": {"nodeName": node, "containers": [{"name": "worker", "image": "kubeedge/worker:v1"}]}}
+
+
+def create(cs: Clientset, resource: str, kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    client = getattr(cs.sedna_v1alpha1(), resource)(NS)
+    return client.create({"apiVersion": "sedna.io/v1alpha1", "kind": kind,
+                          "metadata": {"name": name, "namespace": NS}, "spec": spec})
+
+
+def create_dataset(store: Storage) -> None:
+    store.write("data/index.txt", sample_lines(0, FIRST))
+    create(store.sedna.cs, "datasets", "Dataset", f"{store.job}-ds",
+           {"url": store.url("data/index.txt"), "format": "txt", "nodeName": DATASET_NODE, **store.credential})
+
+
+def train_trigger() -> dict[str, Any]:
+    return {"checkPeriodSeconds": 1, "condition": {"operator": ">", "threshold": 10, "metric": "num_of_samples"}}
+
+
+def create_il_job(store: Storage, eval_annotations: dict[str, str] | None = None, hot_update: bool = False,
+                  train_annotations: dict[str, str] | None = None) -> None:
+    cs, job = store.sedna.cs, store.job
+    store.setup()
+    create_dataset(store)
+    store.write("models/initial/model.pb", "the initial model", node=WORKER_NODE)
+    store.write("models/deploy/model.pb", "the deployed model", node=WORKER_NODE)
+    for role in ("initial", "deploy"):
+        create(cs, "models", "Model", f"{job}-{role}",
+               {"url": store.url(f"models/{role}/model.pb"), "format": "pb", **store.credential})
+    create(cs, "incremental_learning_jobs", "IncrementalLearningJob", job, {
+        "dataset": {"name": f"{job}-ds", "trainProb": 0.8},
+        "initialModel": {"name": f"{job}-initial"},
+        "trainSpec": {"template": template(WORKER_NODE, train_annotations), "trigger": train_trigger()},
+        "evalSpec": {"template": template(WORKER_NODE, eval_annotations)},
+        "deploySpec": {"model": {"name": f"{job}-deploy", **HOT_UPDATE} if hot_update else {"name": f"{job}-deploy"},
+                       "trigger": {"condition": {"operator": ">", "threshold": 0.1, "metric": "precision_delta[0]"}},
+                       "hardExampleMining": {"name": "IBT"}, "template": template(WORKER_NODE)},
+        "outputDir": store.url("output"),
+        **store.credential,
+    })
+
+
+HOT_UPDATE = {"hotUpdateEnabled": True, "pollPeriodSeconds": 1}
+
+
+# -- reading the job ---------------------------------------------------------------------------------------------
+def conditions(cs: Clientset, resource: str, name: str) -> list[dict[str, Any]]:
+    job = getattr(cs.sedna_v1alpha1(), resource)(NS).get(name)
+    return (job.get("status") or {}).get("conditions") or []
+
+
+def states(cs: Clientset, resource: str, name: str) -> list[str]:
+    return [f"{c.get('stage')}/{c.get('type')}" for c in conditions(cs, resource, name)]
+
+
+def il_states(cs: Clientset, name: str) -> list[str]:
+    return states(cs, "incremental_learning_jobs", name)
+
+
+def rounds_done(count: int) -> Any:
+    return lambda got: got.count("Train/Waiting") == count + 1 and got[-1] == "Train/Waiting"
+
+
+def wait_rounds(cs: Clientset, resource: str, name: str, count: int) -> list[str]:
+    return wait_for(f"{name} to finish {count} round(s)", lambda: states(cs, resource, name),
+                    check=rounds_done(count), timeout=TIMEOUT)
+
+
+def wait_train_waiting(cs: Clientset, resource: str, name: str) -> None:
+    wait_for(f"{name} at Train/Waiting", lambda: states(cs, resource, name), check=lambda s: s == ["Train/Waiting"],
+             timeout=TIMEOUT)
+
+
+def data(condition: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(condition.get("data") or "{}")
+
+
+def worker_pods(cs: Clientset, kind: str, job: str, worker: str) -> list[dict[str, Any]]:
+    selector = f"{kind}.sedna.io/name={job},{kind}.sedna.io/worker-type={worker}"
+    return [p for p in cs.core_v1().pods(NS).list(label_selector=selector)["items"]
+            if not meta.deletion_timestamp(p)]
+
+
+# -- IncrementalLearningJob ----------------------------------------------------------------------------------------
+def run_two_rounds(store: Storage) -> list[dict[str, Any]]:
+    cs, job = store.sedna.cs, store.job
+    create_il_job(store)
+    wait_train_waiting(cs, "incremental_learning_jobs", job)
+    start = FIRST
+    for done, more in enumerate(MORE, 1):
+        store.append("data/index.txt", sample_lines(start, start + more))
+        start += more
+        wait_rounds(cs, "incremental_learning_jobs", job, done)
+    conds = conditions(cs, "incremental_learning_jobs", job)
+    assert_stages([f"{c['stage']}/{c['type']}" for c in conds], ["Train/Waiting", *IL_ROUND, *IL_ROUND])
+    return conds
+
+
+@pytest.mark.parametrize("backend", ["local", "s3"])
+def test_il_job_goes_train_eval_deploy_twice(sedna, request, backend):
+    job = f"il-{backend}"
+    store = Storage(sedna, job)
+    if backend == "s3":
+        store = Storage(sedna, job, request.getfixturevalue("s3"), bucket="sedna-il")
+    conds = run_two_rounds(store)
+    cs = sedna.cs
+
+    # every stage's outcome came from the edge: the LC's Ready inputs, the workers' outputs relayed by the LC
+    trained = [data(c)["output"]["models"] for c in conds if (c["stage"], c["type"]) == ("Train", "Completed")]
+    assert [m[0]["url"] for m in trained] == [store.url(f"output/train/{r}/model_finetune_tensorflow.pb")
+                                             for r in (1, 2)]
+    train_inputs = [data(c)["input"] for c in conds if (c["stage"], c["type"]) == ("Train", "Ready")]
+    assert [i["models"][0]["url"] for i in train_inputs] == [store.url("models/initial/model.pb"), trained[0][0]["url"]]
+    assert [i["outputDir"] for i in train_inputs] == [store.url(f"output/train/{r}") for r in (1, 2)]
+    assert [i["dataURL"] for i in train_inputs] == [store.url(f"output/data/train/{r}/data.txt") for r in (1, 2)]
+    # the round's training samples: the 8 + 4 new ones of round 1, the 12 of round 2; an S3 Dataset's samples are
+    # indexed with its URL prefix (dataIndex.txt), as Go's LC writes them
+    assert [len(store.read(f"output/data/train/{r}/data.txt", DATASET_NODE).splitlines()) for r in (1, 2)] == [12, 12]
+    if backend == "s3":
+        assert [i["dataIndexURL"] for i in train_inputs] == [
+            store.url(f"output/data/train/{r}/dataIndex.txt") for r in (1, 2)]
+        assert store.read("output/data/train/1/dataIndex.txt").splitlines()[0] == store.url("data/")
+    else:
+        assert not any("dataIndexURL" in i for i in train_inputs)
+    evaluated = [data(c)["output"]["models"] for c in conds if (c["stage"], c["type"]) == ("Eval", "Completed")]
+    assert [[m["metrics"]["precision"] for m in models] for models in evaluated] == [[[0.9], [0.7]]] * 2
+    deployed = [data(c)["input"]["models"] for c in conds if (c["stage"], c["type"]) == ("Deploy", "Ready")]
+    assert [[m["url"] for m in models] for models in deployed] == [
+        [trained[r][0]["url"], store.url("models/deploy/model.pb")] for r in (0, 1)]
+
+    # the second round's trained model replaced the deployed one (copied by the eval node's LC)
+    assert store.read("models/deploy/model.pb") == store.read("output/train/2/model_finetune_tensorflow.pb")
+    assert json.loads(store.read("models/deploy/model.pb"))["pod"] == max(
+        (p for p in worker_pods(cs, "incrementallearningjob", job, "train")),
+        key=lambda p: int(meta.annotations(p)["sedna.io/condition-count"]))["metadata"]["name"]
+    # two train and two eval pods ran on the worker node and succeeded; one inference pod runs (restarted twice)
+    for worker in ("train", "eval"):
+        pods = worker_pods(cs, "incrementallearningjob", job, worker)
+        assert [(p["spec"]["nodeName"], p["status"]["phase"]) for p in pods] == [(WORKER_NODE, "Succeeded")] * 2
+    assert len(worker_pods(cs, "incrementallearningjob", job, "inference")) == 1
+    annotations = meta.annotations(cs.sedna_v1alpha1().incremental_learning_jobs(NS).get(job))
+    assert annotations.get("sedna.io/Train") == WORKER_NODE and annotations.get("sedna.io/Eval") == WORKER_NODE
+
+
+def test_il_job_with_model_hot_update(sedna):
+    cs, job = sedna.cs, "il-hot"
+    store = Storage(sedna, job)
+    create_il_job(store, hot_update=True)
+    wait_train_waiting(cs, "incremental_learning_jobs", job)
+    store.append("data/index.txt", sample_lines(FIRST, FIRST + MORE[0]))
+    wait_rounds(cs, "incremental_learning_jobs", job, 1)
+    assert_stages(il_states(cs, job), ["Train/Waiting", *IL_ROUND[:11], "Deploy/Starting", "Deploy/Running",
+                                         "Deploy/Completed", "Train/Waiting"])
+    # the inference pod was never restarted: the deploy node's LC put the model beside its model_config.json, which
+    # the worker polled and reported as loaded
+    [pod] = worker_pods(cs, "incrementallearningjob", job, "inference")
+    config = meta.annotations(pod)["sedna.io/model-hot-update-config"]
+    written = json.loads((sedna.rootfs[WORKER_NODE] / config.lstrip("/")).read_text())["model_config"]
+    assert written["model_path"] == "/model-hot-update/model_finetune_tensorflow.pb"
+    assert store.read("models/deploy/model.pb") == store.read("output/train/1/model_finetune_tensorflow.pb")
+    assert meta.annotations(cs.sedna_v1alpha1().incremental_learning_jobs(NS).get(job))["sedna.io/Deploy"] == WORKER_NODE
+
+
+def test_il_round_survives_kill_9_of_the_dataset_lc(sedna):
+    cs, job = sedna.cs, "il-kill"
+    store = Storage(sedna, job)
+    create_il_job(store, train_annotations={"sandbox.sedna.io/worker-delay-seconds": "2"})
+    wait_train_waiting(cs, "incremental_learning_jobs", job)
+    store.append("data/index.txt", sample_lines(FIRST, FIRST + MORE[0]))
+    # the LC that started the round (it holds the Dataset) dies while the train worker (2 s) runs on the other node
+    wait_for("the round to start", lambda: il_states(cs, job), check=lambda s: "Train/Ready" in s, timeout=TIMEOUT)
+    lc = sedna.procs.procs[DATASET_NODE]
+    lc.send_signal(signal.SIGKILL)
+    assert lc.wait(10) == -signal.SIGKILL
+    assert "Train/Completed" not in il_states(cs, job)
+    # the round goes on without it up to where it needs it: the eval data is the Dataset node's to write
+    wait_for("Eval/Waiting", lambda: il_states(cs, job), check=lambda s: "Eval/Waiting" in s, timeout=TIMEOUT)
+    assert il_states(cs, job)[-1] == "Eval/Waiting"
+    assert sedna.start_lc(DATASET_NODE).poll() is None
+    sedna.wait_connected(DATASET_NODE)
+    wait_rounds(cs, "incremental_learning_jobs", job, 1)
+    assert_stages(il_states(cs, job), ["Train/Waiting", *IL_ROUND])
+    assert "resumed" in sedna.procs.log(DATASET_NODE)
+
+
+@pytest.mark.parametrize("mode", ["report", "crash"])
+def test_failed_eval_worker_fails_the_stage_and_waits_for_the_next_round(sedna, mode):
+    cs, job = sedna.cs, f"il-evalfail-{mode}"
+    store = Storage(sedna, job)
+    create_il_job(store, eval_annotations={"sandbox.sedna.io/worker-fail": mode})
+    wait_train_waiting(cs, "incremental_learning_jobs", job)
+    store.append("data/index.txt", sample_lines(FIRST, FIRST + MORE[0]))
+    wait_rounds(cs, "incremental_learning_jobs", job, 1)
+    assert_stages(il_states(cs, job), ["Train/Waiting", *IL_ROUND[:8], "Eval/Failed", "Train/Waiting"])
+    failed = conditions(cs, "incremental_learning_jobs", job)[-2]
+    # reported by the eval node's LC (relaying the worker), or, without a report, by the GM from the pod's end
+    assert failed.get("message", "") == ("reported by lc" if mode == "report" else "")
+    [pod] = worker_pods(cs, "incrementallearningjob", job, "eval")
+    assert pod["status"]["phase"] == "Failed"
+
+
+def test_a_deploy_copy_that_fails_is_reported_with_the_lcs_reason(sedna):
+    cs, job = sedna.cs, "il-deployfail"
+    store = Storage(sedna, job)
+    create_il_job(store)
+    blocked = sedna.rootfs[WORKER_NODE] / job / "models/deploy"
+    shutil.rmtree(blocked)
+    blocked.write_text("a file where the deploy model's directory should be")
+    wait_train_waiting(cs, "incremental_learning_jobs", job)
+    store.append("data/index.txt", sample_lines(FIRST, FIRST + MORE[0]))
+    wait_rounds(cs, "incremental_learning_jobs", job, 1)
+    assert_stages(il_states(cs, job), ["Train/Waiting", *IL_ROUND[:10], "Deploy/Failed", "Train/Waiting"])
+    failed = conditions(cs, "incremental_learning_jobs", job)[-2]
+    assert failed["message"].startswith("reported by lc: copying the trained model to the deploy model failed: ")
+    assert f"{job}/models/deploy/model.pb" in failed["message"]
+    assert [m["url"] for m in data(failed)["input"]["models"]] == [
+        store.url("output/train/1/model_finetune_tensorflow.pb"), store.url("models/deploy/model.pb")]
+
+
+# -- LifelongLearningJob -------------------------------------------------------------------------------------------
+MODEL_INFO = {"classes": ["helmet", "person"], "current_metric": {"task-0": {"precision": 0.875}},
+              "number_of_labeled_unseen_sample": 12}
+
+
+def test_ll_job_reaches_deploy_with_its_knowledge_base(sedna):
+    """As Go Sedna's, the LL LC that deploys is the Dataset's: with host paths, the workers run on its node."""
+    cs, job = sedna.cs, "ll"
+    store = Storage(sedna, job)
+    create_dataset(store)
+    worker = template(DATASET_NODE, {"sandbox.sedna.io/worker-model-info": json.dumps(MODEL_INFO)})
+    create(cs, "lifelong_learning_jobs", "LifelongLearningJob", job, {
+        "dataset": {"name": f"{job}-ds", "trainProb": 0.8},
+        "trainSpec": {"template": worker, "trigger": train_trigger()},
+        "evalSpec": {"template": worker},
+        "deploySpec": {"template": template(DATASET_NODE)},
+        "outputDir": store.url("output"),
+    })
+    wait_train_waiting(cs, "lifelong_learning_jobs", job)
+    store.append("data/index.txt", sample_lines(FIRST, FIRST + MORE[0]))
+    wait_rounds(cs, "lifelong_learning_jobs", job, 1)
+    assert_stages(states(cs, "lifelong_learning_jobs", job), ["Train/Waiting", *IL_ROUND])
+    status = cs.sedna_v1alpha1().lifelong_learning_jobs(NS).get(job)["status"]
+    assert status["knowledgeBase"] == {
+        "AIModels": {"numberOfAIModels": 1, "listOfAIModels": [
+            {"modelID": "task-0", "averagePrecision": 0.875, "numberOfTrainSamples": 12}]},
+        "AIClasses": {"numberOfAIClasses": 2, "listOfAIClasses": ["helmet", "person"]},
+        "samples": {"numberOfLabeledUnseenSample": 12, "numberOfUnseenSample": 0},
+    }
+    # the evaluated knowledge-base index was deployed by the eval node's LC
+    deploy = [data(c)["input"]["models"] for c in conditions(cs, "lifelong_learning_jobs", job)
+              if (c["stage"], c["type"]) == ("Deploy", "Ready")]
+    assert deploy == [[{"format": "pkl", "url": store.url("output/eval/1/index.pkl"), "classes": None}]]
+    assert store.read("output/deploy/index.pkl", DATASET_NODE) == store.read("output/eval/1/index.pkl", DATASET_NODE)

@@ -1,0 +1,270 @@
+"""Reports from the edge about IL/LL jobs: what is accepted and how it is recorded (Go's condition data), what is
+refused (and counted), LL's knowledge base, a resent report applied once, and reports racing GM status writes."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import pytest
+from learningjob_test_helpers import (
+    IL_KIND,
+    LL_KIND,
+    TRAIN_READY,
+    LearningHarness,
+    condition,
+    il_job,
+    ll_job,
+    refs_for,
+)
+from sedna_test_helpers import NOW, NS
+from testkit import wait_for
+
+from apis import errors, meta
+from apis import resources as r
+from globalmanager.controllers.learningjob.conditions import parse_report, reported_condition
+from globalmanager.controllers.lifelonglearning.upstream import knowledge_base
+from globalmanager.messagelayer.dispatcher import Outcome, Report, UpstreamDispatcher
+from globalmanager.runtime.edge import InvalidReport, UpstreamMessage
+
+
+@pytest.fixture
+def harness(make_learning_harness):
+    def make(kind: str = IL_KIND, *extra: dict[str, Any]) -> LearningHarness:
+        job = il_job() if kind == IL_KIND else ll_job()
+        h = make_learning_harness(kind, job, *refs_for(kind), *extra)
+        h.set_conditions(meta.name(job), condition("Train", "Waiting"))
+        h.refresh()
+        return h
+    return make
+
+
+# -- parsing ---------------------------------------------------------------------------------------------------------
+def test_a_report_becomes_go_s_condition():
+    content = {"phase": "Train", "status": "READY", "extra": 1, "input": {
+        "models": [{"url": "/m/base.pb", "format": "pb", "extra": True, "metrics": {"recall": [0.5], "acc": 1.0},
+                    "device_soc_versions": ["x86"], "history_metric": 0.1234567891, "number_of_model": 2}],
+        "dataURL": "/out/data.txt", "dataIndexURL": "", "outputDir": "/out/train/1", "unknown": "x"}}
+    report = parse_report(content)
+    assert (report.stage, report.type) == ("Train", "Ready")
+    cond = reported_condition(report, NOW)
+    assert cond == {"type": "Ready", "status": "True", "stage": "Train", "lastHeartbeatTime": NOW,
+                    "lastTransitionTime": NOW, "message": "reported by lc", "data": cond["data"]}
+    # Go's struct order, maps sorted, float32, classes null, integral floats as integers, empty strings omitted
+    assert cond["data"] == ('{"input":{"models":[{"format":"pb","url":"/m/base.pb","device_soc_versions":["x86"],'
+                            '"metrics":{"acc":1,"recall":[0.5]},"history_metric":0.12345679,"classes":null,'
+                            '"number_of_model":2}],"dataURL":"/out/data.txt","outputDir":"/out/train/1"}}')
+
+
+@pytest.mark.parametrize("content,data", [
+    ({"phase": "deploy", "status": "completed"}, "{}"),
+    ({"phase": "eval", "status": "failed", "input": None, "output": {}}, '{"output":{}}'),
+    ({"phase": "train", "status": "waiting", "output": {"model": {"url": "u", "classes": ["a"]}, "models": []}},
+     '{"output":{"model":{"format":"","url":"u","classes":["a"]}}}'),
+    ({"phase": "eval", "status": "completed", "output": {"models": [{"format": "pkl", "url": "s3://o/i.pkl",
+      "current_metric": {"task2": {"f1": 0.75, "acc": 0.5}}, "number_of_labeled_unseen_sample": 3}]}},
+     '{"output":{"models":[{"format":"pkl","url":"s3://o/i.pkl","current_metric":{"task2":{"acc":0.5,"f1":0.75}},'
+     '"classes":null,"number_of_labeled_unseen_sample":3}]}}'),
+])
+def test_accepted_reports(content, data):
+    assert reported_condition(parse_report(content), NOW)["data"] == data
+
+
+@pytest.mark.parametrize("content,why", [
+    ({"phase": "inference", "status": "running"}, "invalid condition stage"),
+    ({"phase": "train", "status": "running"}, "invalid condition type"),
+    ({"status": "ready"}, "invalid condition stage"),
+    ({"phase": "train"}, "invalid condition type"),
+    ({"phase": 1, "status": "ready"}, "invalid condition stage"),
+    ({"phase": "train", "status": "ready", "input": []}, "input must be an object"),
+    ({"phase": "train", "status": "ready", "input": {"dataURL": 5}}, "input.dataURL must be a string"),
+    ({"phase": "train", "status": "ready", "input": {"models": {}}}, "input.models must be a list"),
+    ({"phase": "train", "status": "completed", "output": {"models": [{"url": 1}]}}, r"output\.models\[0\]\.url must be a string"),
+    ({"phase": "train", "status": "completed", "output": {"models": [{"number_of_model": 2.0}]}}, "integer"),
+    ({"phase": "train", "status": "completed", "output": {"models": [{"current_metric": {"t": {"a": "x"}}}]}},
+     "must be a number"),
+])
+def test_refused_reports(harness, content, why):
+    with pytest.raises(InvalidReport, match=why):
+        parse_report(content)
+    h = harness()
+    with pytest.raises(InvalidReport):  # through the registered handler: refused, not swallowed
+        h.report("il", "ds-node", content)
+    assert h.states("il") == [("Train", "Waiting")]
+
+
+def test_a_refused_report_is_counted_by_the_edge_link(harness):
+    h = harness()
+    outcomes: list[Outcome] = []
+    dispatcher = UpstreamDispatcher(lambda report, outcome: outcomes.append(outcome), workers=1)
+    dispatcher.add_handler("incrementallearningjob", h.edge.handlers["incrementallearningjob"])
+    dispatcher.start()
+    try:
+        for content in ({"phase": "inference", "status": "running"}, {"phase": "train", "status": "ready"}):
+            dispatcher.submit(Report(UpstreamMessage("ds-node", NS, "incrementallearningjob", "il", "status", content),
+                                     id="1"))
+        wait_for("both reports handled", lambda: len(outcomes) == 2)
+    finally:
+        dispatcher.stop()
+    assert outcomes[0].reason == "invalid_report" and "invalid condition stage" in outcomes[0].error
+    assert outcomes[1] == Outcome()
+    assert h.states("il") == [("Train", "Waiting"), ("Train", "Ready")]
+
+
+def test_a_report_about_an_unknown_job_is_dropped(harness):
+    h = harness()
+    h.edge.report("ds-node", NS, "incrementallearningjob", "nope", {"phase": "train", "status": "ready"})
+    assert h.jobs.list()["items"][0]["metadata"]["name"] == "il"
+
+
+def test_the_lcs_reason_for_a_failure_becomes_the_condition_message(harness):
+    reason = "copying the trained model to the deploy model failed: /models/deploy.pb: permission denied"
+    assert parse_report({"phase": "deploy", "status": "failed", "message": reason}).reason == reason
+    # a Go LC sends none; a non-string is ignored (an extension never refuses a report); spaces are squeezed and a
+    # long reason is cut
+    assert parse_report({"phase": "deploy", "status": "failed"}).reason == ""
+    assert parse_report({"phase": "deploy", "status": "failed", "message": {"x": 1}}).reason == ""
+    assert parse_report({"phase": "eval", "status": "failed", "message": " no\n  model "}).reason == "no model"
+    assert len(parse_report({"phase": "eval", "status": "failed", "message": "x" * 5000}).reason) == 1024
+
+    h = harness()
+    h.set_conditions("il", condition("Train", "Waiting"), condition("Deploy", "Waiting"))
+    h.report("il", "eval-node", {"phase": "deploy", "status": "failed", "output": None, "message": reason,
+                                 "input": {"models": [{"format": "pb", "url": "/out/train/1/model.pb"}]}})
+    failed = h.conditions("il")[-1]
+    assert (failed["stage"], failed["type"]) == ("Deploy", "Failed")
+    assert failed["message"] == f"reported by lc: {reason}"
+    h.report("il", "eval-node", {"phase": "deploy", "status": "failed", "message": reason,  # resent: once
+                                 "input": {"models": [{"format": "pb", "url": "/out/train/1/model.pb"}]}})
+    h.step("il")  # Failed → Train/Waiting; the LC's reason stays on its condition
+    assert h.states("il")[-2:] == [("Deploy", "Failed"), ("Train", "Waiting")]
+    assert h.conditions("il")[-2]["message"] == f"reported by lc: {reason}"
+
+
+# -- recorded once ---------------------------------------------------------------------------------------------------
+def test_a_resent_report_is_applied_once(harness):
+    h = harness()
+    ready = {"phase": "train", "status": "ready", **TRAIN_READY}
+    h.report("il", "ds-node", ready)
+    h.report("il", "ds-node", ready)  # e.g. an LC resending after a GM restart lost the ack
+    assert h.states("il") == [("Train", "Waiting"), ("Train", "Ready")]
+    h.step("il")  # the GM moved on: Train/Starting
+    h.report("il", "ds-node", ready)  # the same report again: still the same cycle
+    assert h.states("il") == [("Train", "Waiting"), ("Train", "Ready"), ("Train", "Starting")]
+    # a report with other data is another report
+    h.report("il", "ds-node", {**ready, "input": {**TRAIN_READY["input"], "outputDir": "/output/train/2"}})
+    assert h.states("il")[-1] == ("Train", "Ready")
+    # a new cycle (from the next Train/Waiting) records the same report again
+    h.set_conditions("il", *h.conditions("il"), condition("Train", "Failed"), condition("Train", "Waiting"))
+    h.report("il", "ds-node", ready)
+    assert h.states("il")[-2:] == [("Train", "Waiting"), ("Train", "Ready")]
+    assert sum(1 for c in h.conditions("il") if c.get("data") == h.conditions("il")[-1]["data"]) == 2
+
+
+def test_reports_without_data_are_applied_once_per_cycle(harness):
+    h = harness()
+    h.set_conditions("il", condition("Train", "Waiting"), condition("Deploy", "Waiting"))
+    for _ in range(2):
+        h.report("il", "eval-node", {"phase": "deploy", "status": "completed"})
+    assert h.states("il") == [("Train", "Waiting"), ("Deploy", "Waiting"), ("Deploy", "Completed")]
+    assert h.conditions("il")[-1]["data"] == "{}"
+
+
+# -- racing GM writes ------------------------------------------------------------------------------------------------
+def test_a_report_racing_a_gm_write_is_kept(harness):
+    """The GM writes the status between the report handler's read and its write: the report's write conflicts,
+    is re-applied to the fresh object, and both the GM's and the report's conditions are there."""
+    h = harness()
+    gm_write = {"done": False}
+
+    def interleave(action: Any) -> tuple[bool, Any, Any]:
+        if action.subresource == "status" and not gm_write["done"]:
+            gm_write["done"] = True
+            fresh = h.cs.tracker.get(r.INCREMENTAL_LEARNING_JOBS, NS, "il")
+            fresh["status"]["conditions"].append(condition("Train", "Starting", reason="by the GM"))
+            h.cs.tracker.update(r.INCREMENTAL_LEARNING_JOBS, fresh, NS, subresource="status")
+        return False, None, None
+
+    h.cs.prepend_reactor("update", "incrementallearningjobs", interleave)
+    h.report("il", "ds-node", {"phase": "train", "status": "completed", "output": {"models": []}})
+    assert h.states("il") == [("Train", "Waiting"), ("Train", "Starting"), ("Train", "Completed")]
+
+
+def test_a_gm_sync_from_a_stale_cache_never_overwrites_a_report(harness):
+    """Go rewrote the whole status from its cache; here the GM appends only after the condition it acted on."""
+    h = harness()
+    h.set_conditions("il", condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY))
+    h.refresh()  # the GM's cache: Train/Ready
+    h.edge.report("train-node", NS, "incrementallearningjob", "il", {"phase": "train", "status": "failed"})
+    assert h.sync("il") is True  # creates the train pod, but Starting is not appended after the report
+    h.refresh()
+    assert h.states("il") == [("Train", "Waiting"), ("Train", "Ready"), ("Train", "Failed")]
+    h.step("il")  # the next sync starts from the report
+    assert h.states("il")[-1] == ("Train", "Waiting")
+
+
+def test_concurrent_reports_and_syncs_lose_nothing(harness):
+    """Threads reporting while the GM syncs in a loop: every report's condition is in the final status."""
+    h = harness()
+    h.set_conditions("il", condition("Train", "Waiting"), condition("Deploy", "Waiting"))
+    stop = threading.Event()
+    failures: list[BaseException] = []
+
+    def gm() -> None:
+        while not stop.is_set():
+            try:
+                h.step("il")
+            except errors.ConflictError:
+                pass  # requeued in production
+            except BaseException as exc:  # pragma: no cover - reported below
+                failures.append(exc)
+                return
+
+    runner = threading.Thread(target=gm)
+    runner.start()
+    try:
+        for i in range(20):
+            h.edge.report("ds-node", NS, "incrementallearningjob", "il",
+                          {"phase": "eval", "status": "completed", "output": {"models": [{"url": f"/m/{i}"}]}})
+    finally:
+        stop.set()
+        runner.join(10)
+    assert not failures
+    reported = [json.loads(c["data"])["output"]["models"][0]["url"] for c in h.conditions("il")
+                if c.get("message") == "reported by lc"]
+    assert reported == [f"/m/{i}" for i in range(20)]
+
+
+# -- LL knowledge base -----------------------------------------------------------------------------------------------
+LL_OUTPUT = {"models": [
+    {"format": "pkl", "url": "s3://kb/index.pkl", "classes": ["car", "person"], "number_of_labeled_unseen_sample": 7,
+     "current_metric": {"task-b": {"precision": 0.8125, "recall": 0.5}, "task-a": {"recall": 0.1}}},
+    {"format": "pkl", "url": "s3://kb/other.pkl", "number_of_labeled_unseen_sample": 3,
+     "current_metric": {"task-c": {}}},
+]}
+
+
+def test_ll_knowledge_base_from_reported_models(harness):
+    h = harness(LL_KIND)
+    h.report("ll", "train-node", {"phase": "train", "status": "completed", "output": LL_OUTPUT})
+    job = h.job("ll")
+    assert job["status"]["knowledgeBase"] == {
+        "AIModels": {"numberOfAIModels": 3, "listOfAIModels": [
+            {"modelID": "task-a", "averagePrecision": 0.1, "numberOfTrainSamples": 7},
+            {"modelID": "task-b", "averagePrecision": 0.8125, "numberOfTrainSamples": 7},
+            {"modelID": "task-c", "averagePrecision": 0.0, "numberOfTrainSamples": 3}]},
+        "AIClasses": {"numberOfAIClasses": 2, "listOfAIClasses": ["car", "person"]},
+        "samples": {"numberOfLabeledUnseenSample": 10, "numberOfUnseenSample": 0},
+    }
+    assert h.states("ll")[-1] == ("Train", "Completed")
+    # a report without models leaves the knowledge base as it is
+    h.report("ll", "ds-node", {"phase": "deploy", "status": "ready", "input": {"models": [{"url": "s3://kb/x"}]}})
+    assert h.job("ll")["status"]["knowledgeBase"] == job["status"]["knowledgeBase"]
+
+
+def test_ll_knowledge_base_without_classes_or_metrics():
+    kb = knowledge_base(parse_report({"phase": "eval", "status": "completed", "output": {"models": [{"url": "u"}]}}))
+    assert kb == {"AIModels": {"numberOfAIModels": 0}, "AIClasses": {"numberOfAIClasses": 0},
+                  "samples": {"numberOfLabeledUnseenSample": 0, "numberOfUnseenSample": 0}}
+    assert knowledge_base(parse_report({"phase": "eval", "status": "completed"})) is None

@@ -1,0 +1,298 @@
+"""No controller scans a cache: every registered controller reconciles jobs of its kind in two namespaces (from
+the chart's samples, with the Models, Datasets and Secrets they name) with real informers over the fake API
+server, and no sync, handler or hook of ``globalmanager`` lists an informer's whole store or a whole namespace:
+owned objects are looked up by the ``controller-uid`` index, everything else by key or by a dedicated index.
+
+A scan is any ``list``/``list_keys``/``list_index_func_values`` of an informer store, or a lookup on the namespace
+index, made with a ``globalmanager`` frame on the stack (the informers' own bookkeeping has none)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from prometheus_client import CollectorRegistry
+from testkit import REPO, wait_for
+
+from apis import meta, resources
+from apis.fake import FakeClientset
+from apis.record import EventRecorder
+from apis.resources import DATASETS, MODELS, PODS, SECRETS
+from globalmanager.controllers import ControllerContext, register, select
+from globalmanager.controllers.registry import unregister
+from globalmanager.controllers.syncloop import SyncLoop
+from globalmanager.runtime.cachetransform import strip_unread_fields
+from globalmanager.runtime.controller import BaseController, KindController
+from globalmanager.runtime.edge import RecordingEdgeLink
+from informers import SharedInformerFactory
+from informers.index import NAMESPACE_INDEX
+from informers.thread_safe_store import ThreadSafeStore
+
+NAMESPACES = ("default", "team-b")
+JOBS_PER_NAMESPACE = 4
+SAMPLES = REPO / "charts" / "sedna" / "samples"
+GM_DIR = str(REPO / "globalmanager") + os.sep
+
+
+def samples() -> dict[str, dict[str, Any]]:
+    return {doc["kind"]: doc for path in sorted(Path(SAMPLES).glob("*.yaml")) if (doc := yaml.safe_load(path.read_text()))}
+
+
+def references(value: Any, parent: str = "") -> Iterator[tuple[str, str]]:
+    """``("model"|"dataset"|"secret", name)`` for every object a sample names: ``{<...model...>: {name}}``,
+    ``{<...dataset...>: {name}}``, ``credentialName``."""
+    if isinstance(value, Mapping):
+        if isinstance(value.get("name"), str):
+            for what in ("model", "dataset"):
+                if what in parent.lower():
+                    yield what, value["name"]
+        for key, item in value.items():
+            if key == "credentialName" and isinstance(item, str):
+                yield "secret", item
+            yield from references(item, key)
+    elif isinstance(value, list):
+        for item in value:
+            yield from references(item, parent)
+
+
+class ScanDetector:
+    """Records every store scan made from ``globalmanager`` code while ``active``."""
+
+    def __init__(self) -> None:
+        self.active = False
+        self.scans: list[str] = []
+        self._lock = threading.Lock()
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        for name, always in (("list", True), ("list_keys", True), ("list_index_func_values", True),
+                             ("by_index", False), ("index_keys", False), ("index", False)):
+            monkeypatch.setattr(ThreadSafeStore, name, self._wrap(getattr(ThreadSafeStore, name), name, always))
+
+    def _wrap(self, method: Callable[..., Any], name: str, always: bool) -> Callable[..., Any]:
+        def scanning(store: ThreadSafeStore, *args: Any) -> Any:
+            if self.active and (always or args[0] == NAMESPACE_INDEX):
+                where = self._caller()
+                if where:
+                    with self._lock:
+                        self.scans.append(f"{name}{args[:1]} from {where}")
+            return method(store, *args)
+
+        return scanning
+
+    @staticmethod
+    def _caller() -> str:
+        frame = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code.co_filename.startswith(GM_DIR):
+                return f"{os.path.relpath(frame.f_code.co_filename, REPO)}:{frame.f_lineno} {frame.f_code.co_name}"
+            frame = frame.f_back
+        return ""
+
+
+class SyncCounter:
+    """How often each controller has synced each key (``BaseController._process`` and ``SyncLoop``'s sync)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.counts: Counter[tuple[str, str]] = Counter()
+        self._lock = threading.Lock()
+        process, loop_init = BaseController._process, SyncLoop.__init__
+
+        def counted_process(controller: BaseController, key: str) -> None:
+            try:
+                process(controller, key)
+            finally:
+                self._count(controller.name, key)
+
+        def counted_loop(loop: SyncLoop, name: str, sync: Callable[[str], None], *args: Any, **kwargs: Any) -> None:
+            def counted(key: str) -> None:
+                try:
+                    sync(key)
+                finally:
+                    self._count(name, key)
+
+            loop_init(loop, name, counted, *args, **kwargs)
+
+        monkeypatch.setattr(BaseController, "_process", counted_process)
+        monkeypatch.setattr(SyncLoop, "__init__", counted_loop)
+
+    def _count(self, controller: str, key: str) -> None:
+        with self._lock:
+            self.counts[(controller, key)] += 1
+
+    def of(self, controller: str, key: str) -> int:
+        with self._lock:
+            return self.counts[(controller, key)]
+
+
+def gvr_of(obj: Mapping[str, Any]) -> resources.GroupVersionResource:
+    return resources.lookup_kind(obj["apiVersion"], obj["kind"]).gvr
+
+
+class World:
+    """Every registered controller (or those named) over one FakeClientset and one informer factory."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, names: list[str] | None = None) -> None:
+        self.detector = ScanDetector()
+        self.detector.install(monkeypatch)
+        self.counter = SyncCounter(monkeypatch)
+        self.cs = FakeClientset()
+        self.factory = SharedInformerFactory(self.cs, transform=strip_unread_fields)
+        self.edge = RecordingEdgeLink()
+        ctx = ControllerContext(clientset=self.cs, informer_factory=self.factory,
+                                recorder=EventRecorder(self.cs, "sedna-gm"), registry=CollectorRegistry(),
+                                default_workers=2, edge=self.edge)
+        self.controllers = [make(ctx) for make in select(names).values()]
+        self.keys: dict[str, list[str]] = {}  # controller → the keys of its jobs
+        self.stop = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+    @staticmethod
+    def kind_of(controller: Any) -> str:
+        return getattr(controller, "kind", None) or controller.name
+
+    def create_jobs(self) -> None:
+        by_kind = samples()
+        for ns in NAMESPACES:
+            self.cs.core_v1().namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        for controller in self.controllers:
+            kind = self.kind_of(controller)
+            assert kind in by_kind, f"no sample of {kind} in {SAMPLES}: add one (this test runs every controller)"
+            sample = by_kind[kind]
+            keys = self.keys.setdefault(controller.name, [])
+            for ns in NAMESPACES:
+                for what, name in set(references(sample.get("spec"))):
+                    self._ensure_referenced(what, ns, name)
+                for i in range(JOBS_PER_NAMESPACE):
+                    obj = meta.deep_copy(sample)
+                    obj["metadata"]["name"] = f"{meta.name(sample)[:40]}-{i}"
+                    obj["metadata"]["namespace"] = ns
+                    try:
+                        self.cs.resource(gvr_of(obj), ns).create(obj)
+                    except Exception as exc:  # e.g. a Model shared with another controller's references
+                        if "already exists" not in str(exc):
+                            raise
+                    keys.append(f"{ns}/{meta.name(obj)}")
+
+    def _ensure_referenced(self, what: str, ns: str, name: str) -> None:
+        if what == "secret":
+            obj = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": ns,
+                   "annotations": {"s3-endpoint": "minio.local:9000"}}, "data": {"ACCESS_KEY_ID": "YQ=="}}
+            gvr = SECRETS
+        elif what == "model":
+            obj = {"apiVersion": "sedna.io/v1alpha1", "kind": "Model", "metadata": {"name": name, "namespace": ns},
+                   "spec": {"url": f"/models/{name}", "format": "pb"}}
+            gvr = MODELS
+        else:
+            obj = {"apiVersion": "sedna.io/v1alpha1", "kind": "Dataset", "metadata": {"name": name, "namespace": ns},
+                   "spec": {"url": f"/data/{name}.txt", "format": "txt", "nodeName": "edge-node-1"}}
+            gvr = DATASETS
+        try:
+            self.cs.resource(gvr, ns).create(obj)
+        except Exception as exc:
+            if "already exists" not in str(exc):
+                raise
+
+    def start(self) -> None:
+        self.detector.active = True
+        self.factory.start(self.stop)
+        for controller in self.controllers:
+            t = threading.Thread(target=controller.run, args=(self.stop,), daemon=True)
+            t.start()
+            self.threads.append(t)
+
+    def wait_synced_at_least(self, times: Mapping[str, int]) -> None:
+        for controller in self.controllers:
+            for key in self.keys[controller.name]:
+                wait_for(f"{controller.name} to sync {key} {times[key]} time(s)",
+                         lambda c=controller.name, k=key: self.counter.of(c, k) >= times[k], timeout=30)
+
+    def wait_caches_caught_up(self) -> None:
+        """Every informer cache holds what the fake API server holds (owned objects created by the first syncs)."""
+        for gvr in self.factory.wait_for_cache_sync(self.stop):
+            indexer = self.factory.for_resource(gvr).informer().get_indexer()
+
+            def caught_up(gvr: Any = gvr, indexer: Any = indexer) -> bool:
+                served = self.cs.resource(gvr, "").list()["items"]
+                return {f"{meta.namespace(o)}/{meta.name(o)}".lstrip("/") for o in served} == set(indexer.list_keys())
+
+            wait_for(f"the {gvr} cache to catch up", caught_up, timeout=30)
+
+    def touch_jobs(self) -> None:
+        for controller in self.controllers:
+            gvr = getattr(controller, "job_resource", None) or gvr_of(samples()[self.kind_of(controller)])
+            for key in self.keys[controller.name]:
+                ns, name = key.split("/")
+                self.cs.resource(gvr, ns).patch(name, {"metadata": {"labels": {"touched": "yes"}}})
+
+    def close(self) -> None:
+        self.stop.set()
+        for t in self.threads:
+            t.join(15)
+        self.factory.shutdown(5.0)
+
+
+@pytest.fixture
+def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., World]]:
+    worlds: list[World] = []
+
+    def make(names: list[str] | None = None) -> World:
+        worlds.append(World(monkeypatch, names))
+        return worlds[-1]
+
+    yield make
+    for w in worlds:
+        w.close()
+
+
+def run_two_rounds(w: World) -> None:
+    """Every job synced once, the caches caught up with what those syncs created, then every job changed and
+    synced again (now with its owned objects in the cache)."""
+    w.create_jobs()
+    w.start()
+    all_keys = [k for keys in w.keys.values() for k in keys]
+    w.wait_synced_at_least(dict.fromkeys(all_keys, 1))
+    w.wait_caches_caught_up()
+    before = {c.name: {k: w.counter.of(c.name, k) for k in w.keys[c.name]} for c in w.controllers}
+    w.touch_jobs()
+    w.wait_synced_at_least({k: n + 1 for counts in before.values() for k, n in counts.items()})
+
+
+def test_no_controller_scans_a_namespace_or_a_whole_cache(world):
+    w = world()
+    assert {c.name for c in w.controllers} >= {"ElasticAIJob", "JointInference", "FederatedLearning", "Model", "Dataset"}
+    run_two_rounds(w)
+    assert w.detector.scans == []
+    # the syncs did their work: every owning controller has created objects for its jobs
+    created = {meta.name(o) for o in w.cs.resource(PODS, "").list()["items"]}
+    assert any(name.startswith("elasticdl-") for name in created) and any("-train-" in n for n in created)
+
+
+class ScanningController(KindController):
+    """What the test must catch: a sync that lists the namespace's pods and filters them by owner."""
+
+    NAME = "Scanning"
+    JOB_RESOURCE = resources.ELASTIC_AI_JOBS
+    OWNS = (PODS,)
+
+    def sync(self, key: str) -> bool:
+        job = self.get_job(key)
+        if job is not None:
+            [p for p in self.pod_lister.pods(meta.namespace(job)).list() if meta.is_controlled_by(p, job)]
+        return True
+
+
+def test_the_detector_catches_a_sync_that_lists_a_namespace(world, monkeypatch):
+    register(ScanningController.NAME, ScanningController.from_context)
+    try:
+        w = world([ScanningController.NAME])
+        run_two_rounds(w)
+    finally:
+        unregister(ScanningController.NAME)
+    assert w.detector.scans and all(s.startswith("by_index('namespace',) from globalmanager/") for s in w.detector.scans)

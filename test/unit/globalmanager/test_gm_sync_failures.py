@@ -1,0 +1,169 @@
+"""How a failed sync is logged and counted, the same for the job kinds (``BaseController``) and for Dataset and Model
+(``SyncLoop``): an answer of the API server is an expected failure (controller, key, status code, reason and message,
+no traceback); anything else is a bug and is logged with its traceback. Every sync of either is counted and timed in
+``sedna_gm_controller_sync_total`` / ``sedna_gm_controller_sync_duration_seconds``."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+import structlog
+from prometheus_client import CollectorRegistry
+from testkit import wait_for
+
+from apis import errors
+from apis.fake import FakeClientset
+from apis.resources import ELASTIC_AI_JOBS
+from globalmanager.controllers.dataset import DatasetController
+from globalmanager.controllers.model import model_router
+from globalmanager.controllers.registry import ControllerContext
+from globalmanager.controllers.syncloop import SyncLoop
+from globalmanager.runtime.controller import BaseController
+from globalmanager.runtime.edge import RecordingEdgeLink
+from globalmanager.runtime.events import EventRecorder
+from informers import SharedInformerFactory
+
+FORBIDDEN = ('pods is forbidden: User "system:serviceaccount:sedna:sedna" cannot create resource "pods" in API '
+             'group "" in the namespace "ns"')
+API_ANSWERS = [
+    errors.ForbiddenError(403, "Forbidden", FORBIDDEN),
+    errors.NotFoundError(404, "NotFound", 'secrets "s3" not found'),
+    errors.ConflictError(409, "Conflict", 'Operation cannot be fulfilled on pods "p": the object has been modified'),
+    errors.InvalidError(422, "Invalid", 'Pod "p" is invalid: spec.containers: Required value'),
+]
+
+
+class Failing(BaseController):
+    def __init__(self, registry: CollectorRegistry, error: Exception, max_retries: int = 15) -> None:
+        cs = FakeClientset()
+        super().__init__("Failing", cs, SharedInformerFactory(cs), ELASTIC_AI_JOBS, 1, registry=registry,
+                         max_retries=max_retries)
+        self.error = error
+
+    def sync(self, key: str) -> bool:
+        raise self.error
+
+
+@pytest.fixture
+def logs(monkeypatch):
+    """The log lines of the controllers built in the test (fresh loggers, bound under ``capture_logs``: a logger
+    cached by an earlier test's logging set-up would write elsewhere)."""
+    import globalmanager.controllers.syncloop as syncloop_module
+    import globalmanager.runtime.controller as controller_module
+
+    with structlog.testing.capture_logs() as captured:
+        for module in (controller_module, syncloop_module):
+            monkeypatch.setattr(module, "log", structlog.get_logger(module.__name__))
+        yield captured
+
+
+def sample(registry: CollectorRegistry, name: str, **labels: str) -> float:
+    return registry.get_sample_value(name, labels) or 0.0
+
+
+def failures(logs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in logs if e["event"].startswith("sync failed")]
+
+
+@pytest.mark.parametrize("error", API_ANSWERS, ids=lambda e: str(e.status))
+def test_an_api_servers_answer_is_logged_with_its_code_reason_and_message_and_no_traceback(error, logs):
+    registry = CollectorRegistry()
+    c = Failing(registry, error)
+    c._process("ns/job")
+    (line,) = failures(logs)
+    assert line["event"] == "sync failed, requeueing" and line["log_level"] == "warning"
+    assert (line["controller"], line["key"], line["retries"]) == ("Failing", "ns/job", 0)
+    assert (line["status_code"], line["reason"], line["error"]) == (error.status, error.reason, error.message)
+    assert "exc_info" not in line
+    assert c.queue.num_requeues("ns/job") == 1
+    assert sample(registry, "sedna_gm_controller_sync_total", controller="Failing", result="error") == 1
+    c.queue.shut_down()
+
+
+def test_a_key_dropped_after_its_retries_is_logged_the_same_way(logs):
+    registry = CollectorRegistry()
+    c = Failing(registry, API_ANSWERS[0], max_retries=1)
+    c._process("ns/job")
+    c._process("ns/job")
+    assert [(e["event"], e["log_level"]) for e in failures(logs)] == [
+        ("sync failed, requeueing", "warning"), ("sync failed too often, dropping key", "error")]
+    dropped = failures(logs)[1]
+    assert (dropped["status_code"], dropped["reason"], dropped["error"]) == (403, "Forbidden", FORBIDDEN)
+    assert "exc_info" not in dropped
+    assert c.queue.num_requeues("ns/job") == 0
+    assert sample(registry, "sedna_gm_controller_sync_total", controller="Failing", result="dropped") == 1
+    c.queue.shut_down()
+
+
+def test_a_lost_connection_is_expected_too(logs):
+    c = Failing(CollectorRegistry(), ConnectionRefusedError("connection refused: https://10.0.0.1:6443"))
+    c._process("ns/job")
+    (line,) = failures(logs)
+    assert line["error_type"] == "ConnectionRefusedError" and "exc_info" not in line and "status_code" not in line
+    c.queue.shut_down()
+
+
+def test_an_unexpected_exception_carries_its_traceback(logs):
+    bug = KeyError("spec")
+    c = Failing(CollectorRegistry(), bug)
+    c._process("ns/job")
+    (line,) = failures(logs)
+    assert line["exc_info"] is bug and "status_code" not in line
+    c.queue.shut_down()
+
+
+# -- SyncLoop: Dataset and Model ----------------------------------------------------------------------------------------
+def context(cs: FakeClientset, registry: CollectorRegistry) -> ControllerContext:
+    return ControllerContext(clientset=cs, informer_factory=SharedInformerFactory(cs),
+                             recorder=EventRecorder(cs, "sedna-gm"), edge=RecordingEdgeLink(), registry=registry)
+
+
+def test_dataset_and_model_syncs_are_counted_and_timed():
+    registry = CollectorRegistry()
+    cs = FakeClientset()
+    ctx = context(cs, registry)
+    datasets, models = DatasetController(ctx), model_router(ctx)
+    datasets.loop.processor.process("ns/d1", datasets.loop._sync_and_forget)  # gone: nothing to do, a success
+    models.loop.processor.process("ns/m1", models.loop._sync_and_forget)
+    for name in ("Dataset", "Model"):
+        assert sample(registry, "sedna_gm_controller_sync_total", controller=name, result="success") == 1
+        assert sample(registry, "sedna_gm_controller_sync_duration_seconds_count", controller=name) == 1
+    datasets.loop.queue.shut_down()
+    models.loop.queue.shut_down()
+
+
+def test_a_dataset_whose_secret_is_forbidden_is_retried_and_logged_without_a_traceback(logs):
+    registry = CollectorRegistry()
+    message = 'secrets "s3" is forbidden: User "system:serviceaccount:sedna:sedna" cannot get resource "secrets"'
+    cs = FakeClientset()
+    cs.prepend_reactor("get", "secrets", lambda action: (True, None, errors.ForbiddenError(403, "Forbidden", message)))
+    controller = DatasetController(context(cs, registry))
+    dataset = cs.sedna_v1alpha1().datasets("ns").create({
+        "apiVersion": "sedna.io/v1alpha1", "kind": "Dataset", "metadata": {"namespace": "ns", "name": "d1"},
+        "spec": {"url": "s3://b/d1.txt", "format": "txt", "nodeName": "edge-1", "credentialName": "s3"}})
+    controller.informer.get_indexer().add(dataset)
+    controller.loop.processor.process("ns/d1", controller.loop._sync_and_forget)
+    (line,) = failures(logs)
+    assert (line["controller"], line["key"], line["status_code"], line["reason"], line["error"]) == (
+        "Dataset", "ns/d1", 403, "Forbidden", message)
+    assert "exc_info" not in line
+    assert controller.loop.queue.num_requeues("ns/d1") == 1
+    assert sample(registry, "sedna_gm_controller_sync_total", controller="Dataset", result="error") == 1
+    controller.loop.queue.shut_down()
+
+
+def test_the_loop_runs_keys_through_the_processor():
+    registry = CollectorRegistry()
+    done: list[str] = []
+    loop = SyncLoop("Loop", done.append, registry=registry)
+    stop = threading.Event()
+    runner = threading.Thread(target=loop.run, args=(stop, [lambda: True]))
+    runner.start()
+    loop.enqueue("ns/a")
+    wait_for("the key synced", lambda: sample(registry, "sedna_gm_controller_sync_total", controller="Loop",
+                                              result="success") == 1, timeout=5)
+    stop.set()
+    runner.join(5)
+    assert done == ["ns/a"] and not runner.is_alive()

@@ -1,0 +1,86 @@
+"""Fixtures of the worker simulator's unit tests: a FakeClientset, an LC stand-in and a started simulator."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from testkit.s3 import S3Server
+from testkit.workers import RecordingLC
+
+from apis.fake import FakeClientset
+from workersim import LCClient, WorkerSimulator
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """A moto S3 server process; tests keep apart by using their own bucket."""
+    with S3Server(log_path=tmp_path_factory.mktemp("s3") / "s3.log") as server:
+        yield server
+
+
+@pytest.fixture
+def lc() -> Iterator[RecordingLC]:
+    server = RecordingLC()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def rootfs(tmp_path: Path) -> Path:
+    path = tmp_path / "edge-1"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def cs() -> FakeClientset:
+    return FakeClientset()
+
+
+@pytest.fixture
+def make_simulator(cs: FakeClientset, lc: RecordingLC, rootfs: Path) -> Iterator[Any]:
+    """``make_simulator(**WorkerSimulator kwargs)``: started, synced, stopped after the test. Defaults: every node's LC
+    is ``lc``, node ``edge-1``'s rootfs is ``rootfs``, reports are retried 3 times 10 ms apart."""
+    started: list[WorkerSimulator] = []
+
+    def make(**kwargs: Any) -> WorkerSimulator:
+        kwargs.setdefault("default_lc", lc.url)
+        kwargs.setdefault("rootfs", {"edge-1": rootfs})
+        kwargs.setdefault("lc_client", LCClient(attempts=3, retry_wait=0.01, timeout=5))
+        simulator = WorkerSimulator(kwargs.pop("clientset", cs), **kwargs).start()
+        started.append(simulator)
+        from testkit import wait_for
+
+        wait_for("the simulator's first pod list", simulator.has_synced, timeout=10)
+        return simulator
+
+    yield make
+    for simulator in started:
+        simulator.stop()
+
+
+@pytest.fixture
+def run_pod(cs: FakeClientset) -> Any:
+    """``run_pod(pod) -> created pod``: create it and set it Running through ``pods/status``, as a kubelet would."""
+    from apis.fake.kubelet.status import running_status
+
+    def run(pod: dict[str, Any]) -> dict[str, Any]:
+        pods = cs.core_v1().pods(pod["metadata"]["namespace"])
+        created = pods.create(pod)
+        return pods.update_status({**created, "status": running_status(created, "10.244.0.2", "192.168.0.2")})
+
+    return run
+
+
+@pytest.fixture
+def phase(cs: FakeClientset) -> Any:
+    """``phase(pod) -> str``: the pod's current phase."""
+
+    def get(pod: dict[str, Any]) -> str:
+        meta = pod["metadata"]
+        return cs.core_v1().pods(meta["namespace"]).get(meta["name"]).get("status", {}).get("phase", "")
+
+    return get
