@@ -362,17 +362,15 @@ def main_result() -> dict[str, Any]:
 
 
 def main() -> None:
-    if "--peer" in sys.argv:
-        import structlog
+    from apis.logs import configure_process_logging
 
+    if "--peer" in sys.argv:
         # Logs to stderr, as the peers' own logging does: stdout carries the reports only.
-        structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
+        configure_process_logging("warning", "json", sys.stderr)
         args = dict(zip(sys.argv[1::2], sys.argv[2::2], strict=False))
         run_peer(args["--peer"], args["--kubeconfig"], int(args["--objects"]), int(args["--updates"]))
         return
-    import structlog
-
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    configure_process_logging("warning")
     print(json.dumps(main_result(), indent=2))
 
 
