@@ -243,8 +243,9 @@ class Sandbox:
         self.names = []
         for i in range(objects):
             pod = make_pod(i, 0, random.Random(i), namespace=NAMESPACE)
-            del pod["metadata"]["resourceVersion"], pod["metadata"]["uid"]
-            self.names.append(self.tracker.create(PODS, pod)["metadata"]["name"])
+            del pod["metadata"]["resourceVersion"]
+            # seeded: their owners (ReplicaSets) are not here, and the garbage collector leaves seeded objects be
+            self.names.append(self.tracker.add(pod)["metadata"]["name"])
         self._pods = PODS
         self._sequence = 0
 
