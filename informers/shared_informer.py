@@ -50,7 +50,7 @@ class InformerStartedError(RuntimeError):
 
 _NO_METADATA: Any = object()
 
-MAX_HELD_REPLACED = 512
+MAX_HELD_REPLACED = 2048
 """At most how many replaced or deleted objects an informer holds on to (see ``_release_later``); never more than
 one eighth of the objects it caches either."""
 
