@@ -33,6 +33,10 @@ __all__ = ["HTTPWatch", "StreamResponse", "MAX_EVENT_BYTES", "READ_SIZE"]
 
 log = get_logger(__name__)
 
+_new_object = object.__new__
+_set_type = WatchEvent.__dict__["type"].__set__  # the slots' own setters
+_set_object = WatchEvent.__dict__["object"].__set__
+
 MAX_EVENT_BYTES = 32 * 1024 * 1024
 READ_SIZE = 64 * 1024
 
@@ -64,7 +68,11 @@ def parse_event(line: bytes | bytearray) -> WatchEvent:
         raise _Malformed("missing or non-string 'type'")
     if not isinstance(obj, dict):
         raise _Malformed(f"'object' of a {typ} event is not a JSON object")
-    return WatchEvent(typ, obj)
+    # WatchEvent(typ, obj) without the frozen dataclass's __init__ (two object.__setattr__ calls): once per event
+    event = _new_object(WatchEvent)
+    _set_type(event, typ)
+    _set_object(event, obj)
+    return event
 
 
 def _shutdown_socket(response: Any) -> None:

@@ -6,14 +6,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from apis.logs import get_logger
 
 from .delta_fifo import DELETED, DeltaFIFO, Deltas, FIFOClosedError
 from .reflector import Reflector, WatchErrorHandler
+from .store import Store
+from .thread_safe_store import ThreadSafeStore
 
-__all__ = ["Config", "Controller", "process_deltas"]
+_MISSING = ThreadSafeStore.MISSING  # type: ignore[attr-defined]
+
+__all__ = ["Config", "Controller", "keyed_upserter", "process_deltas", "process_keyed_deltas", "upsert_and_notify"]
 
 log = get_logger(__name__)
 
@@ -27,6 +32,9 @@ def process_deltas(handler: Any, client_state: Any, deltas: Deltas, is_in_initia
     FIFO computed (``deltas.key``) is reused instead of computing it again; only valid when the FIFO and the store
     key objects the same way (as in the shared informer).
     """
+    if use_deltas_key and deltas.key is not None and isinstance(client_state, Store):
+        process_keyed_deltas(handler, client_state, deltas, is_in_initial_list)
+        return
     upsert = getattr(client_state, "upsert", None)
     key = deltas.key if use_deltas_key and upsert is not None else None
     for d in deltas:
@@ -52,6 +60,37 @@ def process_deltas(handler: Any, client_state: Any, deltas: Deltas, is_in_initia
             handler.on_add(obj, is_in_initial_list)
 
 
+def process_keyed_deltas(handler: Any, store: Store, deltas: Deltas, is_in_initial_list: bool) -> None:
+    """``process_deltas(..., use_deltas_key=True)`` for a ``Store`` keyed like the FIFO and ``deltas`` with their
+    key: once per watch event in an informer, so it goes straight to the store's map (one call per delta, no
+    method lookups, no result tuple)."""
+    key = deltas.key
+    update = store._store.update  # the previous object, or MISSING
+    for action, obj in deltas:
+        if action == DELETED:
+            store._store.delete(key)
+            handler.on_delete(obj)
+        else:
+            upsert_and_notify(handler, update, key, obj, is_in_initial_list)
+
+
+def upsert_and_notify(handler: Any, update: Callable[[str, Any], Any], key: str, obj: Any,
+                      is_in_initial_list: bool) -> None:
+    """``process_deltas`` for one non-deletion delta (Added, Updated, Sync, Replaced: all upserts) of a keyed store;
+    ``update(key, obj)`` stores ``obj`` and returns the previous object or the store's MISSING."""
+    old = update(key, obj)
+    if old is _MISSING:
+        handler.on_add(obj, is_in_initial_list)
+    else:
+        handler.on_update(old, obj)
+
+
+def keyed_upserter(handler: Any, store: Store) -> Callable[[str, Any, bool], None]:
+    """``upsert_and_notify`` bound to ``handler`` and ``store``: ``(key, obj, is_in_initial_list)``, the one-delta
+    fast path of ``DeltaFIFO.set_producer_process`` (``process_one``)."""
+    return partial(upsert_and_notify, handler, store._store.update)
+
+
 @dataclass
 class Config:
     """What a ``Controller`` needs (client-go ``cache.Config``)."""
@@ -69,6 +108,8 @@ class Config:
     # After the first sync (and on_initial_sync), let the reflector process a watch event itself when the consumer
     # idles (DeltaFIFO.set_producer_process): only for a short, non-blocking ``process``, such as the informer's.
     process_in_producer: bool = False
+    # With process_in_producer: what process does for one Added/Updated delta, without a Deltas (process_one there).
+    process_one: Callable[[str, Any, bool], Any] | None = None
 
 
 class Controller:
@@ -116,7 +157,7 @@ class Controller:
         on_initial_sync = self.config.on_initial_sync
         in_producer = self.config.process_in_producer and hasattr(queue, "set_producer_process")
         if in_producer and on_initial_sync is None:
-            queue.set_producer_process(process, self._log_process_error)
+            queue.set_producer_process(process, self._log_process_error, self.config.process_one)
         try:
             while True:
                 try:
@@ -132,7 +173,7 @@ class Controller:
                     except Exception as e:
                         log.error("initial sync callback failed", controller=self.config.name, error=str(e))
                     if in_producer:
-                        queue.set_producer_process(process, self._log_process_error)
+                        queue.set_producer_process(process, self._log_process_error, self.config.process_one)
         finally:
             if in_producer:
                 queue.set_producer_process(None)

@@ -93,7 +93,7 @@ def _delta(action: DeltaType, obj: Any) -> Delta:
 
 
 def _new_deltas(key: str, first: Delta) -> Deltas:
-    deltas = _new_list(Deltas)  # skips Deltas.__init__ (the hot path sets key itself)
+    deltas = _new_list(Deltas)  # skips Deltas.__init__ (it sets key to None)
     deltas.append(first)
     deltas.key = key
     return deltas
@@ -157,6 +157,7 @@ class DeltaFIFO:
         self._waiters = 0  # threads blocked in pop: lets producers skip notify() when nobody waits
         self._producer_process: Callable[[Deltas, bool], Any] | None = None
         self._producer_error: Callable[[BaseException, str], None] | None = None
+        self._producer_process_one: Callable[[str, Any, bool], Any] | None = None
 
     # -- keys ------------------------------------------------------------------------------------------------------
     def key_of(self, obj: Any) -> str:
@@ -183,9 +184,9 @@ class DeltaFIFO:
         self._queue_upsert(UPDATED, obj)
 
     def _queue_upsert(self, action: DeltaType, obj: Any) -> None:
-        """``_queue_action`` for add/update (once per watch event), with the common case inlined: a plain dict and
-        no transformer. An Added/Updated never follows up on a Deleted, so there is nothing to deduplicate."""
-        if obj.__class__ is not dict or self._transformer is not None:
+        """``_queue_action`` for add/update (once per watch event), with the common case inlined: a plain dict. An
+        Added/Updated never follows up on a Deleted, so there is nothing to deduplicate."""
+        if obj.__class__ is not dict:
             with self._lock:
                 self._populated = True
                 self._queue_action(action, action, obj, notify=False)
@@ -199,12 +200,30 @@ class DeltaFIFO:
             raise ObjectKeyError(obj, e) from e
         with self._lock:
             self._populated = True
+            if self._transformer is not None:
+                obj = self._transformer(obj)
             deltas = self._items.get(key)
-            if deltas is None:
+            if deltas is not None:
+                deltas.append(_new_tuple(Delta, (action, obj)))
+            elif self._producer_process is not None and self._waiters and not self._queue and not self._closed:
+                # Nothing queued and a consumer idles in pop: it would pop exactly this next. Process it here, as
+                # _process_here_if_idle would after queueing it, without the round trip through the queue (the
+                # steady state of a watch), and with process_one without building the Deltas.
+                process_one = self._producer_process_one
+                if process_one is None:
+                    self._process_in_producer(key, _new_deltas(key, _new_tuple(Delta, (action, obj))))
+                    return
+                is_in_initial_list = self._initial_population_count > 0  # 0 once the queue was empty, really
+                if is_in_initial_list:
+                    self._initial_population_count -= 1
+                try:
+                    process_one(key, obj, is_in_initial_list)
+                except Exception as e:
+                    self._producer_failed(key, _new_deltas(key, _new_tuple(Delta, (action, obj))), e)
+                return
+            else:
                 self._items[key] = _new_deltas(key, _new_tuple(Delta, (action, obj)))
                 self._queue.append(key)
-            else:
-                deltas.append(_new_tuple(Delta, (action, obj)))
             self._notify_or_process_here()
 
     def delete(self, obj: Any) -> None:
@@ -329,30 +348,50 @@ class DeltaFIFO:
 
     # -- consumer --------------------------------------------------------------------------------------------------
     def set_producer_process(self, process: Callable[[Deltas, bool], Any] | None,
-                             on_error: Callable[[BaseException, str], None] | None = None) -> None:
+                             on_error: Callable[[BaseException, str], None] | None = None,
+                             process_one: Callable[[str, Any, bool], Any] | None = None) -> None:
         """Let ``add``/``update``/``delete`` process the item they queued themselves (``None`` turns it off) when it
         is the only one queued and a consumer is idle in ``pop``: that consumer would process it next anyway, so
         order, the queue lock and ``RequeueError`` work as in ``pop``; only the thread hand-off (and the time the
         object waits, going cold in the CPU caches) is saved. ``on_error(err, key)`` gets what ``pop`` would have raised.
+        ``process_one(key, obj, is_in_initial_list)``, when given, must do what ``process`` does for a ``Deltas`` of
+        one Added/Updated delta of ``obj``; ``add``/``update`` then call it instead, building no ``Deltas``.
         Only for a short ``process`` that never blocks: it holds up the producer (the reflector)."""
         with self._lock:
             self._producer_process = process
             self._producer_error = on_error
+            self._producer_process_one = process_one if process is not None else None
 
     def _process_here_if_idle(self) -> bool:
         """Under the lock, right after a producer queued an item: process it now when nothing else is queued and a
         consumer waits. Returns whether it did."""
         if not self._waiters or len(self._queue) != 1 or self._closed:
             return False
-        key = self._queue[0]
+        key = self._queue.popleft()
+        self._process_in_producer(key, self._items.pop(key))
+        return True
+
+    def _process_in_producer(self, key: str, deltas: Deltas) -> None:
+        """Process the item of ``key``, which a consumer would pop next (it is no longer queued), in this producer
+        thread; errors go to ``on_error`` as ``pop`` would raise them."""
+        is_in_initial_list = not (self._populated and self._initial_population_count == 0)
+        if self._initial_population_count > 0:
+            self._initial_population_count -= 1
         try:
-            self._pop_one_locked(self._producer_process)  # type: ignore[arg-type]
+            self._producer_process(deltas, is_in_initial_list)  # type: ignore[misc]
+        except Exception as e:
+            self._producer_failed(key, deltas, e)
+
+    def _producer_failed(self, key: str, deltas: Deltas, err: Exception) -> None:
+        """What ``pop`` does when ``process`` raises, for an item processed by a producer: a ``RequeueError`` puts it
+        back (for the waiting consumer); what ``pop`` would raise goes to ``on_error``."""
+        try:
+            self._after_failed_process(key, deltas, err)
         except _Requeued:
-            pass  # back in the queue; the waiting consumer was notified
+            return
         except Exception as e:
             if self._producer_error is not None:
                 self._producer_error(e, key)
-        return True
 
     def pop(self, process: Callable[[Deltas, bool], Any]) -> Deltas:
         """Block until an item is queued, remove it and run ``process(deltas, is_in_initial_list)`` under the lock.
@@ -404,12 +443,19 @@ class DeltaFIFO:
         deltas = self._items.pop(key)  # key in queue <=> key in items
         try:
             process(deltas, is_in_initial_list)
-        except RequeueError as e:
-            self._add_if_not_present(key, deltas)
-            if e.err is not None:
-                raise e.err from e
-            raise _Requeued(deltas) from None
+        except Exception as e:
+            self._after_failed_process(key, deltas, e)
         return deltas
+
+    def _after_failed_process(self, key: str, deltas: Deltas, err: Exception) -> None:
+        """A ``RequeueError`` puts the item back and raises its ``err``, or ``_Requeued`` without one; anything else
+        is raised as it is (the item is dropped)."""
+        if isinstance(err, RequeueError):
+            self._add_if_not_present(key, deltas)
+            if err.err is not None:
+                raise err.err from err
+            raise _Requeued(deltas) from None
+        raise err
 
     # -- inspection ------------------------------------------------------------------------------------------------
     def has_synced(self) -> bool:

@@ -149,10 +149,8 @@ class ProcessorListener:
                         break
                     self._cond.wait()
                 self._waiting = False
-            # drain everything buffered before waiting again
+            # drain everything buffered before waiting again (stop() clears the buffer: popleft then ends this)
             while pending:
-                if self._closed:
-                    return
                 try:
                     kind, a, b = popleft()
                 except IndexError:  # stop() cleared the buffer meanwhile
@@ -171,6 +169,9 @@ class ProcessorListener:
                     if kind == ADD_NOTIFICATION and b:
                         with self._lock:
                             self._initial_pending -= 1
+            # drop the last notification's objects before waiting: the informer lets go of replaced objects once
+            # nothing else references them
+            a = b = None
             if self._closed:
                 return
 

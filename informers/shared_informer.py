@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import deque
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 from apis.logs import get_logger
 from workqueue.clock import REAL_CLOCK, Clock
 
-from .controller import Config, Controller, process_deltas
+from .controller import Config, Controller, keyed_upserter, process_deltas, process_keyed_deltas
 from .delta_fifo import DeltaFIFO, Deltas, TransformFunc
 from .gc_policy import freeze_after_initial_sync, thaw_after_stop
 from .index import Indexer
@@ -49,9 +50,12 @@ class InformerStartedError(RuntimeError):
 
 _NO_METADATA: Any = object()
 
-MAX_HELD_REPLACED = 512
+MAX_HELD_REPLACED = 2048
 """At most how many replaced or deleted objects an informer holds on to (see ``_release_later``); never more than
 one eighth of the objects it caches either."""
+
+_getrefcount = sys.getrefcount
+_ONLY_HELD = 2  # sys.getrefcount(held[0]) of an object referenced by the held deque only (+1 for the argument)
 
 
 def _rv(obj: Any) -> Any:
@@ -96,7 +100,9 @@ class SharedIndexInformer:
         self._resync_check_period = float(default_event_handler_resync_period)
         self._reflector_options = dict(reflector_options or {})
         self._started_lock = threading.Lock()
-        self._block_deltas = threading.Lock()  # held while deltas are processed and while a handler joins late
+        # Held while deltas are processed and while a handler joins late or leaves: once running, the FIFO's lock,
+        # which processing holds anyway (pop and the producer process under it).
+        self._block_deltas = threading.Lock()
         self._started = False
         self._stopped = False
         self._transform: TransformFunc | None = None
@@ -104,6 +110,7 @@ class SharedIndexInformer:
         self._fifo: DeltaFIFO | None = None
         self._controller: Controller | None = None
         self._replaced: deque[Any] = deque()
+        self._cache_size = self._indexer._store.__len__  # one call per watch event, not two (Store.__len__)
 
     # -- configuration ---------------------------------------------------------------------------------------------
     def set_transform(self, fn: TransformFunc | None) -> None:
@@ -180,9 +187,12 @@ class SharedIndexInformer:
 
     # -- delta handling (runs under the FIFO lock) -----------------------------------------------------------------
     def _handle_deltas(self, deltas: Deltas, is_in_initial_list: bool) -> None:
-        with self._block_deltas:
-            # the FIFO keys objects exactly as the indexer does, so its key is reused
-            process_deltas(self, self._indexer, deltas, is_in_initial_list, use_deltas_key=True)
+        # Under the FIFO's lock, that is _block_deltas. The FIFO keys objects exactly as the indexer does, so its key
+        # is reused.
+        if deltas.key is not None:
+            process_keyed_deltas(self, self._indexer, deltas, is_in_initial_list)
+        else:
+            process_deltas(self, self._indexer, deltas, is_in_initial_list)
 
     def _on_initial_sync(self) -> None:
         # the first LIST is cached: take it (and the start-up heap) out of the cyclic GC's walks (see gc_policy)
@@ -192,26 +202,48 @@ class SharedIndexInformer:
         self._processor.distribute(ADD_NOTIFICATION, obj, is_in_initial_list, False)
 
     def on_update(self, old: Any, new: Any) -> None:
-        # an unchanged resourceVersion means a resync (or a relist of an unchanged object)
-        self._processor.distribute(UPDATE_NOTIFICATION, old, new, is_resync(old, new))
-        self._release_later(old)
+        # An unchanged resourceVersion (and uid) means a resync (or a relist of an unchanged object). Once per watch
+        # event: is_resync is inlined for plain dicts.
+        if old.__class__ is dict and new.__class__ is dict:
+            old_md, new_md = old.get("metadata"), new.get("metadata")
+            if old_md.__class__ is dict and new_md.__class__ is dict:
+                sync = old_md.get("resourceVersion") == new_md.get("resourceVersion") and old_md.get(
+                    "uid"
+                ) == new_md.get("uid")
+            else:
+                sync = is_resync(old, new)
+        else:
+            sync = is_resync(old, new)
+        self._processor.distribute(UPDATE_NOTIFICATION, old, new, sync)
+        # _release_later(old), inlined
+        replaced = self._replaced
+        replaced.append(old)
+        limit = self._cache_size() >> 3
+        if limit > MAX_HELD_REPLACED:
+            limit = MAX_HELD_REPLACED
+        if len(replaced) > limit or _getrefcount(replaced[0]) <= _ONLY_HELD:
+            replaced.popleft()
+            while len(replaced) > limit:
+                replaced.popleft()
 
     def on_delete(self, obj: Any) -> None:
         self._processor.distribute(DELETE_NOTIFICATION, obj, None, False)
         self._release_later(obj)
 
     def _release_later(self, obj: Any) -> None:
-        """Hold ``obj`` (just replaced or deleted, and handed to the handlers) for a while, and let go of the oldest
-        held object instead. By then the handlers have usually dropped theirs, so CPython frees it here, in the
-        thread that decodes the watch stream, one object per new one, where the next objects reuse its memory,
-        rather than in bursts in a handler thread on another core (hack/bench_informer.py, 20,000 cached pods:
-        about 1.25x the events per second, 1.8x with Python's default GC thresholds). Holds at most
-        MAX_HELD_REPLACED objects and one eighth of the cache."""
+        """Hold ``obj`` (just replaced or deleted, and handed to the handlers) until the handlers are done with it,
+        then let go of it here, so that CPython frees it in the thread that decodes the watch stream, where the next
+        objects reuse its memory at once, rather than in bursts in a handler thread on another core
+        (hack/bench_informer.py, 20,000 cached pods: about 1.25x the events per second, 1.8x with Python's default
+        GC thresholds). Held objects are let go oldest first, as soon as nothing else references them (handlers
+        work in order), and whatever the references beyond MAX_HELD_REPLACED objects or one eighth of the cache."""
         replaced = self._replaced
         replaced.append(obj)
-        limit = min(MAX_HELD_REPLACED, len(self._indexer) >> 3)
-        while len(replaced) > limit:
+        limit = min(MAX_HELD_REPLACED, self._cache_size() >> 3)
+        if len(replaced) > limit or _getrefcount(replaced[0]) <= _ONLY_HELD:
             replaced.popleft()
+            while len(replaced) > limit:
+                replaced.popleft()
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
     def run(self, stop_event: threading.Event) -> None:
@@ -240,8 +272,10 @@ class SharedIndexInformer:
                 reflector_options=dict(self._reflector_options),
                 on_initial_sync=self._on_initial_sync,
                 process_in_producer=True,  # _handle_deltas only updates the cache and fills handler buffers
+                process_one=keyed_upserter(self, self._indexer),  # _handle_deltas for one upsert, keys as the FIFO
             )
             self._controller = Controller(config)
+            self._block_deltas = self._fifo._lock  # see __init__
             self._started = True
         self._processor.run()
         try:

@@ -18,6 +18,7 @@ IndexFunc = Callable[[Any], list[str]]
 Indexers = Mapping[str, IndexFunc]
 
 _MISSING: Any = object()
+_NO_VALUES: list[str] = []  # the index values of an absent object (never modified)
 
 
 class IndexFuncError(RuntimeError):
@@ -58,7 +59,7 @@ def _index_values(name: str, fn: IndexFunc, key: str, obj: Any) -> Any:
 class ThreadSafeStore:
     """The storage behind ``Store`` and ``Indexer``: every method is atomic."""
 
-    __slots__ = ("_lock", "_items", "_indexers", "_indices", "_keys_fix_namespace")
+    __slots__ = ("_lock", "_items", "_indexers", "_indices", "_keys_fix_namespace", "_replace_indexers")
 
     def __init__(self, indexers: Indexers | None = None, keys_fix_namespace: bool = False) -> None:
         """``keys_fix_namespace``: keys are ``namespace/name`` keys, so an object stored again under the same key
@@ -69,6 +70,12 @@ class ThreadSafeStore:
         self._indexers: dict[str, IndexFunc] = dict(indexers or {})
         # index name -> indexed value -> set of keys
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+        self._replace_indexers = self._indexers_for_replacements()
+
+    def _indexers_for_replacements(self) -> tuple[tuple[str, IndexFunc], ...]:
+        """The (name, function) pairs to recompute when an object replaces one stored under the same key."""
+        return tuple((name, fn) for name, fn in self._indexers.items()
+                     if not (self._keys_fix_namespace and fn is meta_namespace_index_func))
 
     # -- Store -----------------------------------------------------------------------------------------------------
     def add(self, key: str, obj: Any) -> None:
@@ -86,13 +93,10 @@ class ThreadSafeStore:
                 items[key] = obj
                 return old
             changes = None
-            same_namespace = old is not _MISSING and self._keys_fix_namespace
-            for name, fn in self._indexers.items():
-                if same_namespace and fn is meta_namespace_index_func:
-                    continue
+            for name, fn in self._indexers.items() if old is _MISSING else self._replace_indexers:
                 try:
                     news = fn(obj)
-                    olds = fn(old) if old is not _MISSING else ()
+                    olds = fn(old) if old is not _MISSING else _NO_VALUES
                 except Exception as e:
                     raise IndexFuncError(key, name, e) from e
                 if news.__class__ is not list:
@@ -230,6 +234,7 @@ class ThreadSafeStore:
                         index.setdefault(v, set()).add(key)
                 built[name] = index
             self._indexers.update(new_indexers)
+            self._replace_indexers = self._indexers_for_replacements()
             self._indices.update(built)
 
 

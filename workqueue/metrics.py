@@ -8,10 +8,11 @@ the queue skips every metric call).
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
+import time
+from collections.abc import Callable, Iterable
 from typing import Protocol, runtime_checkable
 
-from workqueue.clock import Clock
+from workqueue.clock import Clock, RealClock
 
 __all__ = [
     "CounterMetric",
@@ -140,8 +141,17 @@ def _resolve(provider: MetricsProvider | None) -> MetricsProvider:
     return _global_provider if provider is None else provider
 
 
+def clock_reader(clock: Clock) -> Callable[[], float]:
+    """``clock.now``, or ``time.monotonic`` itself for the real clock (no Python frame per read: queues with metrics
+    read the clock three times per item)."""
+    return time.monotonic if type(clock) is RealClock else clock.now
+
+
 class QueueMetrics:
-    """Per-queue metric bookkeeping. The caller holds the queue's lock around every call."""
+    """Per-queue metric bookkeeping for any provider: every call reaches the provider's metrics at once.
+
+    The queue keeps the times (when each waiting item was added, since when each item is processed) and hands them
+    in; it holds its lock around every call but ``flush``."""
 
     __slots__ = (
         "_now",
@@ -151,58 +161,92 @@ class QueueMetrics:
         "work_duration",
         "unfinished_work_seconds",
         "longest_running_processor",
-        "add_times",
-        "processing_start_times",
     )
 
     def __init__(self, provider: MetricsProvider, name: str, clock: Clock) -> None:
-        self._now = clock.now
+        self._now = clock_reader(clock)
         self.depth = provider.new_depth_metric(name)
         self.adds = provider.new_adds_metric(name)
         self.latency = provider.new_latency_metric(name)
         self.work_duration = provider.new_work_duration_metric(name)
         self.unfinished_work_seconds = provider.new_unfinished_work_seconds_metric(name)
         self.longest_running_processor = provider.new_longest_running_processor_seconds_metric(name)
-        self.add_times: dict[Hashable, float] = {}
-        self.processing_start_times: dict[Hashable, float] = {}
 
-    def add(self, item: Hashable) -> None:
+    def add(self) -> float:
+        """An item needs processing (it was not waiting yet); returns the time it was added."""
         self.adds.inc()
         self.depth.inc()
-        if item not in self.add_times:
-            self.add_times[item] = self._now()
+        return self._now()
 
-    def get(self, item: Hashable) -> None:
+    def get(self, added_at: float | None) -> float:
+        """An item added at ``added_at`` was handed out; returns the time its processing started."""
         self.depth.dec()
         now = self._now()
-        self.processing_start_times[item] = now
-        start = self.add_times.pop(item, None)
-        if start is not None:
-            self.latency.observe(now - start)
+        if added_at is not None:
+            self.latency.observe(now - added_at)
+        return now
 
-    def done(self, item: Hashable) -> None:
-        start = self.processing_start_times.pop(item, None)
-        if start is not None:
-            self.work_duration.observe(self._now() - start)
+    def done(self, started_at: float) -> None:
+        """The processing that started at ``started_at`` is done."""
+        self.work_duration.observe(self._now() - started_at)
 
-    def update_unfinished_work(self) -> None:
-        now = self._now()
-        total = 0.0
-        oldest = 0.0
-        for start in self.processing_start_times.values():
-            age = now - start
-            total += age
-            if age > oldest:
-                oldest = age
+    def update_unfinished_work(self, started_at: Iterable[float | None]) -> None:
+        """``started_at``: when the processing of every item being processed started."""
+        total, oldest = unfinished_work(started_at, self._now())
         self.unfinished_work_seconds.set(total)
         self.longest_running_processor.set(oldest)
 
+    def flush(self) -> None:
+        """Nothing is held back here."""
 
-def new_queue_metrics(provider: MetricsProvider | None, name: str, clock: Clock) -> QueueMetrics | None:
-    """Metrics for a queue, or None when nothing is to be recorded (unnamed queue or no-op provider)."""
+
+def unfinished_work(started_at: Iterable[float | None], now: float) -> tuple[float, float]:
+    """The summed and the longest age of the items being processed."""
+    total = 0.0
+    oldest = 0.0
+    for start in started_at:
+        if start is None:
+            continue
+        age = now - start
+        total += age
+        if age > oldest:
+            oldest = age
+    return total, oldest
+
+
+class QueueMetricsRecorder(Protocol):
+    """What a queue calls (see ``QueueMetrics``): everything but ``flush`` under the queue's lock."""
+
+    def add(self) -> float: ...
+
+    def get(self, added_at: float | None) -> float: ...
+
+    def done(self, started_at: float) -> None: ...
+
+    def update_unfinished_work(self, started_at: Iterable[float | None]) -> None: ...
+
+    def flush(self) -> None: ...
+
+
+class BatchingMetricsProvider(Protocol):
+    """A provider that also builds a queue's whole bookkeeping itself (``PrometheusMetricsProvider`` does, to count
+    in plain ints under the queue's lock and publish in batches); ``lock`` is the queue's lock, ``depth()`` the
+    number of items it holds as needing processing (client-go's depth gauge)."""
+
+    def new_queue_metrics(self, name: str, clock: Clock, lock: threading.Lock,
+                          depth: Callable[[], int]) -> QueueMetricsRecorder: ...
+
+
+def new_queue_metrics(provider: MetricsProvider | None, name: str, clock: Clock, lock: threading.Lock | None = None,
+                      depth: Callable[[], int] | None = None) -> QueueMetricsRecorder | None:
+    """Metrics for a queue, or None when nothing is to be recorded (unnamed queue or no-op provider). ``lock`` and
+    ``depth`` are the queue's lock and item count (needed by a provider with ``new_queue_metrics``)."""
     provider = _resolve(provider)
     if not name or isinstance(provider, NoopMetricsProvider):
         return None
+    batching = getattr(provider, "new_queue_metrics", None)
+    if batching is not None and lock is not None and depth is not None:
+        return batching(name, clock, lock, depth)  # type: ignore[no-any-return]
     return QueueMetrics(provider, name, clock)
 
 

@@ -43,14 +43,16 @@ class Queue:
         self._drain_cond = threading.Condition(self._lock)
         # Items waiting to be handed out; each is in _dirty and not in _processing.
         self._queue: deque[Any] = deque()
-        # Everything that needs processing (queued, or re-added while processing).
-        self._dirty: set[Any] = set()
-        self._processing: set[Any] = set()
+        # Everything that needs processing (queued, or re-added while processing) -> when it was added, and what is
+        # being processed -> since when: client-go's metrics' addTimes and processingStartTimes, which have exactly
+        # these lifetimes (the times are None when no metrics are recorded).
+        self._dirty: dict[Any, float | None] = {}
+        self._processing: dict[Any, float | None] = {}
         self._getters = 0
         self._drain_waiters = 0
         self._shutting_down = False
         self._drain = False
-        self._metrics = new_queue_metrics(metrics_provider, name, self._clock)
+        self._metrics = new_queue_metrics(metrics_provider, name, self._clock, self._lock, self._dirty.__len__)
         self._updater: threading.Thread | None = None
         self._updater_cond = threading.Condition(threading.Lock())
         self._updater_stopped = False
@@ -69,9 +71,7 @@ class Queue:
         with self._lock:
             if self._shutting_down or item in self._dirty:
                 return
-            if self._metrics is not None:
-                self._metrics.add(item)
-            self._dirty.add(item)
+            self._dirty[item] = None if self._metrics is None else self._metrics.add()
             if item in self._processing:
                 return
             self._queue.append(item)
@@ -92,18 +92,16 @@ class Queue:
                 finally:
                     self._getters -= 1
             item = queue.popleft()
-            if self._metrics is not None:
-                self._metrics.get(item)
-            self._processing.add(item)
-            self._dirty.discard(item)
+            added_at = self._dirty.pop(item, None)
+            self._processing[item] = None if self._metrics is None else self._metrics.get(added_at)
             return item, False
 
     def done(self, item: Hashable) -> None:
         """Mark ``item`` as processed; if it was added again meanwhile it is queued again."""
         with self._lock:
-            if self._metrics is not None:
-                self._metrics.done(item)
-            self._processing.discard(item)
+            started_at = self._processing.pop(item, None)
+            if started_at is not None and self._metrics is not None:
+                self._metrics.done(started_at)
             if item in self._dirty:
                 self._queue.append(item)
                 if self._getters:
@@ -158,6 +156,8 @@ class Queue:
             self._updater_cond.notify_all()
         if join and updater is not threading.current_thread():
             updater.join()
+        if self._metrics is not None:
+            self._metrics.flush()
 
     def _update_unfinished_work_loop(self, next_tick: float) -> None:
         clock = self._clock
@@ -178,4 +178,5 @@ class Queue:
                 with self._lock:
                     if self._shutting_down:
                         return
-                    metrics.update_unfinished_work()
+                    metrics.update_unfinished_work(self._processing.values())
+                metrics.flush()

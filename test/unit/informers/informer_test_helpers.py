@@ -47,6 +47,11 @@ class LiteralListerGetter:
         return None, False
 
 
+def known(*objs):
+    """known_objects holding exactly ``objs``."""
+    return LiteralListerGetter(lambda: list(objs))
+
+
 _END = object()
 
 

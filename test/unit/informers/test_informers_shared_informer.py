@@ -324,3 +324,33 @@ def test_a_stopped_informer_holds_no_replaced_objects():
     finally:
         stop_and_join(stop, t)
     assert ref() is None
+
+
+def test_a_replaced_object_is_let_go_once_no_handler_references_it():
+    """Held replaced objects are let go as soon as the handlers are done with them (here: at the next event), not
+    only when the hold is full."""
+    import weakref
+
+    src = Source(*(pod(f"p{i}", "1") for i in range(40)))
+    inf = SharedIndexInformer(src.lw, name="pods")
+    seen = []
+    inf.add_event_handler(ResourceEventHandlerFuncs(add_func=lambda obj: seen.append(obj["metadata"]["name"]),
+                                                    update_func=lambda old, new: seen.append(new["metadata"]["name"])))
+    stop = threading.Event()
+    t = start(inf, stop)
+    first = _Obj(pod("x", "2"))
+    ref = weakref.ref(first)
+    try:
+        assert wait_for_cache_sync(stop, inf.has_synced) and wait_until(lambda: src.watches)
+        w = src.watches[0]
+        w.add(first)
+        del first
+        assert wait_until(lambda: len(seen) == 41)
+        w.modify(pod("x", "3"))  # replaces `first`; the handler may still be using it: it is held
+        assert wait_until(lambda: len(seen) == 42)
+        assert ref() is not None
+        w.modify(pod("p1", "4"))
+        assert wait_until(lambda: len(seen) == 43)
+        assert ref() is None  # handled, so let go at the next event, although the hold (40 // 8) was not full
+    finally:
+        stop_and_join(stop, t)

@@ -277,3 +277,22 @@ def test_indexer_replace_removes_stale_index_entries():
     assert index.by_index(NAMESPACE_INDEX, "ns1") == []
     index.replace([], "6")
     assert index.list_index_func_values("v") == [] and index.list_index_func_values(NAMESPACE_INDEX) == []
+
+
+def test_an_index_added_later_follows_replacements_and_the_namespace_index_stays_right():
+    def by_app(obj):
+        return [obj["metadata"].get("labels", {}).get("app", "")]
+
+    idx = Indexer(deletion_handling_meta_namespace_key_func, {NAMESPACE_INDEX: meta_namespace_index_func})
+    a1 = mk("a", namespace="ns1")
+    a1["metadata"]["labels"] = {"app": "one"}
+    idx.add(a1)
+    idx.add_indexers({"app": by_app})
+    assert idx.index_keys("app", "one") == ["ns1/a"]
+    a2 = mk("a", namespace="ns1")
+    a2["metadata"]["labels"] = {"app": "two"}
+    idx.update(a2)  # a replacement under the same key: the namespace index is kept, the new index recomputed
+    assert idx.index_keys("app", "one") == [] and idx.index_keys("app", "two") == ["ns1/a"]
+    assert idx.index_keys(NAMESPACE_INDEX, "ns1") == ["ns1/a"]
+    idx.delete(a2)
+    assert idx.list_index_func_values("app") == [] and idx.list_index_func_values(NAMESPACE_INDEX) == []

@@ -310,3 +310,128 @@ def test_exponential_buckets_multiply_step_by_step():
     for bad in ((0, 10, 3), (1, 1, 3), (1, 10, 0)):
         with pytest.raises(ValueError, match="exponential_buckets"):
             exponential_buckets(*bad)
+
+
+class _PerEventProvider:
+    """The Prometheus provider's metrics without its batching hook: every event reaches Prometheus at once."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._inner = PrometheusMetricsProvider(registry)
+
+    def __getattr__(self, attr: str) -> object:
+        if attr == "new_queue_metrics":
+            raise AttributeError(attr)
+        return getattr(self._inner, attr)
+
+
+def _drive(q: Queue, clock: FakeClock) -> None:
+    """Adds, duplicate adds, re-adds while processing; durations on and between bucket bounds."""
+    for i, step in enumerate([0.0, 1e-9, 1e-8, 3e-6, 0.1, 0.5, 1.0, 10.0, 20.0]):
+        q.add(f"k{i}")
+        q.add(f"k{i}")
+        clock.step(step)
+        item, _ = q.get()
+        q.add(item)  # while processing: queued again at done
+        clock.step(step / 2)
+        q.done(item)
+    while len(q):
+        item, _ = q.get()
+        clock.step(0.01)
+        q.done(item)
+    q.add("left-waiting")
+
+
+def _exposition(registry: CollectorRegistry) -> list[str]:
+    return [line for line in generate_latest(registry).decode().splitlines()
+            if line.startswith("workqueue_") and "_created{" not in line]
+
+
+def test_prometheus_batched_metrics_equal_per_event_metrics() -> None:
+    batched_registry, per_event_registry = CollectorRegistry(), CollectorRegistry()
+    clock, per_event_clock = FakeClock(0.0), FakeClock(0.0)  # the same durations, to the last bit
+    batched = Queue(name="q", metrics_provider=PrometheusMetricsProvider(batched_registry), clock=clock)
+    per_event = Queue(name="q", metrics_provider=_PerEventProvider(per_event_registry), clock=per_event_clock)
+    try:
+        assert type(batched._metrics).__name__ == "PrometheusQueueMetrics"
+        assert type(per_event._metrics) is metrics.QueueMetrics
+        _drive(batched, clock)
+        _drive(per_event, per_event_clock)
+        exact = [line for line in _exposition(per_event_registry) if "_sum{" not in line]
+        assert [line for line in _exposition(batched_registry) if "_sum{" not in line] == exact
+        assert len(exact) == 2 * 12 + 4  # two histograms (11 buckets + count), depth, adds and the two gauges
+        for histogram in ("workqueue_queue_duration_seconds_sum", "workqueue_work_duration_seconds_sum"):
+            per_event_sum = _sample(per_event_registry, histogram, name="q")
+            assert per_event_sum and _sample(batched_registry, histogram, name="q") == pytest.approx(per_event_sum)
+        assert _sample(batched_registry, "workqueue_depth", name="q") == 1
+        assert _sample(batched_registry, "workqueue_adds_total", name="q") == 19
+        assert _sample(batched_registry, "workqueue_queue_duration_seconds_count", name="q") == 18
+    finally:
+        batched.shut_down()
+        per_event.shut_down()
+
+
+def test_prometheus_metrics_reach_prometheus_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hot path makes no Prometheus call per event; a collection (also of a restricted registry) publishes
+    everything recorded before it."""
+    registry = CollectorRegistry()
+    clock = FakeClock(0.0)
+    q = Queue(name="batched", metrics_provider=PrometheusMetricsProvider(registry), clock=clock)
+    calls = []
+    value_class = type(registry._names_to_collectors["workqueue_depth"].labels(name="batched")._value)
+    for method in ("inc", "set"):
+        original = getattr(value_class, method)
+
+        def counting(self: object, *args: object, _original=original, _method=method) -> None:
+            calls.append(_method)
+            _original(self, *args)
+
+        monkeypatch.setattr(value_class, method, counting)
+    try:
+        for i in range(100):
+            q.add(i)
+            clock.step(0.001)
+            item, _ = q.get()
+            q.done(item)
+        assert calls == []
+        restricted = registry.restricted_registry(["workqueue_adds_total", "workqueue_queue_duration_seconds_count"])
+        exposed = generate_latest(restricted).decode()
+        assert 'workqueue_adds_total{name="batched"} 100.0' in exposed
+        assert 'workqueue_queue_duration_seconds_count{name="batched"} 100.0' in exposed
+        assert 0 < len(calls) < 30  # one publication per counter, gauge and histogram bucket, not one per event
+    finally:
+        q.shut_down()
+
+
+def test_prometheus_metrics_exact_under_concurrent_scrapes() -> None:
+    registry = CollectorRegistry()
+    q = Queue(name="busy", metrics_provider=PrometheusMetricsProvider(registry))
+    items, workers = 20_000, 4
+    stop = threading.Event()
+
+    def scrape() -> None:
+        while not stop.is_set():
+            generate_latest(registry)
+
+    def work() -> None:
+        while True:
+            item, shutdown = q.get()
+            if shutdown:
+                return
+            q.done(item)
+
+    threads = [threading.Thread(target=work) for _ in range(workers)]
+    scraper = threading.Thread(target=scrape)
+    for t in (*threads, scraper):
+        t.start()
+    for i in range(items):
+        q.add(i)
+    q.shut_down()
+    for t in threads:
+        t.join(TIMEOUT)
+    stop.set()
+    scraper.join(TIMEOUT)
+    assert _sample(registry, "workqueue_adds_total", name="busy") == items
+    assert _sample(registry, "workqueue_depth", name="busy") == 0
+    assert _sample(registry, "workqueue_queue_duration_seconds_count", name="busy") == items
+    assert _sample(registry, "workqueue_work_duration_seconds_count", name="busy") == items
+    assert _sample(registry, "workqueue_work_duration_seconds_bucket", name="busy", le="+Inf") == items

@@ -213,3 +213,18 @@ def test_context_manager_stops():
     with HTTPWatch(resp) as w:
         pass
     assert w.stopped and resp.closed
+
+
+def test_parse_event_builds_a_plain_frozen_watch_event():
+    import dataclasses
+
+    from apis.http_watch import parse_event
+    from apis.watch import WatchEvent
+
+    event = parse_event(b'{"type": "MODIFIED", "object": {"metadata": {"name": "a"}}}')
+    assert type(event) is WatchEvent
+    assert event == WatchEvent("MODIFIED", {"metadata": {"name": "a"}})
+    assert (event.type, event.object) == ("MODIFIED", {"metadata": {"name": "a"}})
+    assert repr(event) == "WatchEvent(type='MODIFIED', object={'metadata': {'name': 'a'}})"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        event.type = "DELETED"  # type: ignore[misc]
