@@ -9,6 +9,8 @@ etcd3 store do (release 1.30–1.32):
 - A create whose ``metadata.resourceVersion`` parses to a non-zero unsigned integer is refused with 500 and no
   reason, like etcd3's ``Create`` ("resourceVersion should not be set on objects to be created"); values that
   do not parse (``"-1"``, ``"abc"``) and ``"0"`` are ignored (kubernetes#113847).
+- A pod's ``spec.nodeName`` is set only by a binding (``bound_pod``), refused with 409 when the pod is being
+  deleted or already bound, and it sets the ``PodScheduled`` condition.
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ import random
 import re
 from typing import Any
 
-from ...errors import BadRequestError, InternalError
+from ... import meta
+from ...errors import BadRequestError, InternalError, new_conflict
 from ...resources import ResourceInfo
 
 __all__ = [
     "GENERATION_RESOURCES",
+    "bound_pod",
     "RV_SET_ON_CREATE",
     "check_no_resource_version_on_create",
     "generated_name",
@@ -82,3 +86,25 @@ def without_rv(obj: dict[str, Any]) -> dict[str, Any]:
     md = dict(obj.get("metadata") or {})
     md.pop("resourceVersion", None)
     return {**obj, "metadata": md}
+
+
+def bound_pod(pod: dict[str, Any], node_name: str) -> dict[str, Any]:
+    """A copy of ``pod`` bound to ``node_name``, as a POST to ``pods/binding`` makes it: ``spec.nodeName`` and the
+    ``PodScheduled`` condition; 409 when the pod is being deleted or already bound."""
+    name = meta.name(pod)
+    why = None
+    if meta.deletion_timestamp(pod):
+        why = f"pod {name} is being deleted, cannot be assigned to a host"
+    elif (pod.get("spec") or {}).get("nodeName"):
+        why = f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"'
+    if why is not None:
+        raise new_conflict("pods/binding", name, why, "")
+    bound = meta.deep_copy(pod)
+    bound.setdefault("spec", {})["nodeName"] = node_name
+    status = bound.setdefault("status", {})
+    conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+    status["conditions"] = [
+        *conditions,
+        {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": meta.now_rfc3339()},
+    ]
+    return bound

@@ -69,6 +69,7 @@ from .registry import NOT_SERVED, ResourceRegistry
 from .services import allocate_cluster_ip, keep_allocated_values
 from .store import ObjectStore
 from .strategy import (
+    bound_pod,
     check_no_resource_version_on_create,
     generated_name,
     generation_content,
@@ -427,21 +428,7 @@ class ObjectTracker:
             pod = self._store.get(gvr, namespace, name)
             if pod is None:
                 raise new_not_found(gvr.resource, name, gvr.group)
-            why = None
-            if meta.deletion_timestamp(pod):
-                why = f"pod {name} is being deleted, cannot be assigned to a host"
-            elif (pod.get("spec") or {}).get("nodeName"):
-                why = f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"'
-            if why is not None:
-                raise new_conflict("pods/binding", name, why, gvr.group)
-            bound = meta.deep_copy(pod)
-            bound.setdefault("spec", {})["nodeName"] = node_name
-            status = bound.setdefault("status", {})
-            conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
-            status["conditions"] = [
-                *conditions,
-                {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": meta.now_rfc3339()},
-            ]
+            bound = bound_pod(pod, node_name)
             stored = self._commit(info, bound, pod, MODIFIED)
         return meta.deep_copy(stored)
 
