@@ -61,8 +61,9 @@ def test_job_runs_to_succeeded(running_controller):
     assert types == {"Created": "True", "Running": "False", "Succeeded": "True"}
     assert status["startTime"] and status["completionTime"]
     assert status["replicaStatuses"]["master"] == {"active": 0, "succeeded": 1, "failed": 0}
-    reasons = {e["reason"] for e in cs.core_v1().events("default").list()["items"]}
-    assert {"SuccessfulCreate", "Succeeded"} <= reasons
+    # the Events are recorded after the status write that the wait above saw
+    wait_for("the job's Events", lambda: {"SuccessfulCreate", "Succeeded"}
+             <= {e["reason"] for e in cs.core_v1().events("default").list()["items"]}, timeout=10)
 
 
 def test_master_deleted_by_hand_is_recreated_and_job_deletion_leaves_nothing(running_controller):

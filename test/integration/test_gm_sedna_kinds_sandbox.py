@@ -174,5 +174,6 @@ def test_federated_learning_job_completes(gm):
     wait_for("the job to succeed", lambda: (jobs.get("done").get("status") or {}).get("phase") == "Succeeded", timeout=30)
     status = jobs.get("done")["status"]
     assert status["succeeded"] == 2 and status["completionTime"] and status["conditions"][-1]["type"] == "Complete"
-    reasons = {e["reason"] for e in cs.core_v1().events(NS).list()["items"]}
-    assert {"SuccessfulCreate", "Completed"} <= reasons
+    # the Events are recorded after the status write that the wait above saw
+    wait_for("the job's Events", lambda: {"SuccessfulCreate", "Completed"}
+             <= {e["reason"] for e in cs.core_v1().events(NS).list()["items"]}, timeout=10)
