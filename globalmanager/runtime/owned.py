@@ -83,10 +83,9 @@ class OwnedObjects:
             if gvr == PODS:
                 handlers = (self.add_pod, self.update_pod, self.delete_pod)
                 self.pod_informer, self.pod_lister = generic, generic.lister()
-            elif gvr == DEPLOYMENTS:
-                handlers = (self.add_deployment, self.update_deployment, self.delete_deployment)
-                self.deployment_informer, self.deployment_lister = generic, generic.lister()
             else:
+                if gvr == DEPLOYMENTS:
+                    self.deployment_informer, self.deployment_lister = generic, generic.lister()
                 handlers = (
                     functools.partial(self._add_owned, gvr),
                     functools.partial(self._update_owned, gvr),
@@ -143,9 +142,6 @@ class OwnedObjects:
     def enqueue_by_pod(self, pod: Mapping[str, Any], immediate: bool) -> None:
         self.enqueue_by_owner(pod, immediate)
 
-    def enqueue_by_deployment(self, deployment: Mapping[str, Any], immediate: bool) -> None:
-        self.enqueue_by_owner(deployment, immediate)
-
     def add_pod(self, pod: Any) -> None:
         # a pod already being deleted (seen after a restart) is only a reason to look at its job again;
         # a failed pod wakes its job after the backoff, as in Sedna
@@ -160,13 +156,12 @@ class OwnedObjects:
     def delete_pod(self, obj: Any) -> None:
         self._delete_owned(PODS, obj)
 
+    # Go's deployment handlers: the owned-object handlers of DEPLOYMENTS
     def add_deployment(self, deployment: Any) -> None:
-        self._observe_creation(DEPLOYMENTS, deployment)
-        self.enqueue_by_deployment(deployment, True)
+        self._add_owned(DEPLOYMENTS, deployment)
 
     def update_deployment(self, old: Any, cur: Any) -> None:
-        if meta.resource_version(old) != meta.resource_version(cur):
-            self.add_deployment(cur)
+        self._update_owned(DEPLOYMENTS, old, cur)
 
     def delete_deployment(self, obj: Any) -> None:
         self._delete_owned(DEPLOYMENTS, obj)
@@ -189,8 +184,6 @@ class OwnedObjects:
         self._observe_creation(gvr, obj)  # created and deleted before the cache showed it
         if gvr == PODS:
             self.enqueue_by_pod(obj, True)
-        elif gvr == DEPLOYMENTS:
-            self.enqueue_by_deployment(obj, True)
         else:
             self.enqueue_by_owner(obj, True)
         if gvr in self.recreates:
