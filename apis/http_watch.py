@@ -61,12 +61,13 @@ def parse_event(line: bytes | bytearray) -> WatchEvent:
         raw = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
         raise _Malformed(f"not JSON: {exc}") from None
-    if not isinstance(raw, dict):
+    # orjson yields exact dicts and strs: class identity checks (no isinstance calls), once per event
+    if raw.__class__ is not dict:
         raise _Malformed(f"expected a JSON object, got {type(raw).__name__}")
     typ, obj = raw.get("type"), raw.get("object")
-    if not isinstance(typ, str) or not typ:
+    if typ.__class__ is not str or not typ:
         raise _Malformed("missing or non-string 'type'")
-    if not isinstance(obj, dict):
+    if obj.__class__ is not dict:
         raise _Malformed(f"'object' of a {typ} event is not a JSON object")
     # WatchEvent(typ, obj) without the frozen dataclass's __init__ (two object.__setattr__ calls): once per event
     event = _new_object(WatchEvent)

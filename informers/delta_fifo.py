@@ -133,6 +133,58 @@ class _Requeued(Exception):
         self.deltas = deltas
 
 
+def _upserter(action: DeltaType) -> Callable[[DeltaFIFO, Any], None]:
+    """``DeltaFIFO.add`` (``action`` Added) or ``update`` (Updated): ``_queue_action`` for a watch event. Once per
+    event, so one function per action (no call in between) with the common case inlined: a plain dict. An
+    Added/Updated never follows up on a Deleted, so there is nothing to deduplicate."""
+
+    def upsert(self: DeltaFIFO, obj: Any) -> None:
+        if obj.__class__ is not dict:
+            with self._lock:
+                self._populated = True
+                self._queue_action(action, action, obj, notify=False)
+                self._notify_or_process_here()
+            return
+        try:
+            key = self._key_func(obj)
+        except ObjectKeyError:
+            raise
+        except Exception as e:
+            raise ObjectKeyError(obj, e) from e
+        with self._lock:
+            self._populated = True
+            if self._transformer is not None:
+                obj = self._transformer(obj)
+            deltas = self._items.get(key)
+            if deltas is not None:
+                deltas.append(_new_tuple(Delta, (action, obj)))
+            elif self._producer_process is not None and self._waiters and not self._queue and not self._closed:
+                # Nothing queued and a consumer idles in pop: it would pop exactly this next. Process it here, as
+                # _process_here_if_idle would after queueing it, without the round trip through the queue (the
+                # steady state of a watch), and with process_one without building the Deltas.
+                process_one = self._producer_process_one
+                if process_one is None:
+                    self._process_in_producer(key, _new_deltas(key, _new_tuple(Delta, (action, obj))))
+                    return
+                is_in_initial_list = self._initial_population_count > 0  # 0 once the queue was empty, really
+                if is_in_initial_list:
+                    self._initial_population_count -= 1
+                try:
+                    process_one(key, obj, is_in_initial_list)
+                except Exception as e:
+                    self._producer_failed(key, _new_deltas(key, _new_tuple(Delta, (action, obj))), e)
+                return
+            else:
+                self._items[key] = _new_deltas(key, _new_tuple(Delta, (action, obj)))
+                self._queue.append(key)
+            self._notify_or_process_here()
+
+    upsert.__name__ = "add" if action is ADDED else "update"
+    upsert.__qualname__ = f"DeltaFIFO.{upsert.__name__}"
+    upsert.__doc__ = f"Queue an {action.value} delta of ``obj`` (or process it here: see ``set_producer_process``)."
+    return upsert
+
+
 class DeltaFIFO:
     """See the module doc. Thread-safe; ``process`` runs under the queue lock, so keep it short."""
 
@@ -177,54 +229,8 @@ class DeltaFIFO:
             raise ObjectKeyError(obj, e) from e
 
     # -- producers -------------------------------------------------------------------------------------------------
-    def add(self, obj: Any) -> None:
-        self._queue_upsert(ADDED, obj)
-
-    def update(self, obj: Any) -> None:
-        self._queue_upsert(UPDATED, obj)
-
-    def _queue_upsert(self, action: DeltaType, obj: Any) -> None:
-        """``_queue_action`` for add/update (once per watch event), with the common case inlined: a plain dict. An
-        Added/Updated never follows up on a Deleted, so there is nothing to deduplicate."""
-        if obj.__class__ is not dict:
-            with self._lock:
-                self._populated = True
-                self._queue_action(action, action, obj, notify=False)
-                self._notify_or_process_here()
-            return
-        try:
-            key = self._key_func(obj)
-        except ObjectKeyError:
-            raise
-        except Exception as e:
-            raise ObjectKeyError(obj, e) from e
-        with self._lock:
-            self._populated = True
-            if self._transformer is not None:
-                obj = self._transformer(obj)
-            deltas = self._items.get(key)
-            if deltas is not None:
-                deltas.append(_new_tuple(Delta, (action, obj)))
-            elif self._producer_process is not None and self._waiters and not self._queue and not self._closed:
-                # Nothing queued and a consumer idles in pop: it would pop exactly this next. Process it here, as
-                # _process_here_if_idle would after queueing it, without the round trip through the queue (the
-                # steady state of a watch), and with process_one without building the Deltas.
-                process_one = self._producer_process_one
-                if process_one is None:
-                    self._process_in_producer(key, _new_deltas(key, _new_tuple(Delta, (action, obj))))
-                    return
-                is_in_initial_list = self._initial_population_count > 0  # 0 once the queue was empty, really
-                if is_in_initial_list:
-                    self._initial_population_count -= 1
-                try:
-                    process_one(key, obj, is_in_initial_list)
-                except Exception as e:
-                    self._producer_failed(key, _new_deltas(key, _new_tuple(Delta, (action, obj))), e)
-                return
-            else:
-                self._items[key] = _new_deltas(key, _new_tuple(Delta, (action, obj)))
-                self._queue.append(key)
-            self._notify_or_process_here()
+    add = _upserter(ADDED)
+    update = _upserter(UPDATED)
 
     def delete(self, obj: Any) -> None:
         """Queue a deletion, unless the object is known neither to the queue nor to ``known_objects``."""

@@ -95,10 +95,13 @@ class ProcessorListener:
         # the events that follow before it runs (up to a GIL switch interval) skip the lock and the notify.
         self._pending.append((kind, a, b))
         if self._waiting:
-            with self._lock:
-                if self._waiting:
-                    self._waiting = False
-                    self._cond.notify()
+            self._wake()
+
+    def _wake(self) -> None:
+        with self._lock:
+            if self._waiting:
+                self._waiting = False
+                self._cond.notify()
 
     def has_synced(self) -> bool:
         """True once the informer synced and this handler has handled every initial-list add it was given."""

@@ -461,7 +461,7 @@ class Reflector:
                 return errors.from_status(obj)
             # plain dicts first (the common case), then dict subclasses (e.g. typed views)
             md = obj.get("metadata") if obj.__class__ is dict or isinstance(obj, dict) else None
-            if md is None or not isinstance(md, dict):
+            if md.__class__ is not dict and not isinstance(md, dict):
                 # the object's shape only: objects may carry credentials and never go into a log line
                 log.error("unable to understand watch event", reflector=name, event_type=etype,
                           object_type=type(obj).__name__,

@@ -110,6 +110,7 @@ class SharedIndexInformer:
         self._fifo: DeltaFIFO | None = None
         self._controller: Controller | None = None
         self._replaced: deque[Any] = deque()
+        self._hold_limit = 0  # see _trim_held
         self._cache_size = self._indexer._store.__len__  # one call per watch event, not two (Store.__len__)
 
     # -- configuration ---------------------------------------------------------------------------------------------
@@ -214,17 +215,24 @@ class SharedIndexInformer:
                 sync = is_resync(old, new)
         else:
             sync = is_resync(old, new)
-        self._processor.distribute(UPDATE_NOTIFICATION, old, new, sync)
+        if sync:
+            self._processor.distribute(UPDATE_NOTIFICATION, old, new, True)
+        else:
+            # distribute() and ProcessorListener.add() for an update, inlined (once per watch event): the informer is
+            # the listeners' only producer
+            for listener in self._processor._all:
+                if listener._closed:
+                    continue
+                listener._pending.append((UPDATE_NOTIFICATION, old, new))
+                if listener._waiting:
+                    listener._wake()
         # _release_later(old), inlined
         replaced = self._replaced
         replaced.append(old)
-        limit = self._cache_size() >> 3
-        if limit > MAX_HELD_REPLACED:
-            limit = MAX_HELD_REPLACED
-        if len(replaced) > limit or _getrefcount(replaced[0]) <= _ONLY_HELD:
+        if len(replaced) > self._hold_limit:
+            self._trim_held()
+        elif _getrefcount(replaced[0]) <= _ONLY_HELD:
             replaced.popleft()
-            while len(replaced) > limit:
-                replaced.popleft()
 
     def on_delete(self, obj: Any) -> None:
         self._processor.distribute(DELETE_NOTIFICATION, obj, None, False)
@@ -239,11 +247,17 @@ class SharedIndexInformer:
         work in order), and whatever the references beyond MAX_HELD_REPLACED objects or one eighth of the cache."""
         replaced = self._replaced
         replaced.append(obj)
-        limit = min(MAX_HELD_REPLACED, self._cache_size() >> 3)
-        if len(replaced) > limit or _getrefcount(replaced[0]) <= _ONLY_HELD:
+        self._trim_held()
+        if replaced and _getrefcount(replaced[0]) <= _ONLY_HELD:
             replaced.popleft()
-            while len(replaced) > limit:
-                replaced.popleft()
+
+    def _trim_held(self) -> None:
+        """Let go of the oldest held objects beyond the limit, which follows the cache's size: it is computed here,
+        on every deletion and whenever the held objects exceed it (the cache only shrinks by deletions)."""
+        limit = self._hold_limit = min(MAX_HELD_REPLACED, self._cache_size() >> 3)
+        replaced = self._replaced
+        while len(replaced) > limit:
+            replaced.popleft()
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
     def run(self, stop_event: threading.Event) -> None:

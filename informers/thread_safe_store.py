@@ -89,8 +89,8 @@ class ThreadSafeStore:
         with self._lock:
             items = self._items
             old = items.get(key, _MISSING)
-            if not self._indexers:
-                items[key] = obj
+            if not (self._replace_indexers if old is not _MISSING else self._indexers):
+                items[key] = obj  # no index to change: the common watch update (namespace index, namespace keys)
                 return old
             changes = None
             for name, fn in self._indexers.items() if old is _MISSING else self._replace_indexers:
