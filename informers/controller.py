@@ -29,25 +29,21 @@ def process_deltas(handler: Any, client_state: Any, deltas: Deltas, is_in_initia
 
     Sync/Replaced/Added/Updated become ``on_update(old, new)`` when the key is cached, else ``on_add``;
     Deleted removes it and calls ``on_delete`` (possibly with a tombstone). With ``use_deltas_key`` the key the
-    FIFO computed (``deltas.key``) is reused instead of computing it again; only valid when the FIFO and the store
-    key objects the same way (as in the shared informer).
+    FIFO computed (``deltas.key``) is reused by a ``Store`` instead of computing it again; only valid when the FIFO
+    and the store key objects the same way (as in the shared informer).
     """
     if use_deltas_key and deltas.key is not None and isinstance(client_state, Store):
         process_keyed_deltas(handler, client_state, deltas, is_in_initial_list)
         return
     upsert = getattr(client_state, "upsert", None)
-    key = deltas.key if use_deltas_key and upsert is not None else None
     for d in deltas:
         obj = d.object
         if d.type == DELETED:
-            if key is not None:
-                client_state.delete_key(key)
-            else:
-                client_state.delete(obj)
+            client_state.delete(obj)
             handler.on_delete(obj)
             continue
         if upsert is not None:
-            old, exists = upsert(obj, key)
+            old, exists = upsert(obj)
         else:
             old, exists = client_state.get(obj)
             if exists:

@@ -380,9 +380,7 @@ class DeltaFIFO:
     def _process_in_producer(self, key: str, deltas: Deltas) -> None:
         """Process the item of ``key``, which a consumer would pop next (it is no longer queued), in this producer
         thread; errors go to ``on_error`` as ``pop`` would raise them."""
-        is_in_initial_list = not (self._populated and self._initial_population_count == 0)
-        if self._initial_population_count > 0:
-            self._initial_population_count -= 1
+        is_in_initial_list = self._count_popped()
         try:
             self._producer_process(deltas, is_in_initial_list)  # type: ignore[misc]
         except Exception as e:
@@ -442,16 +440,22 @@ class DeltaFIFO:
     def _pop_one_locked(self, process: Callable[[Deltas, bool], Any]) -> Deltas:
         """Pop the head (the queue must not be empty) and process it; see ``pop`` for errors. A ``RequeueError``
         without ``err`` surfaces as ``_Requeued`` so that ``pop`` returns the deltas and ``pop_batch`` stops."""
-        is_in_initial_list = not (self._populated and self._initial_population_count == 0)
+        is_in_initial_list = self._count_popped()
         key = self._queue.popleft()
-        if self._initial_population_count > 0:
-            self._initial_population_count -= 1
         deltas = self._items.pop(key)  # key in queue <=> key in items
         try:
             process(deltas, is_in_initial_list)
         except Exception as e:
             self._after_failed_process(key, deltas, e)
         return deltas
+
+    def _count_popped(self) -> bool:
+        """Under the lock, for an item leaving the queue to be processed: whether it belongs to the initial list
+        (which ``has_synced`` waits for), counted as processed. ``add``/``update`` inline this for their fast path."""
+        is_in_initial_list = not (self._populated and self._initial_population_count == 0)
+        if self._initial_population_count > 0:
+            self._initial_population_count -= 1
+        return is_in_initial_list
 
     def _after_failed_process(self, key: str, deltas: Deltas, err: Exception) -> None:
         """A ``RequeueError`` puts the item back and raises its ``err``, or ``_Requeued`` without one; anything else

@@ -11,7 +11,7 @@ from typing import Any
 from apis.logs import get_logger
 from workqueue.clock import REAL_CLOCK, Clock
 
-from .controller import Config, Controller, keyed_upserter, process_deltas, process_keyed_deltas
+from .controller import Config, Controller, keyed_upserter, process_deltas
 from .delta_fifo import DeltaFIFO, Deltas, TransformFunc
 from .gc_policy import freeze_after_initial_sync, thaw_after_stop
 from .index import Indexer
@@ -190,10 +190,7 @@ class SharedIndexInformer:
     def _handle_deltas(self, deltas: Deltas, is_in_initial_list: bool) -> None:
         # Under the FIFO's lock, that is _block_deltas. The FIFO keys objects exactly as the indexer does, so its key
         # is reused.
-        if deltas.key is not None:
-            process_keyed_deltas(self, self._indexer, deltas, is_in_initial_list)
-        else:
-            process_deltas(self, self._indexer, deltas, is_in_initial_list)
+        process_deltas(self, self._indexer, deltas, is_in_initial_list, use_deltas_key=True)
 
     def _on_initial_sync(self) -> None:
         # the first LIST is cached: take it (and the start-up heap) out of the cyclic GC's walks (see gc_policy)
