@@ -344,8 +344,10 @@ class Clientset(ClientsetBase):
         except Exception as exc:  # ConfigException, YAML and OS errors all mean the same to the caller
             where = f"kubeconfig {path!r}" + (f" context {context!r}" if context else "")
             raise ConfigError(f"cannot load {where}: {exc}") from exc
+        if master:
+            cfg.host = master  # before pinning: the host setter picks the environment's proxy for its scheme
         _pin_proxy(cfg)
-        return cls(cfg, master=master, **options)
+        return cls(cfg, **options)
 
     @classmethod
     def in_cluster(cls, *, token_file: str | None = None, ca_file: str | None = None, **options: Any) -> Clientset:

@@ -200,6 +200,8 @@ class Transport:
             raise ValueError("connect_timeout and read_timeout must be positive seconds")
         self.configuration = configuration
         self.host = host
+        self._origin = f"{parts.scheme}://{parts.netloc}"
+        self._base_path = parts.path  # e.g. a proxy's /k8s/clusters/c-1: every request path goes under it
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
         self.total_timeout: float | None = None  # when set, bounds connecting and reading together
@@ -216,7 +218,11 @@ class Transport:
 
     # -- helpers ---------------------------------------------------------------------------------------------------
     def url(self, path: str, query: dict[str, str] | None = None) -> str:
-        return self.host + path + ("?" + urlencode(query) if query else "")
+        return self._origin + self._target(path, query)
+
+    def _target(self, path: str, query: dict[str, str] | None) -> str:
+        """What goes on the request line: the server's base path, ``path`` and the encoded query."""
+        return self._base_path + path + ("?" + urlencode(query) if query else "")
 
     def auth_headers(self) -> dict[str, str]:
         """The Authorization header for the next request (a bearer token is refreshed through the configuration)."""
@@ -235,14 +241,14 @@ class Transport:
         headers.update(self.auth_headers())
         return headers
 
-    def _urlopen(self, method: str, path: str, query: dict[str, str] | None, **kw: Any) -> urllib3.BaseHTTPResponse:
-        """Send one request through the pool of ``host`` (or the proxy's manager); ``kw`` as urllib3's urlopen."""
-        target = path + ("?" + urlencode(query) if query else "")
+    def _urlopen(self, method: str, target: str, **kw: Any) -> urllib3.BaseHTTPResponse:
+        """Send one request for ``target`` (see ``_target``) through the pool of ``host`` (or the proxy's manager);
+        ``kw`` as urllib3's urlopen."""
         if not self._direct:
-            return self._pool.urlopen(method, self.host + target, **kw)
+            return self._pool.urlopen(method, self._origin + target, **kw)
         pool = self._host_pool
         if pool is None or pool.pool is None:  # first use, or closed by close()
-            pool = self._host_pool = self._pool.connection_from_url(self.host)
+            pool = self._host_pool = self._pool.connection_from_url(self._origin)
         return pool.urlopen(method, target, assert_same_host=False, **kw)
 
     # -- requests --------------------------------------------------------------------------------------------------
@@ -256,7 +262,7 @@ class Transport:
         content_type: str = JSON,
     ) -> Any:
         """Send one request and return the decoded JSON answer ({} for an empty body)."""
-        url = self.url(path, query)
+        target = self._target(path, query)
         headers = self._headers(stream=False)
         data: bytes | None = None
         if body is not None:
@@ -265,8 +271,7 @@ class Transport:
         try:
             resp = self._urlopen(
                 method,
-                path,
-                query,
+                target,
                 body=data,
                 headers=headers,
                 timeout=urllib3.Timeout(connect=self.connect_timeout, read=self.read_timeout, total=self.total_timeout),
@@ -274,7 +279,7 @@ class Transport:
                 redirect=False,
             )
         except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException) as exc:
-            raise connection_error(method, url, exc) from exc
+            raise connection_error(method, self._origin + target, exc) from exc
         status, data = resp.status, resp.data
         if not 200 <= status < 300:
             raise errors.from_http(status, data, errors.parse_retry_after(resp.headers.get("Retry-After")))
@@ -284,17 +289,16 @@ class Transport:
             return orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise ResponseDecodeError(
-                f"{method} {url}: the server answered {status} with a body that is not JSON: {exc}"
+                f"{method} {self._origin + target}: the server answered {status} with a body that is not JSON: {exc}"
             ) from None
 
     def stream(self, path: str, query: dict[str, str], read_timeout: float) -> urllib3.BaseHTTPResponse:
         """Open a streaming GET (a watch); ``read_timeout`` bounds the silence between two reads."""
-        url = self.url(path, query)
+        target = self._target(path, query)
         try:
             resp = self._urlopen(
                 "GET",
-                path,
-                query,
+                target,
                 headers=self._headers(stream=True),
                 timeout=urllib3.Timeout(connect=self.connect_timeout, read=read_timeout),
                 retries=self._retries,
@@ -302,7 +306,7 @@ class Transport:
                 preload_content=False,
             )
         except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException) as exc:
-            raise connection_error("GET", url, exc) from exc
+            raise connection_error("GET", self._origin + target, exc) from exc
         if not 200 <= resp.status < 300:
             try:
                 data = resp.read()

@@ -41,6 +41,20 @@ def test_group_and_cluster_scoped_paths(stub, cs):
     assert cs.apps_v1().deployments("").list()["items"] == []
 
 
+def test_a_server_address_with_a_path_prefixes_every_request(stub):
+    """An API server behind a path (a proxy's /k8s/clusters/c-1) gets that path on every request line."""
+    prefix = "/k8s/clusters/c-1"
+    stub.json("GET", f"{prefix}{POD_PATH}/p1", 200, POD)
+    stub.json("GET", f"{prefix}{POD_PATH}", 200, {"kind": "PodList", "metadata": {"resourceVersion": "5"}, "items": []})
+    client = Clientset.from_url(stub.url + prefix + "/", token="t", connect_timeout=5, request_timeout=5)
+    try:
+        assert client.core_v1().pods("default").get("p1") == POD
+        assert client.core_v1().pods("default").list(limit=1)["items"] == []
+        assert stub.last().path == f"{prefix}{POD_PATH}" and stub.last().query == {"limit": "1"}
+    finally:
+        client.close()
+
+
 def test_cluster_scoped_resource_refuses_a_namespace(cs):
     with pytest.raises(ValueError, match="cluster-scoped"):
         cs.resource(r.NODES, "default")

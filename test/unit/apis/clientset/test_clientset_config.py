@@ -182,3 +182,14 @@ def test_the_refresh_hook_runs_before_every_request(stub):
         first = stub.last().headers["authorization"]
         pods.get("p1")
     assert (first, stub.last().headers["authorization"]) == ("Bearer t1", "Bearer t2")
+
+
+def test_master_takes_the_environment_proxy_for_its_own_scheme(stub, tmp_path, monkeypatch):
+    """An https kubeconfig overridden by an http ``master``: the HTTPS proxy of the environment is not kept."""
+    for name in ("HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", _dead_url())
+    monkeypatch.setenv("https_proxy", _dead_url())
+    stub.json("GET", POD_URL, 200, POD)
+    path = _kubeconfig(tmp_path, "https://127.0.0.1:1")
+    assert _get_and_auth(stub, Clientset.from_kubeconfig(path, master=stub.url)) == "Bearer alice-token"
