@@ -36,6 +36,19 @@ def test_drop_watch_after_events(sandbox) -> None:
     assert sandbox.faults.stats.dropped_watches == 1
 
 
+def test_drop_watch_after_events_lowered_below_what_a_live_watch_sent_ends_it(sandbox) -> None:
+    _seed_configmaps(sandbox, 2)
+    sandbox.faults.drop_watch_after_events = 5
+    names = []
+    for _, event in RawClient(sandbox.url).stream(CM_PATH + "?watch=1"):
+        if event is None:
+            break
+        names.append(event["object"]["metadata"]["name"])
+        if len(names) == 2:
+            sandbox.faults.drop_watch_after_events = 1  # the watch has sent 2 already
+    assert names == ["cm-0", "cm-1"] and sandbox.faults.stats.dropped_watches == 1
+
+
 def test_error_rate_is_deterministic_with_seed_and_spares_discovery(sandbox) -> None:
     http = RawClient(sandbox.url)
     sandbox.faults.error_rate = 0.5

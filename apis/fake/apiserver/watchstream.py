@@ -97,6 +97,9 @@ class WatchStreamer:
                 if deadline is not None:
                     wait = min(wait, max(deadline - now, 0.0))
             limit = faults.drop_watch_after_events
+            if limit is not None and sent >= limit:  # also when the fault was lowered below what this watch sent
+                faults.count("dropped_watches")
+                return
             try:  # every pending event at once, the stored objects only serialized
                 events = watch.next_events(wait, copy=False, limit=None if limit is None else limit - sent,  # type: ignore[attr-defined]
                                            gather=GATHER_SECONDS)

@@ -198,6 +198,8 @@ class TrackerWatch:
         for a reader that only serializes them. ``gather``: when the previous call took events less than that many
         seconds ago, wait that long first, so that events coming fast are taken (and the reader woken) a few at a
         time rather than one by one (``GATHER_SECONDS`` suits a stream)."""
+        if limit is not None and limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
         if gather and time.monotonic() - self._last_taken < gather:
             time.sleep(gather)
         give_up = time.monotonic() + timeout if timeout is not None else None

@@ -243,6 +243,8 @@ def test_next_events_takes_every_queued_event_and_can_hand_out_the_stored_object
         assert gone.object["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
         assert batch[1].object["metadata"]["resourceVersion"] != stored["metadata"]["resourceVersion"]
         assert w.next_events(0.05) == []
+        with pytest.raises(ValueError, match="limit"):
+            w.next_events(TIMEOUT, limit=0)  # would take nothing and return at once, forever
 
 
 def test_a_busy_reader_lets_events_gather(tracker: ObjectTracker) -> None:
