@@ -8,6 +8,8 @@ job's Secret on every worker with an S3 mount; without keys, anonymously). Other
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
 
 import boto3
 from botocore import UNSIGNED
@@ -26,21 +28,25 @@ class UploadError(Exception):
 
 def upload(env: Mapping[str, str], url: str, data: bytes) -> None:
     """Put ``data`` at ``url`` (``s3://bucket/key``) with the credentials of the worker's ``env``."""
+    # split as the SDK's FileOps does (no percent-decoding: the key is used as written)
     bucket, _, key = url.removeprefix("s3://").partition("/")
     if not url.startswith("s3://") or not bucket or not key:
         raise UploadError(f"{url}: not an s3://bucket/key URL")
     endpoint = env.get("S3_ENDPOINT_URL", "")
     if not endpoint.startswith(("http://", "https://")):
         raise UploadError(f"{url}: the worker has no S3_ENDPOINT_URL (its job names no Secret with an s3-endpoint)")
-    key_id, secret = env.get("ACCESS_KEY_ID", ""), env.get("SECRET_ACCESS_KEY", "")
-    # without keys the SDK's client goes anonymous; never the simulator host's own AWS credentials
-    config = _CONFIG if key_id and secret else _CONFIG.merge(Config(signature_version=UNSIGNED))
-    client = boto3.session.Session().client(
-        "s3", endpoint_url=endpoint, region_name="us-east-1", config=config,
-        aws_access_key_id=key_id or None, aws_secret_access_key=secret or None)
+    client = _client(endpoint, env.get("ACCESS_KEY_ID", ""), env.get("SECRET_ACCESS_KEY", ""))
     try:
         client.put_object(Bucket=bucket, Key=key, Body=data)
     except (BotoCoreError, ClientError) as exc:
         raise UploadError(f"{url}: {type(exc).__name__}: {exc}") from None
-    finally:
-        client.close()
+
+
+@lru_cache(maxsize=8)
+def _client(endpoint: str, key_id: str, secret: str) -> Any:
+    """One S3 client per endpoint and credentials (building one loads botocore's service model; clients are
+    thread-safe). Without keys it goes anonymous, as the SDK's does: never the simulator host's own credentials."""
+    config = _CONFIG if key_id and secret else _CONFIG.merge(Config(signature_version=UNSIGNED))
+    return boto3.session.Session().client(
+        "s3", endpoint_url=endpoint, region_name="us-east-1", config=config,
+        aws_access_key_id=key_id or None, aws_secret_access_key=secret or None)

@@ -29,14 +29,13 @@ from ...resources import PODS, REPLICA_SETS
 from .claim import claim, selector_text
 from .events import record_event
 from .rollout import get_condition, new_condition, remove_condition, replicas_of
+from .steering import ANNOTATION_FAIL_POD_CREATION, ANNOTATION_PREFIX
 from .tracker_api import TrackerAPI
 
 __all__ = ["ANNOTATION_FAIL_POD_CREATION", "ReplicaSetSimulator", "pod_is_ready", "pod_is_active"]
 
 log = get_logger(__name__)
 
-ANNOTATION_FAIL_POD_CREATION = "sandbox.sedna.io/fail-pod-creation"
-SANDBOX_ANNOTATION_PREFIX = "sandbox.sedna.io/"
 COMPONENT = "replicaset-controller"
 BURST_REPLICAS = 500  # kube's burstReplicas: at most this many creations or deletions per sync
 TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -127,7 +126,7 @@ class ReplicaSetSimulator:
         template = (rs.get("spec") or {}).get("template") or {}
         tmeta = template.get("metadata") or {}
         rs_annotations = meta.annotations(rs)
-        annotations = {k: v for k, v in rs_annotations.items() if k.startswith(SANDBOX_ANNOTATION_PREFIX)}
+        annotations = {k: v for k, v in rs_annotations.items() if k.startswith(ANNOTATION_PREFIX)}
         annotations.update(tmeta.get("annotations") or {})
         prefix = f"{meta.name(rs)}-"
         try:

@@ -39,7 +39,13 @@ from .deployments import DeploymentSimulator
 from .nodes import SimulatedNodes
 from .replicasets import TERMINAL_PHASES, ReplicaSetSimulator, pod_is_ready
 from .status import crash_loop_status, pending_status, running_status, terminated_status, with_readiness
-from .steering import ANNOTATION_EXIT_CODE, ANNOTATION_RUN_SECONDS, ANNOTATION_START_DELAY, steering_of
+from .steering import (
+    ANNOTATION_CRASH_LOOP,
+    ANNOTATION_EXIT_CODE,
+    ANNOTATION_RUN_SECONDS,
+    ANNOTATION_START_DELAY,
+    steering_of,
+)
 from .timers import Timers
 from .tracker_api import TrackerAPI
 
@@ -58,7 +64,6 @@ DEFAULT_NODE = "sandbox-node"
 _MAX_CONFLICT_RETRIES = 10
 _MAX_WAIT = 3600.0  # the worker wakes at least hourly, whatever its timers say
 _REWATCH_DELAY = 0.5  # after a watch could not be started
-ANNOTATION_CRASH_LOOP = "sandbox.sedna.io/crash-loop"
 _BACK_OFF_SECONDS, _MAX_BACK_OFF_SECONDS = 10.0, 300.0  # the kubelet's container restart back-off
 
 
@@ -320,9 +325,10 @@ class PodSimulator:
 
     def _sync_pod(self, ns: str, name: str) -> None:
         pod = self.tracker.peek(PODS, ns, name)  # the stored pod: read, never changed
-        if pod is None:
+        if pod is None:  # gone, its DELETED event possibly missed (a relist after an ERROR)
             with self._lock:
                 self._pods.pop((ns, name), None)
+                self._written.pop((ns, name), None)
             return
         if meta.deletion_timestamp(pod):
             return

@@ -26,7 +26,9 @@ from ... import meta
 from ...logs import get_logger
 
 __all__ = [
+    "ANNOTATION_CRASH_LOOP",
     "ANNOTATION_EXIT_CODE",
+    "ANNOTATION_FAIL_POD_CREATION",
     "ANNOTATION_PREFIX",
     "ANNOTATION_RUN_SECONDS",
     "ANNOTATION_START_DELAY",
@@ -41,11 +43,13 @@ ANNOTATION_PREFIX = "sandbox.sedna.io/"
 ANNOTATION_START_DELAY = ANNOTATION_PREFIX + "start-delay-seconds"
 ANNOTATION_RUN_SECONDS = ANNOTATION_PREFIX + "run-seconds"
 ANNOTATION_EXIT_CODE = ANNOTATION_PREFIX + "exit-code"
+ANNOTATION_CRASH_LOOP = ANNOTATION_PREFIX + "crash-loop"
+ANNOTATION_FAIL_POD_CREATION = ANNOTATION_PREFIX + "fail-pod-creation"
 MAX_STEERING_SECONDS = 365 * 24 * 3600.0  # a year: "practically forever", and far below any timer's limit
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1  # ContainerStateTerminated.exitCode is an int32
 _INTEGER = re.compile(r"[+-]?[0-9]+")
-_KNOWN = (ANNOTATION_START_DELAY, ANNOTATION_RUN_SECONDS, ANNOTATION_EXIT_CODE,
-          ANNOTATION_PREFIX + "crash-loop", ANNOTATION_PREFIX + "fail-pod-creation")
+_KNOWN = (ANNOTATION_START_DELAY, ANNOTATION_RUN_SECONDS, ANNOTATION_EXIT_CODE, ANNOTATION_CRASH_LOOP,
+          ANNOTATION_FAIL_POD_CREATION)
 _OTHER_SIMULATORS = ANNOTATION_PREFIX + "worker-"  # the worker simulator's steering (workersim.steering)
 
 

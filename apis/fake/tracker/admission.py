@@ -31,7 +31,6 @@ __all__ = [
     "admit_update",
     "check_decodes",
     "check_type_meta",
-    "drop_unknown_fields",
     "resolve_namespace",
     "unknown_fields",
 ]
@@ -39,8 +38,9 @@ __all__ = [
 
 def check_decodes(info: ResourceInfo, obj: Any, patched: bool = False, drop_unknown: bool = False) -> None:
     """Raise what kube-apiserver answers when ``obj`` does not decode into the kind's Go type (see the module doc);
-    ``patched``: ``obj`` is the result of a patch; ``drop_unknown``: then drop what ``drop_unknown_fields`` drops
-    (in the same walk unless ``patched``, whose error quotes the object as it was)."""
+    ``patched``: ``obj`` is the result of a patch; ``drop_unknown``: then remove, in place, the fields of a built-in
+    kind's object that its Go type does not have, as decoding drops them (custom resources are pruned against their
+    CRD schema by ``admit_*``), in the same walk unless ``patched``, whose error quotes the object as it was."""
     try:
         definition = schemas.kind_definition_name(info.gvr.api_version, info.kind)
         if definition is not None:
@@ -53,14 +53,6 @@ def check_decodes(info: ResourceInfo, obj: Any, patched: bool = False, drop_unkn
             check_object_meta(obj.get("metadata"))
     except DecodeError as err:
         raise _decode_error(info, err, obj if patched else None) from None
-
-
-def drop_unknown_fields(info: ResourceInfo, obj: dict[str, Any]) -> None:
-    """Remove, in place, the fields of a (decodable) built-in kind's object that its Go type does not have, as
-    decoding drops them; custom resources are pruned against their CRD schema by ``admit_*``."""
-    definition = schemas.kind_definition_name(info.gvr.api_version, info.kind)
-    if definition is not None:
-        check_kind(definition, obj, drop_unknown=True)
 
 
 def unknown_fields(info: ResourceInfo, obj: Any, crd_schema: dict[str, Any] | None) -> list[str]:
