@@ -111,7 +111,6 @@ def make_stream(n_events: int, n_pods: int, seed: int = 1) -> list[bytes]:
     lines: list[bytes] = []
     rv = 1000
     alive: list[int] = []
-    index_of: dict[int, int] = {}
     next_id = 0
 
     def emit(etype: str, i: int) -> None:
@@ -120,7 +119,6 @@ def make_stream(n_events: int, n_pods: int, seed: int = 1) -> list[bytes]:
         lines.append(orjson.dumps({"type": etype, "object": make_pod(i, rv, random.Random(i))}))
 
     while len(lines) < n_events and next_id < n_pods:
-        index_of[next_id] = len(alive)
         alive.append(next_id)
         emit("ADDED", next_id)
         next_id += 1
@@ -134,11 +132,8 @@ def make_stream(n_events: int, n_pods: int, seed: int = 1) -> list[bytes]:
             last = alive.pop()
             if pos < len(alive):
                 alive[pos] = last
-                index_of[last] = pos
-            del index_of[victim]
             emit("DELETED", victim)
         else:
-            index_of[next_id] = len(alive)
             alive.append(next_id)
             emit("ADDED", next_id)
             next_id += 1

@@ -22,7 +22,6 @@ import asyncio
 import base64
 import json
 import multiprocessing
-import os
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from hack._procs import free_port, memory_mb, start_gm, start_sandbox, stop_processes, wait_http  # noqa: E402
 
 NS = "default"
 SENT_AT = "bench.sedna.io/sent-at"
@@ -140,28 +141,6 @@ def sim_process(pipe: Any, url: str, nodes: list[int], total_nodes: int, dataset
 
 
 # -- driver -----------------------------------------------------------------------------------------------------------
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_http(url: str, timeout: float, check: Any = lambda code, body: code == 200) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=5) as resp:
-                body = resp.read().decode()
-                if check(resp.status, body):
-                    return body
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise SystemExit(f"timed out waiting for {url}")
-
-
 def metric(url: str, name: str) -> float:
     """The sum of every series of ``name`` on a Prometheus page (0 when there is none)."""
     total = 0.0
@@ -172,16 +151,6 @@ def metric(url: str, name: str) -> float:
     return total
 
 
-def rss_mb(pid: int) -> tuple[float, float]:
-    values = {}
-    with open(f"/proc/{pid}/status") as fh:
-        for line in fh:
-            key, _, rest = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                values[key] = int(rest.split()[0]) / 1024
-    return round(values.get("VmRSS", 0), 1), round(values.get("VmHWM", 0), 1)
-
-
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
@@ -190,32 +159,16 @@ def percentile(values: list[float], q: float) -> float:
 def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     from apis.clientset import Clientset
 
-    env = dict(os.environ, PYTHONPATH=str(REPO))
     children: list[subprocess.Popen[bytes]] = []
     sims: list[tuple[Any, Any]] = []
     try:
-        kubeconfig = workdir / "kubeconfig"
-        api_log = open(workdir / "apiserver.log", "wb")  # noqa: SIM115 - closed with the process
-        api = subprocess.Popen([sys.executable, "-m", "apis.fake.apiserver", "--port", "0", "--crds",
-                                str(REPO / "charts/sedna/crds"), "--kubeconfig-out", str(kubeconfig), "--no-kubelet",
-                                "--watch-history", "50000"], cwd=REPO, env=env, stdout=api_log,
-                               stderr=subprocess.STDOUT)
+        # the sandbox's default log level (info), as this benchmark has always run it
+        api, kubeconfig = start_sandbox(workdir, ["--no-kubelet", "--watch-history", "50000"], log_level="info")
         children.append(api)
-        deadline = time.monotonic() + 30
-        while "listening on" not in (workdir / "apiserver.log").read_text() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        metrics_port, edge_port = free_port(), free_port()
-        config = workdir / "gm.yaml"
-        config.write_text("minResyncPeriodSeconds: 3600\ncontrollers: [Dataset, Model]\n")
-        gm_log = open(workdir / "gm.log", "wb")  # noqa: SIM115 - closed with the process
-        gm = subprocess.Popen([sys.executable, "-m", "globalmanager.app", "--kubeconfig", str(kubeconfig),
-                               "--no-leader-elect", "--config", str(config), "--metrics-address",
-                               f"127.0.0.1:{metrics_port}", "--websocket-address", f"127.0.0.1:{edge_port}",
-                               "--log-level", "warning", "--log-format", "json"], cwd=REPO, env=env, stdout=gm_log,
-                              stderr=subprocess.STDOUT)
+        edge_port = free_port()
+        gm, gm_url = start_gm(workdir, kubeconfig, {"minResyncPeriodSeconds": 3600,
+                                                    "controllers": ["Dataset", "Model"]}, edge_port=edge_port)
         children.append(gm)
-        gm_url = f"http://127.0.0.1:{metrics_port}"
-        wait_http(gm_url + "/readyz", 60)
         wait_http(gm_url + "/metrics", 60, lambda code, body: "sedna_gm_edge_connected_nodes" in body)
 
         ctx = multiprocessing.get_context("spawn")
@@ -279,7 +232,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         duration = max(r[2] for r in results) - min(r[1] for r in results)
         items = client.list()["items"]
         final = sum(1 for d in items if (d.get("status") or {}).get("numberOfSamples") == args.report_rounds)
-        rss, peak = rss_mb(gm.pid)
+        rss, peak = (round(mb, 1) for mb in memory_mb(gm.pid))
         rejected = metric(gm_url + "/metrics", "sedna_gm_edge_rejected_frames_total")
         for _, pipe in sims:
             pipe.send(("stop", None))
@@ -309,12 +262,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         for proc, _ in sims:
             if proc.is_alive():
                 proc.terminate()
-        for child in reversed(children):
-            child.terminate()
-            try:
-                child.wait(15)
-            except subprocess.TimeoutExpired:
-                child.kill()
+        stop_processes(*reversed(children))
 
 
 def main(argv: list[str] | None = None) -> int:

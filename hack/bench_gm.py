@@ -48,6 +48,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from hack._procs import cpu_seconds, memory_mb, start_gm, start_sandbox, stop_processes  # noqa: E402
+
 NS = "bench"
 RUN_SECONDS = "sandbox.sedna.io/run-seconds"
 
@@ -98,15 +100,18 @@ def _last_condition_running(obj: Mapping[str, Any]) -> bool:
 @dataclass(frozen=True)
 class Kind:
     controller: str  # the sedna-gm controller that reconciles it
+    api_version: str
     prefix: str  # object names: <prefix>-<i>
     build: Callable[[str, float], dict[str, Any]]
     done: Callable[[Mapping[str, Any]], bool]
 
 
 KINDS = {
-    "ElasticAIJob": Kind("ElasticAIJob", "eaij", elastic_ai_job, _phase_succeeded),
-    "JointInferenceService": Kind("JointInference", "ji", joint_inference_service, _last_condition_running),
-    "FederatedLearningJob": Kind("FederatedLearning", "fl", federated_learning_job, _phase_succeeded),
+    "ElasticAIJob": Kind("ElasticAIJob", "elasticdl.org/v1alpha1", "eaij", elastic_ai_job, _phase_succeeded),
+    "JointInferenceService": Kind("JointInference", "sedna.io/v1alpha1", "ji", joint_inference_service,
+                                  _last_condition_running),
+    "FederatedLearningJob": Kind("FederatedLearning", "sedna.io/v1alpha1", "fl", federated_learning_job,
+                                 _phase_succeeded),
 }
 MIX = ("ElasticAIJob", "JointInferenceService", "FederatedLearningJob")
 
@@ -129,51 +134,9 @@ def plan(total: int, mix: bool) -> dict[str, int]:
     return {kind: share + (1 if i < extra else 0) for i, kind in enumerate(MIX)}
 
 
-# -- processes and measurements ---------------------------------------------------------------------------------------
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_http(url: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=5) as resp:
-                if resp.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise SystemExit(f"timed out waiting for {url}")
-
-
-def stop_processes(*procs: subprocess.Popen[bytes]) -> None:
-    """SIGTERM each process in turn; kill one that has not exited 15 s later."""
-    for proc in procs:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of ``pid`` (all its threads)."""
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
+# -- measurements ------------------------------------------------------------------------------------------------------
 def rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
+    return memory_mb(pid)[0]
 
 
 @dataclass
@@ -251,8 +214,6 @@ class StateWatch:
         self.all_phased_at = 0.0
         self.cond = threading.Condition()
         self.factory = SharedInformerFactory(cs, namespace=NS)
-        gvrs = {"ElasticAIJob": r.ELASTIC_AI_JOBS, "JointInferenceService": r.JOINT_INFERENCE_SERVICES,
-                "FederatedLearningJob": r.FEDERATED_LEARNING_JOBS}
         for kind in counts:
             check = KINDS[kind].done
 
@@ -271,7 +232,8 @@ class StateWatch:
                         self.done_at = time.time()
                         self.cond.notify_all()
 
-            self.factory.for_resource(gvrs[kind]).informer().add_event_handler(
+            gvr = r.lookup_kind(KINDS[kind].api_version, kind).gvr
+            self.factory.for_resource(gvr).informer().add_event_handler(
                 ResourceEventHandlerFuncs(add_func=seen, update_func=lambda _old, new, seen=seen: seen(new)))
 
     def start(self, stop: threading.Event) -> None:
@@ -289,60 +251,29 @@ class StateWatch:
         return True
 
 
-def start_sandbox(workdir: Path, env: dict[str, str], extra: list[str]) -> tuple[subprocess.Popen[bytes], Path]:
-    kubeconfig = workdir / "kubeconfig"
-    log_path = workdir / "apiserver.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "apis.fake.apiserver", "--port", "0", "--crds",
-                                 str(REPO / "charts/sedna/crds"), "--kubeconfig-out", str(kubeconfig),
-                                 "--log-level", "warning", *extra], cwd=REPO, env=env, stdout=log,
-                                stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while "listening on" not in log_path.read_text(errors="replace"):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit("the sandbox API server did not start:\n" + log_path.read_text(errors="replace"))
-        time.sleep(0.05)
-    return proc, kubeconfig
-
-
-def start_gm(workdir: Path, env: dict[str, str], kubeconfig: Path, workers: Mapping[str, int],
-             resync: float) -> tuple[subprocess.Popen[bytes], str]:
-    metrics_port = free_port()
-    config = workdir / "gm.yaml"
-    config.write_text(json.dumps({"minResyncPeriodSeconds": resync, "workers": dict(workers)}))
-    with open(workdir / "gm.log", "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "globalmanager.app", "--kubeconfig", str(kubeconfig),
-                                 "--no-leader-elect", "--config", str(config), "--metrics-address",
-                                 f"127.0.0.1:{metrics_port}", "--websocket-address", f"127.0.0.1:{free_port()}",
-                                 "--log-level", "warning", "--log-format", "json"], cwd=REPO, env=env, stdout=log,
-                                stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{metrics_port}"
-    wait_http(url + "/readyz", 60)
-    return proc, url
-
-
 def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_threads: int = 8,
              workers: Mapping[str, int] | None = None, resync: float = 30.0, timeout: float = 600.0,
              profile_dir: Path | None = None, profile_gil: bool = True,
              sandbox_args: list[str] | None = None) -> dict[str, Any]:
     """One fresh sandbox and ``sedna-gm``; ``total`` objects created and followed to steady state (module doc)."""
     from apis.clientset import Clientset
+    from globalmanager.config import DEFAULT_WORKERS
 
     counts = plan(total, mix)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p))
     children: list[subprocess.Popen[bytes]] = []
     stop = threading.Event()
     with tempfile.TemporaryDirectory(prefix="sedna-bench-gm-") as tmp:
         workdir = Path(tmp)
         try:
-            api, kubeconfig = start_sandbox(workdir, env, list(sandbox_args or []))
+            api, kubeconfig = start_sandbox(workdir, list(sandbox_args or []))
             children.append(api)
             cs = Clientset.from_kubeconfig(str(kubeconfig))
             cs.core_v1().namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
             if mix:
                 for obj in referenced_objects():
                     cs.resource(_gvr_of(obj), NS).create(obj)
-            gm, gm_url = start_gm(workdir, env, kubeconfig, workers or {}, resync)
+            gm, gm_url = start_gm(workdir, kubeconfig,
+                                  {"minResyncPeriodSeconds": resync, "workers": dict(workers or {})})
             children.append(gm)
             watch = StateWatch(cs, counts)
             watch.start(stop)
@@ -356,16 +287,15 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
                 tag = f"{total}{'-mix' if mix else ''}"
                 profilers = [(name, Profiler(pid, profile_dir / f"{name}-{tag}.speedscope.json", profile_gil))
                              for name, pid in (("gm", gm.pid), ("sandbox", api.pid))]
-            objs = [(kind, KINDS[kind].build(f"{KINDS[kind].prefix}-{i:05d}", run_seconds))
-                    for kind, n in counts.items() for i in range(n)]
-            objs.sort(key=lambda pair: int(pair[1]["metadata"]["name"].rsplit("-", 1)[1]))  # kinds interleaved
+            objs = [KINDS[kind].build(f"{KINDS[kind].prefix}-{i:05d}", run_seconds)  # kinds interleaved
+                    for i in range(max(counts.values())) for kind, n in counts.items() if i < n]
 
             def create(obj: dict[str, Any]) -> None:
                 cs.resource(_gvr_of(obj), NS).create(obj)
 
             started = time.time()
             with ThreadPoolExecutor(create_threads) as pool:
-                list(pool.map(create, (obj for _, obj in objs)))
+                list(pool.map(create, objs))
             created = time.time()
             steady = watch.wait(timeout)
             ended = watch.done_at if steady else time.time()
@@ -380,7 +310,7 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
             result: dict[str, Any] = {
                 "objects": total,
                 "kinds": counts,
-                "gm_workers": dict(workers) if workers else "sedna-gm's default (2 per controller)",
+                "gm_workers": dict(workers) if workers else f"sedna-gm's default ({DEFAULT_WORKERS} per controller)",
                 "steady": steady,
                 "in_expected_state": len(watch.done),
                 "create_seconds": round(created - started, 2),
@@ -425,6 +355,8 @@ def machine() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from globalmanager.config import DEFAULT_WORKERS
+
     p = argparse.ArgumentParser(prog="python -m hack.bench_gm", description=__doc__.split("\n\n")[0])
     p.add_argument("--jobs", type=int, action="append", help="objects per run (repeatable; default 1000 and 10000)")
     p.add_argument("--mix", action="store_true",
@@ -432,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--run-seconds", type=float, default=1.0, help="how long the simulated pods run (1)")
     p.add_argument("--create-threads", type=int, default=8, help="parallel creating clients (8)")
     p.add_argument("--gm-workers", type=int, default=8,
-                   help="sync workers per controller (8; 0: sedna-gm's default, 2)")
+                   help=f"sync workers per controller (8; 0: sedna-gm's default, {DEFAULT_WORKERS})")
     p.add_argument("--resync", type=float, default=30.0, help="sedna-gm's minResyncPeriodSeconds (30, its default)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for steady state per run")
     p.add_argument("--profile-dir", type=Path, help="write py-spy profiles of the GM and the sandbox here")

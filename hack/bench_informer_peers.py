@@ -115,7 +115,7 @@ def _kubernetes_informer(kubeconfig: str, handle: Handler) -> Callable[[], None]
     return start
 
 
-def _kopf(kubeconfig: str, handle: Handler) -> Callable[[], None]:
+def _kopf(handle: Handler) -> Callable[[], None]:
     import asyncio
 
     import kopf
@@ -203,7 +203,7 @@ def run_peer(peer: str, kubeconfig: str, objects: int, updates: int) -> None:
         "ours": lambda: _ours(kubeconfig, handle, tune_gc=False),
         "ours_gm_gc": lambda: _ours(kubeconfig, handle, tune_gc=True),
         "kubernetes_informer": lambda: _kubernetes_informer(kubeconfig, handle),
-        "kopf": lambda: _kopf(kubeconfig, handle),
+        "kopf": lambda: _kopf(handle),  # kopf's login reads $KUBECONFIG (run_once sets it)
         "raw_floor": lambda: _raw(kubeconfig, handle),
     }
     start = preparers[peer]()
@@ -310,7 +310,8 @@ def versions() -> dict[str, str]:
 
 
 def bench_peers(objects: int, updates: int, rounds: int, peers: tuple[str, ...] = PEERS) -> dict[str, Any]:
-    """Every peer once per round (order alternating between rounds); medians and every round's figures."""
+    """Every peer once per round (order alternating between rounds); medians and every round's figures. Ratios
+    are taken within each round (``<field>``: their median; ``<field>_per_round``: every round's)."""
     with tempfile.TemporaryDirectory(prefix="bench-peers-") as workdir:
         sandbox = Sandbox(objects, updates, workdir)
         runs: dict[str, list[dict[str, Any]]] = {peer: [] for peer in peers}
@@ -329,19 +330,30 @@ def bench_peers(objects: int, updates: int, rounds: int, peers: tuple[str, ...] 
         summary[peer] = {f: round(med(rec[f] for rec in records), 3) for f in fields}
         summary[peer]["rss_peak_mib"] = round(med(rec["rss_peak_mib"] for rec in records), 1)
         summary[peer]["rounds"] = [{f: round(rec[f], 3) for f in (*fields, "rss_peak_mib")} for rec in records]
-    ours = summary.get("ours")
+    def per_round(num: str, den: str) -> dict[str, Any]:
+        """num / den of every field, taken within each round (both ran in it): the median, and every round's."""
+        ratios: dict[str, Any] = {}
+        lists: dict[str, list[float | None]] = {}
+        for f in fields:
+            rounds_f = [a[f] / b[f] if b[f] > 0 else None for a, b in zip(runs[num], runs[den], strict=True)]
+            known = [x for x in rounds_f if x is not None]
+            ratios[f] = round(med(known), 2) if known else None
+            lists[f"{f}_per_round"] = [None if x is None else round(x, 2) for x in rounds_f]
+        return {"ratios": ratios, "per_round": lists}
+
     ahead: dict[str, Any] = {}
-    if ours is not None:
+    if "ours" in runs:
         for peer in peers:
             if peer.startswith("ours") or peer == "raw_floor":
                 continue
             # peer / ours: above 1 means ours is ahead by that factor
-            ratios = {f: round(summary[peer][f] / ours[f], 2) if ours[f] > 0 else None for f in fields}
+            got = per_round(peer, "ours")
+            ratios = got["ratios"]
             ratios["ours_ahead_on_all"] = all(v is not None and v > 1 for v in ratios.values())
-            ahead[peer] = ratios
-        floor = summary.get("raw_floor")
-        if floor is not None:
-            ahead["ours_over_raw_floor"] = {f: round(ours[f] / floor[f], 2) if floor[f] > 0 else None for f in fields}
+            ahead[peer] = {**ratios, **got["per_round"]}
+        if "raw_floor" in runs:
+            got = per_round("ours", "raw_floor")
+            ahead["ours_over_raw_floor"] = {**got["ratios"], **got["per_round"]}
     return {
         "objects": objects,
         "updates": updates,

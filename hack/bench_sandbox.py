@@ -6,7 +6,8 @@ Run from the repo root: ``python -m hack.bench_sandbox`` (prints one JSON docume
 * ``latency``: for raw ``http.client``, our ``apis.clientset.Clientset`` and the official ``kubernetes`` client, the
   median and p99 (milliseconds) of ``--requests`` requests of each kind, sent one after the other on a kept-alive
   connection: ``get`` (one ConfigMap), ``list`` (a namespace of ``--list-size`` ConfigMaps), ``patch`` (a merge patch
-  of one ConfigMap's data). The clients take turns every 50 requests, so that they share the server's state.
+  of one ConfigMap's data, sent as ``application/merge-patch+json`` by all three). The clients take turns every 50
+  requests, so that they share the server's state.
 * ``gm``: ``hack.bench_gm.run_size`` with ``--jobs`` ElasticAIJobs (200 by default) and sedna-gm's default workers:
   time until every job has a phase (``phase_set_seconds``) and until every job has succeeded (``steady_seconds``; its
   master pod runs ``--run-seconds``), syncs, p99 sync latency, CPU of both processes.
@@ -17,7 +18,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -31,7 +31,8 @@ from urllib.parse import urlsplit
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from hack.bench_gm import cpu_seconds, machine, run_size, start_sandbox, stop_processes  # noqa: E402
+from hack._procs import cpu_seconds, start_sandbox, stop_processes  # noqa: E402
+from hack.bench_gm import machine, run_size  # noqa: E402
 
 NS = "bench"
 CM_PATH = f"/api/v1/namespaces/{NS}/configmaps"
@@ -88,7 +89,9 @@ def official_client(kubeconfig: Path) -> dict[str, Callable[[int], Any]]:
     return {
         "get": lambda i: api.read_namespaced_config_map("cm-0", NS),
         "list": lambda i: api.list_namespaced_config_map(NS),
-        "patch": lambda i: api.patch_namespaced_config_map("cm-0", NS, {"data": {"n": str(i)}}),
+        # merge patch, as the other two send (the client would pick its own patch type otherwise)
+        "patch": lambda i: api.patch_namespaced_config_map("cm-0", NS, {"data": {"n": str(i)}},
+                                                           _content_type="application/merge-patch+json"),
     }
 
 
@@ -96,9 +99,8 @@ def latency(requests: int, list_size: int) -> dict[str, Any]:
     """Start a sandbox (no pod simulator), fill it, and time the three clients' requests."""
     from apis.clientset import Clientset
 
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p))
     with tempfile.TemporaryDirectory(prefix="sedna-bench-sandbox-") as tmp:
-        api, kubeconfig = start_sandbox(Path(tmp), env, ["--no-kubelet"])
+        api, kubeconfig = start_sandbox(Path(tmp), ["--no-kubelet"])
         try:
             setup = Clientset.from_kubeconfig(str(kubeconfig))
             setup.core_v1().namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})

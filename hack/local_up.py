@@ -27,10 +27,8 @@ IncrementalLearningJob moving through its stages on them.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -39,20 +37,14 @@ import time
 import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from ._procs import CRDS, REPO, child_env, free_port
+
 DEFAULT_SAMPLE = REPO / "charts" / "sedna" / "samples" / "elasticaijob.yaml"
 EDGE_NODES = ("edge-1", "edge-2")
-CRDS = REPO / "charts" / "sedna" / "crds"
 
 
 def say(text: str) -> None:
     print(text, flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Process:
@@ -61,8 +53,7 @@ class Process:
     def __init__(self, name: str, argv: list[str], log_path: Path) -> None:
         self.name = name
         self.log_path = log_path
-        env = dict(os.environ)
-        env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env = child_env()
         self._log = open(log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,

@@ -1,0 +1,112 @@
+"""Process helpers the hack/ benchmarks and local-up share: ports, HTTP readiness, /proc readings, and starting the
+sandbox API server and ``sedna-gm`` as child processes of this repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+CRDS = REPO / "charts" / "sedna" / "crds"
+
+__all__ = ["CRDS", "REPO", "child_env", "cpu_seconds", "free_port", "memory_mb", "start_gm", "start_sandbox",
+           "stop_processes", "wait_http"]
+
+
+def child_env() -> dict[str, str]:
+    """This process's environment with the repository first on ``PYTHONPATH``."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_http(url: str, timeout: float, check: Callable[[int, str], bool] = lambda code, body: code == 200) -> str:
+    """Poll ``url`` until ``check(status, body)`` holds; returns the body (exits the program on timeout)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as resp:
+                body = resp.read().decode()
+                if check(resp.status, body):
+                    return body
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"timed out waiting for {url}")
+
+
+def stop_processes(*procs: subprocess.Popen[Any]) -> None:
+    """SIGTERM each process in turn; kill one that has not exited 15 s later."""
+    for proc in procs:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of ``pid`` (all its threads)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def memory_mb(pid: int) -> tuple[float, float]:
+    """Resident memory of ``pid`` now and at its peak (``VmRSS``, ``VmHWM`` of ``/proc/<pid>/status``), in MiB."""
+    values = {}
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                values[key] = int(rest.split()[0]) / 1024
+    return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
+
+
+def start_sandbox(workdir: Path, extra: list[str], *,
+                  log_level: str = "warning") -> tuple[subprocess.Popen[bytes], Path]:
+    """The sandbox API server with Sedna's CRDs, its output in ``<workdir>/apiserver.log`` and its kubeconfig in
+    ``<workdir>/kubeconfig``; returns once it listens (exits the program if it does not within 60 s)."""
+    kubeconfig = workdir / "kubeconfig"
+    log_path = workdir / "apiserver.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "apis.fake.apiserver", "--port", "0", "--crds", str(CRDS),
+                                 "--kubeconfig-out", str(kubeconfig), "--log-level", log_level, *extra], cwd=REPO,
+                                env=child_env(), stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while "listening on" not in log_path.read_text(errors="replace"):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit("the sandbox API server did not start:\n" + log_path.read_text(errors="replace"))
+        time.sleep(0.05)
+    return proc, kubeconfig
+
+
+def start_gm(workdir: Path, kubeconfig: Path, config: Mapping[str, Any], *,
+             edge_port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """``sedna-gm`` without leader election, ``config`` as its config file, warning-level JSON logs in
+    ``<workdir>/gm.log``, its metrics server and its edge link (``edge_port``, default a free one) on 127.0.0.1;
+    returns the process and its metrics URL once ``/readyz`` answers 200."""
+    metrics_port = free_port()
+    config_path = workdir / "gm.yaml"
+    config_path.write_text(json.dumps(dict(config)))  # JSON is YAML
+    with open(workdir / "gm.log", "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "globalmanager.app", "--kubeconfig", str(kubeconfig),
+                                 "--no-leader-elect", "--config", str(config_path), "--metrics-address",
+                                 f"127.0.0.1:{metrics_port}", "--websocket-address",
+                                 f"127.0.0.1:{edge_port or free_port()}", "--log-level", "warning", "--log-format",
+                                 "json"], cwd=REPO, env=child_env(), stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{metrics_port}"
+    wait_http(url + "/readyz", 60)
+    return proc, url
