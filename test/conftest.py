@@ -1,9 +1,13 @@
-"""Root of the test tree: makes ``testkit`` (the helpers every suite shares) importable as a top-level package."""
+"""Root of the test tree: makes ``testkit`` (the helpers every suite shares) importable as a top-level package, and
+holds the fixtures more than one suite uses."""
 
 from __future__ import annotations
 
 import os
 import sys
+import uuid
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
@@ -11,6 +15,9 @@ if _HERE not in sys.path:
 
 
 import pytest  # noqa: E402
+
+if TYPE_CHECKING:
+    from testkit.s3 import S3Server
 
 
 @pytest.fixture
@@ -21,3 +28,21 @@ def procs(tmp_path):  # type: ignore[no-untyped-def]
     p = Processes(tmp_path)
     yield p
     p.cleanup()
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """One moto S3 server process (``testkit.s3.S3Server``) for the session, its log in ``<tmp>/s3*/s3.log``;
+    tests keep apart by using their own bucket."""
+    from testkit.s3 import S3Server
+
+    with S3Server(log_path=tmp_path_factory.mktemp("s3") / "s3.log") as server:
+        yield server
+
+
+@pytest.fixture
+def s3_bucket(s3_server: S3Server) -> str:
+    """A new, empty bucket on ``s3_server``."""
+    name = f"test-{uuid.uuid4().hex[:16]}"
+    s3_server.client().create_bucket(Bucket=name)
+    return name

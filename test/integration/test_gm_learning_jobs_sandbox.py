@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testkit import CRDS, GoLC, free_port, gone, http_get, metric_value, port_open, start_gm, wait_for
+from testkit import CRDS, GoLC, free_port, gone, metric_value, port_open, start_gm, wait_for
+from testkit.learning import IL_ROUND
 
 from apis import meta
 from apis.clientset import Clientset
@@ -29,8 +30,7 @@ def gm(sandbox, procs, tmp_path: Path):
                       "knowledgeBaseServer:\n  server: http://kb.test:9020\n")
     edge_port = free_port()
     proc, url = start_gm(procs, "gm", sandbox.kubeconfig, "--no-leader-elect", "--config", str(config),
-                         edge_port=edge_port)
-    wait_for("sedna-gm ready", lambda: http_get(url + "/readyz")[0] == 200 or proc.poll() is not None, timeout=30)
+                         edge_port=edge_port, wait=True)
     wait_for("the edge link", lambda: port_open(edge_port) or proc.poll() is not None, timeout=30)
     assert proc.poll() is None, procs.log("gm")
     cs = Clientset.from_kubeconfig(sandbox.kubeconfig)
@@ -54,9 +54,7 @@ def template(node: str, **annotations: str) -> dict[str, Any]:
             "spec": {"nodeName": node, "containers": [{"name": "w", "image": "worker:1"}]}}
 
 
-CYCLE = ["Train/Waiting", "Train/Ready", "Train/Starting", "Train/Running", "Train/Completed",
-         "Eval/Waiting", "Eval/Ready", "Eval/Starting", "Eval/Running", "Eval/Completed",
-         "Deploy/Waiting", "Deploy/Ready", "Deploy/Completed", "Train/Waiting"]
+CYCLE = ["Train/Waiting", *IL_ROUND]
 TRIGGER = {"condition": {"operator": ">", "threshold": 10, "metric": "num_of_samples"}}
 
 

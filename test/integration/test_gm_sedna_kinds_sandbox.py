@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testkit import CRDS, http_get, start_gm, update_with_retry, wait_for
+from testkit import CRDS, start_gm, update_with_retry, wait_for
 from testkit.objects import controlled_pods, deployment_rolled_out, gone
 
 from apis import meta
@@ -25,9 +25,7 @@ NS = "default"
 def gm(sandbox, procs, tmp_path: Path):
     config = tmp_path / "gm.yaml"
     config.write_text("controllers: [JointInference, FederatedLearning]\nlocalController:\n  server: http://lc.test:9100\n")
-    proc, url = start_gm(procs, "gm", sandbox.kubeconfig, "--no-leader-elect", "--config", str(config))
-    wait_for("sedna-gm ready", lambda: http_get(url + "/readyz")[0] == 200 or proc.poll() is not None, timeout=30)
-    assert proc.poll() is None, procs.log("gm")
+    proc, _ = start_gm(procs, "gm", sandbox.kubeconfig, "--no-leader-elect", "--config", str(config), wait=True)
     cs = Clientset.from_kubeconfig(sandbox.kubeconfig)
     yield cs
     cs.close()

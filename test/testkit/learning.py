@@ -22,6 +22,7 @@ from .edgepeers import FakeGM, make_frame
 from .wait import wait_for
 
 __all__ = [
+    "IL_HOT_UPDATE_ROUND",
     "IL_ROUND",
     "Conditions",
     "LCUnderTest",
@@ -258,6 +259,10 @@ IL_ROUND = ["Train/Ready", "Train/Starting", "Train/Running", "Train/Completed",
             "Eval/Waiting", "Eval/Ready", "Eval/Starting", "Eval/Running", "Eval/Completed",
             "Deploy/Waiting", "Deploy/Ready", "Deploy/Completed", "Train/Waiting"]
 """The conditions (``stage/type``) a whole round appends after ``Train/Waiting`` (no hot update; LL's too)."""
+
+IL_HOT_UPDATE_ROUND = [*IL_ROUND[:11], "Deploy/Starting", "Deploy/Running", "Deploy/Completed", "Train/Waiting"]
+"""The same with the deploy Model's hot update: after ``Deploy/Ready`` the inference worker loads the new model
+(``Deploy/Starting``, ``Deploy/Running``) before ``Deploy/Completed``."""
 
 
 def assert_stages(got: list[str], expected: list[str]) -> None:

@@ -130,15 +130,24 @@ def start_sandbox(procs: Processes, kubeconfig: Path, *extra: str, name: str = "
 
 
 def start_gm(procs: Processes, name: str, kubeconfig: str | None, *extra: str,
-             env: dict[str, str] | None = None, edge_port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+             env: dict[str, str] | None = None, edge_port: int | None = None, wait: bool = False,
+             timeout: float = 30.0) -> tuple[subprocess.Popen[bytes], str]:
     """Start ``sedna-gm`` with JSON logs and its metrics server on a free port; returns the process and that URL.
-    Its edge link listens on 127.0.0.1:``edge_port`` (default: a free port)."""
+    Its edge link listens on 127.0.0.1:``edge_port`` (default: a free port). With ``wait``, returns once its
+    ``/readyz`` answers 200 (within ``timeout`` seconds), failing with its log if it exited first."""
+    from .wait import wait_for
+
     port = free_port()
+    url = f"http://127.0.0.1:{port}"
     source = ["--kubeconfig", kubeconfig] if kubeconfig else []
     edge = ["--websocket-address", f"127.0.0.1:{edge_port or free_port()}"]
     proc = procs.start(name, ["-m", "globalmanager.app", *source, "--metrics-address", f"127.0.0.1:{port}",
                               *edge, "--log-format", "json", *extra], env=env)
-    return proc, f"http://127.0.0.1:{port}"
+    if wait:
+        wait_for("sedna-gm ready", lambda: http_get(url + "/readyz")[0] == 200 or proc.poll() is not None,
+                 timeout=timeout)
+        assert proc.poll() is None, procs.log(name)
+    return proc, url
 
 
 def start_lc(procs: Processes, name: str, gm_address: str, rootfs: Path, *extra: str, port: int | None = None,

@@ -24,8 +24,10 @@ __all__ = [
     "Flow",
     "FlowRun",
     "Step",
+    "create_if_absent",
     "load_sample",
     "prepare",
+    "replace_file",
     "templates",
     "write_lines",
 ]
@@ -166,7 +168,8 @@ def _nodes(spec: Any) -> list[str]:
     return [t["spec"]["nodeName"] for t in templates(spec) if (t.get("spec") or {}).get("nodeName")]
 
 
-def _create(cs: Any, obj: dict[str, Any]) -> None:
+def create_if_absent(cs: Any, obj: dict[str, Any]) -> None:
+    """Create ``obj`` (in its ``metadata.namespace``) unless an object of that name is there already."""
     info = lookup_kind(obj["apiVersion"], obj["kind"])
     try:
         cs.resource(info.gvr, obj["metadata"].get("namespace", "")).create(obj)
@@ -185,27 +188,27 @@ def prepare(cs: Any, namespace: str, sample: dict[str, Any], rootfs: dict[str, P
     if refs["models"]:
         refs["secrets"].add(CREDENTIAL)
     for secret in sorted(refs["secrets"]):
-        _create(cs, {"apiVersion": "v1", "kind": "Secret",
-                     "metadata": {"name": secret, "namespace": namespace,
-                                  "annotations": {"s3-endpoint": "127.0.0.1:9", "s3-usehttps": "0"}},
-                     "stringData": {"ACCESS_KEY_ID": "e2e", "SECRET_ACCESS_KEY": "e2e-secret"}})
+        create_if_absent(cs, {"apiVersion": "v1", "kind": "Secret",
+                              "metadata": {"name": secret, "namespace": namespace,
+                                           "annotations": {"s3-endpoint": "127.0.0.1:9", "s3-usehttps": "0"}},
+                              "stringData": {"ACCESS_KEY_ID": "e2e", "SECRET_ACCESS_KEY": "e2e-secret"}})
     edge_nodes = [n for n in _nodes(obj.get("spec")) if n in rootfs] or sorted(rootfs)
     for i, name in enumerate(sorted(refs["datasets"])):
         node = edge_nodes[i % len(edge_nodes)]
         url = f"/data/{namespace}/{name}/index.txt"
         write_lines(rootfs[node], url)
-        _create(cs, {"apiVersion": "sedna.io/v1alpha1", "kind": "Dataset",
-                     "metadata": {"name": name, "namespace": namespace},
-                     "spec": {"url": url, "format": "txt", "nodeName": node}})
+        create_if_absent(cs, {"apiVersion": "sedna.io/v1alpha1", "kind": "Dataset",
+                              "metadata": {"name": name, "namespace": namespace},
+                              "spec": {"url": url, "format": "txt", "nodeName": node}})
     for name in sorted(refs["models"]):
         url = f"/models/{namespace}/{name}/model.pb"
         for root in rootfs.values():
             path = root / url.lstrip("/")
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("model\n")
-        _create(cs, {"apiVersion": "sedna.io/v1alpha1", "kind": "Model",
-                     "metadata": {"name": name, "namespace": namespace},
-                     "spec": {"url": url, "format": "pb", "credentialName": CREDENTIAL}})
+        create_if_absent(cs, {"apiVersion": "sedna.io/v1alpha1", "kind": "Model",
+                              "metadata": {"name": name, "namespace": namespace},
+                              "spec": {"url": url, "format": "pb", "credentialName": CREDENTIAL}})
     for template in templates(obj.get("spec") or {}):
         annotations = template.setdefault("metadata", {}).setdefault("annotations", {})
         for key, value in WORKER_STEERING.items():
@@ -217,8 +220,14 @@ def write_lines(root: Path, url: str, start: int = 0, count: int = DATASET_LINES
     """Samples ``start`` … ``start + count - 1`` in the index file at host path ``url`` under ``root``: a new file
     from sample 0, appended to the file from any other; replaced in one step, so an LC never counts half of it."""
     path = root / url.lstrip("/")
-    path.parent.mkdir(parents=True, exist_ok=True)
     before = path.read_text() if start and path.exists() else ""
+    replace_file(path, before + "".join(f"sample-{i}.jpg\n" for i in range(start, start + count)))
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (and its directory) in one step, through a ``.partial`` file renamed over it: a
+    reader (an LC counting a Dataset) sees the old content or the new one, never half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(before + "".join(f"sample-{i}.jpg\n" for i in range(start, start + count)))
+    partial.write_text(text)
     os.replace(partial, path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -17,7 +18,9 @@ from sedna_test_helpers import FakeTimer  # noqa: E402
 
 from apis import meta  # noqa: E402
 from apis.fake import FakeClientset  # noqa: E402
+from globalmanager.controllers import register  # noqa: E402
 from globalmanager.controllers.elasticdl.controller import ElasticAIJobController  # noqa: E402
+from globalmanager.controllers.registry import unregister  # noqa: E402
 from globalmanager.runtime.events import EventRecorder  # noqa: E402
 from informers import SharedInformerFactory  # noqa: E402
 
@@ -179,3 +182,18 @@ def make_learning_harness() -> Any:
     yield make
     for harness in made:
         harness.close()
+
+
+@pytest.fixture
+def register_controller() -> Iterator[Callable[[str, Callable[[Any], Any]], None]]:
+    """``register_controller(name, factory)``: add a controller to sedna-gm's registry for this test only (it is
+    unregistered at teardown)."""
+    names: list[str] = []
+
+    def add(name: str, factory: Callable[[Any], Any]) -> None:
+        register(name, factory)
+        names.append(name)
+
+    yield add
+    for name in reversed(names):
+        unregister(name)

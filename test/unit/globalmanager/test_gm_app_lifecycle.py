@@ -21,8 +21,6 @@ from apis.fake import FakeClientset
 from apis.resources import LEASES
 from globalmanager.app import GlobalManager
 from globalmanager.config import GMConfig
-from globalmanager.controllers import register
-from globalmanager.controllers.registry import unregister
 from globalmanager.leaderelection import format_micro_time
 
 REPO = Path(__file__).resolve().parents[3]
@@ -58,13 +56,12 @@ class Gate:
 
 
 @pytest.fixture
-def gate() -> Iterator[Gate]:
+def gate(register_controller) -> Iterator[Gate]:
     controller = Gate()
-    register("Gate", lambda ctx: controller)
+    register_controller("Gate", lambda ctx: controller)
     yield controller
     controller.may_sync.set()
     controller.may_finish.set()
-    unregister("Gate")
 
 
 def start(cfg: GMConfig, cs: FakeClientset) -> tuple[GlobalManager, threading.Thread, dict[str, int]]:

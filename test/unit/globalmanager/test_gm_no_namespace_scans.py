@@ -17,16 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from prometheus_client import CollectorRegistry
 from testkit import REPO, wait_for
+from testkit.flows.base import SAMPLES_DIR, create_if_absent, load_sample, prepare
 
 from apis import meta, resources
 from apis.fake import FakeClientset
 from apis.record import EventRecorder
-from apis.resources import DATASETS, MODELS, PODS, SECRETS
-from globalmanager.controllers import ControllerContext, register, select
-from globalmanager.controllers.registry import unregister
+from apis.resources import PODS
+from globalmanager.controllers import ControllerContext, select
 from globalmanager.controllers.syncloop import SyncLoop
 from globalmanager.runtime.cachetransform import strip_unread_fields
 from globalmanager.runtime.controller import BaseController, KindController
@@ -37,29 +36,13 @@ from informers.thread_safe_store import ThreadSafeStore
 
 NAMESPACES = ("default", "team-b")
 JOBS_PER_NAMESPACE = 4
-SAMPLES = REPO / "charts" / "sedna" / "samples"
 GM_DIR = str(REPO / "globalmanager") + os.sep
+EDGE_NODE = "edge-node-1"  # where the Datasets the samples name are
 
 
 def samples() -> dict[str, dict[str, Any]]:
-    return {doc["kind"]: doc for path in sorted(Path(SAMPLES).glob("*.yaml")) if (doc := yaml.safe_load(path.read_text()))}
-
-
-def references(value: Any, parent: str = "") -> Iterator[tuple[str, str]]:
-    """``("model"|"dataset"|"secret", name)`` for every object a sample names: ``{<...model...>: {name}}``,
-    ``{<...dataset...>: {name}}``, ``credentialName``."""
-    if isinstance(value, Mapping):
-        if isinstance(value.get("name"), str):
-            for what in ("model", "dataset"):
-                if what in parent.lower():
-                    yield what, value["name"]
-        for key, item in value.items():
-            if key == "credentialName" and isinstance(item, str):
-                yield "secret", item
-            yield from references(item, key)
-    elif isinstance(value, list):
-        for item in value:
-            yield from references(item, parent)
+    """The chart's samples by kind."""
+    return {doc["kind"]: doc for path in sorted(SAMPLES_DIR.glob("*.yaml")) if (doc := load_sample(path.name))}
 
 
 class ScanDetector:
@@ -138,11 +121,12 @@ def gvr_of(obj: Mapping[str, Any]) -> resources.GroupVersionResource:
 class World:
     """Every registered controller (or those named) over one FakeClientset and one informer factory."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, names: list[str] | None = None) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, rootfs: Path, names: list[str] | None = None) -> None:
         self.detector = ScanDetector()
         self.detector.install(monkeypatch)
         self.counter = SyncCounter(monkeypatch)
         self.cs = FakeClientset()
+        self.rootfs = {EDGE_NODE: rootfs}  # the Datasets' index files
         self.factory = SharedInformerFactory(self.cs, transform=strip_unread_fields)
         self.edge = RecordingEdgeLink()
         ctx = ControllerContext(clientset=self.cs, informer_factory=self.factory,
@@ -163,41 +147,16 @@ class World:
             self.cs.core_v1().namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         for controller in self.controllers:
             kind = self.kind_of(controller)
-            assert kind in by_kind, f"no sample of {kind} in {SAMPLES}: add one (this test runs every controller)"
+            assert kind in by_kind, f"no sample of {kind} in {SAMPLES_DIR}: add one (this test runs every controller)"
             sample = by_kind[kind]
             keys = self.keys.setdefault(controller.name, [])
             for ns in NAMESPACES:
-                for what, name in set(references(sample.get("spec"))):
-                    self._ensure_referenced(what, ns, name)
+                prepared = prepare(self.cs, ns, sample, self.rootfs)  # with the Models, Datasets, Secrets it names
                 for i in range(JOBS_PER_NAMESPACE):
-                    obj = meta.deep_copy(sample)
+                    obj = meta.deep_copy(prepared)
                     obj["metadata"]["name"] = f"{meta.name(sample)[:40]}-{i}"
-                    obj["metadata"]["namespace"] = ns
-                    try:
-                        self.cs.resource(gvr_of(obj), ns).create(obj)
-                    except Exception as exc:  # e.g. a Model shared with another controller's references
-                        if "already exists" not in str(exc):
-                            raise
+                    create_if_absent(self.cs, obj)  # e.g. a Model shared with another controller's references
                     keys.append(f"{ns}/{meta.name(obj)}")
-
-    def _ensure_referenced(self, what: str, ns: str, name: str) -> None:
-        if what == "secret":
-            obj = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": ns,
-                   "annotations": {"s3-endpoint": "minio.local:9000"}}, "data": {"ACCESS_KEY_ID": "YQ=="}}
-            gvr = SECRETS
-        elif what == "model":
-            obj = {"apiVersion": "sedna.io/v1alpha1", "kind": "Model", "metadata": {"name": name, "namespace": ns},
-                   "spec": {"url": f"/models/{name}", "format": "pb"}}
-            gvr = MODELS
-        else:
-            obj = {"apiVersion": "sedna.io/v1alpha1", "kind": "Dataset", "metadata": {"name": name, "namespace": ns},
-                   "spec": {"url": f"/data/{name}.txt", "format": "txt", "nodeName": "edge-node-1"}}
-            gvr = DATASETS
-        try:
-            self.cs.resource(gvr, ns).create(obj)
-        except Exception as exc:
-            if "already exists" not in str(exc):
-                raise
 
     def start(self) -> None:
         self.detector.active = True
@@ -239,11 +198,11 @@ class World:
 
 
 @pytest.fixture
-def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., World]]:
+def world(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Callable[..., World]]:
     worlds: list[World] = []
 
     def make(names: list[str] | None = None) -> World:
-        worlds.append(World(monkeypatch, names))
+        worlds.append(World(monkeypatch, tmp_path / f"rootfs-{len(worlds)}", names))
         return worlds[-1]
 
     yield make
@@ -288,11 +247,8 @@ class ScanningController(KindController):
         return True
 
 
-def test_the_detector_catches_a_sync_that_lists_a_namespace(world, monkeypatch):
-    register(ScanningController.NAME, ScanningController.from_context)
-    try:
-        w = world([ScanningController.NAME])
-        run_two_rounds(w)
-    finally:
-        unregister(ScanningController.NAME)
+def test_the_detector_catches_a_sync_that_lists_a_namespace(world, register_controller):
+    register_controller(ScanningController.NAME, ScanningController.from_context)
+    w = world([ScanningController.NAME])
+    run_two_rounds(w)
     assert w.detector.scans and all(s.startswith("by_index('namespace',) from globalmanager/") for s in w.detector.scans)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 from informer_test_helpers import known, mk
-from testkit.wait import wait_until
+from testkit.wait import wait_for
 
 from informers import (
     ADDED,
@@ -35,7 +35,7 @@ def _idle_consumer(f: DeltaFIFO, process) -> tuple[threading.Thread, list]:
 
     t = threading.Thread(target=consume, daemon=True)
     t.start()
-    wait_until(lambda: f._waiters)
+    wait_for("the consumer to wait in pop", lambda: f._waiters, timeout=5)
     assert f._waiters == 1
     return t, popped
 
@@ -69,7 +69,7 @@ def test_producer_does_not_jump_the_queue():
     f.add(mk("b", 1))
     assert order == [] and f.list_keys() == ["a", "b"]
     t, popped = _idle_consumer(f, process)  # drains a and b, then idles
-    wait_until(lambda: len(order) == 2 and f._waiters)
+    wait_for("the consumer to drain a and b and wait again", lambda: len(order) == 2 and f._waiters, timeout=5)
     f.add(mk("c", 1))
     assert order == ["a", "b", "c"]
     f.close()
@@ -89,7 +89,7 @@ def test_producer_process_requeue_hands_the_item_to_the_consumer():
     f.set_producer_process(process)
     t, popped = _idle_consumer(f, process)
     f.add(mk("a", 1))
-    wait_until(lambda: popped)
+    wait_for("the consumer to pop the requeued a", lambda: popped, timeout=5)
     assert [d.key for d in popped] == ["a"]
     assert calls[0] == threading.current_thread().name and calls[1] == t.name
     f.close()
@@ -120,7 +120,7 @@ def test_producer_process_error_goes_to_on_error_and_the_item_is_dropped():
     f.set_producer_process(requeue_with_error, on_error)
     f.add(mk("b", 1))  # pop would requeue b and raise KeyError: the producer reports it, the consumer gets b
     assert isinstance(errors[-1], KeyError) and keys == ["a", "b"]
-    wait_until(lambda: popped)
+    wait_for("the consumer to pop the requeued b", lambda: popped, timeout=5)
     assert [str(e) for e in popped] == ["cannot process b"]  # the consumer's own process ran on the requeued b
     f.close()
     t.join(5)
@@ -134,7 +134,7 @@ def test_producer_process_off_and_after_close():
     f.set_producer_process(None)
     t, popped = _idle_consumer(f, process)
     f.add(mk("a", 1))
-    wait_until(lambda: popped)
+    wait_for("the consumer to pop a", lambda: popped, timeout=5)
     assert seen == [t.name]
     f.close()
     t.join(5)
@@ -205,7 +205,7 @@ def test_producer_process_one_errors_and_requeues_as_pop():
     t, popped = _idle_consumer(f, process)
     f.add(mk("a", 1))  # dropped, reported
     f.update(mk("b", 3))  # requeued whole: the consumer's process gets it as a Deltas
-    wait_until(lambda: consumed)
+    wait_for("the consumer to process the requeued b", lambda: consumed, timeout=5)
     assert errors == [("cannot", "a")]
     assert consumed == [("b", [(UPDATED, 3)])]
     f.close()

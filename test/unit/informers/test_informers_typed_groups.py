@@ -69,8 +69,15 @@ class ExampleV1Informers:
         return self._factory.for_resource(WIDGETS)
 
 
-def test_a_controller_author_registers_a_typed_group_and_lister_for_a_kind_of_their_own():
+@pytest.fixture
+def widget_kind():
+    """The kind registered for one test only (the sandbox of a later test would otherwise serve it)."""
     r.register(ResourceInfo(WIDGETS, "Widget", namespaced=True))
+    yield
+    r.unregister(WIDGETS)
+
+
+def test_a_controller_author_registers_a_typed_group_and_lister_for_a_kind_of_their_own(widget_kind):
     informer_registry.register_group("example_v1", ExampleV1Informers)
     informer_registry.register_lister(WIDGETS, WidgetLister)
     cs = FakeClientset({"apiVersion": "typed-groups.test.example/v1", "kind": "Widget",

@@ -7,18 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testkit.s3 import S3Server
 from testkit.workers import RecordingLC
 
 from apis.fake import FakeClientset
 from workersim import LCClient, WorkerSimulator
-
-
-@pytest.fixture(scope="session")
-def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    """A moto S3 server process; tests keep apart by using their own bucket."""
-    with S3Server(log_path=tmp_path_factory.mktemp("s3") / "s3.log") as server:
-        yield server
 
 
 @pytest.fixture

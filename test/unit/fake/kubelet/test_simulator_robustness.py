@@ -3,6 +3,7 @@ on one pod or deployment is logged with its key while every other object keeps b
 
 from __future__ import annotations
 
+from kubelet_test_helpers import make_pod, phase
 from testkit import wait_for
 from testkit.logs import capture_library_logs
 
@@ -14,14 +15,6 @@ from apis.fake.kubelet import (
 )
 from apis.fake.kubelet.replicasets import BURST_REPLICAS
 from apis.resources import DEPLOYMENTS, PODS
-
-
-def make_pod(name: str, **annotations: str) -> dict:
-    return {"metadata": {"name": name, "annotations": annotations}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-
-
-def phase(sim: PodSimulator, name: str) -> str:
-    return (sim.tracker.get(PODS, "default", name).get("status") or {}).get("phase", "")
 
 
 def test_absurd_steering_values_are_clamped_and_later_pods_still_run(sim: PodSimulator) -> None:
