@@ -22,6 +22,8 @@ __all__ = [
     "NoopMetricsProvider",
     "SettableGaugeMetric",
     "SummaryMetric",
+    "BufferedQueueMetricsRecorder",
+    "OBSERVATIONS_FOLDED_AT",
     "get_provider",
     "set_provider",
 ]
@@ -226,6 +228,25 @@ class QueueMetricsRecorder(Protocol):
     def update_unfinished_work(self, started_at: Iterable[float | None]) -> None: ...
 
     def flush(self) -> None: ...
+
+
+OBSERVATIONS_FOLDED_AT = 1024
+"""A buffered recorder holds at most about this many work durations (and as many queue durations, plus one per item
+being processed) before the queue has it fold them into its counts."""
+
+
+@runtime_checkable
+class BufferedQueueMetricsRecorder(QueueMetricsRecorder, Protocol):
+    """A recorder whose observations the queue appends itself, under its lock, without a call into the recorder (the
+    queue's hot path): ``now()`` reads the clock, ``latencies`` and ``work_durations`` collect the queue and work
+    durations observed since the last ``fold()``. The queue calls ``fold()`` once ``work_durations`` holds
+    ``OBSERVATIONS_FOLDED_AT``; ``fold`` empties both lists in place."""
+
+    now: Callable[[], float]
+    latencies: list[float]
+    work_durations: list[float]
+
+    def fold(self) -> None: ...
 
 
 class BatchingMetricsProvider(Protocol):

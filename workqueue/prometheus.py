@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from bisect import bisect_left
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -18,6 +18,7 @@ from prometheus_client.metrics_core import Metric
 
 from workqueue.clock import Clock
 from workqueue.metrics import (
+    OBSERVATIONS_FOLDED_AT,
     CounterMetric,
     GaugeMetric,
     HistogramMetric,
@@ -216,22 +217,40 @@ class PrometheusMetricsProvider:
         }
 
 
+def _fold_into(observations: list[float], counts: list[int]) -> float:
+    """Count ``observations`` in the buckets of ``_BOUNDS`` (each in the first bound >= it, as ``observe``), empty
+    the list in place, and return their sum."""
+    total = sum(observations)
+    observations.sort()
+    below = 0
+    for i, bound in enumerate(_BOUNDS):
+        upto = bisect_right(observations, bound)  # observations <= bound
+        counts[i] += upto - below
+        below = upto
+    observations.clear()
+    return total
+
+
 class PrometheusQueueMetrics:
     """One queue's metrics for ``PrometheusMetricsProvider``, at a fraction of the cost of a Prometheus call per event.
 
-    Under the queue's lock, ``add`` only reads the clock, ``get`` and ``done`` only count each observation in its
-    bucket and add it to the sum, in plain ints and floats. ``flush`` publishes to the Prometheus children exactly
-    what one ``inc``/``dec``/``observe`` per event would have recorded: the depth is the number of items the queue
-    holds as needing processing (``depth()``, what client-go's inc at add and dec at get count), and the adds since
-    the last flush are the depth's change plus the gets (every get observes one queue latency). Flushed before every
-    collection of the families, at every unfinished-work tick (``UNFINISHED_WORK_UPDATE_PERIOD``) and when the queue
-    shuts down, so a scrape sees every operation that completed before it.
+    A ``BufferedQueueMetricsRecorder``: under the queue's lock, an add only reads the clock, and a get and a done
+    append one duration to a list (the queue does it itself, with no call in between); ``fold`` counts the buffered
+    durations in their buckets, in plain ints, every ``OBSERVATIONS_FOLDED_AT`` items and at every flush. ``flush``
+    publishes to the Prometheus children exactly what one ``inc``/``dec``/``observe`` per event would have recorded:
+    the depth is the number of items the queue holds as needing processing (``depth()``, what client-go's inc at add
+    and dec at get count), and the adds since the last flush are the depth's change plus the gets (every get observes
+    one queue latency). Flushed before every collection of the families, at every unfinished-work tick
+    (``UNFINISHED_WORK_UPDATE_PERIOD``) and when the queue shuts down, so a scrape sees every operation that
+    completed before it.
     """
 
     __slots__ = (
         "__weakref__",
         "add",
-        "_now",
+        "now",
+        "latencies",
+        "work_durations",
         "_lock",
         "_depth",
         "_publish_lock",
@@ -252,8 +271,10 @@ class PrometheusQueueMetrics:
 
     def __init__(self, families: _Families, name: str, clock: Clock, lock: threading.Lock,
                  depth: Callable[[], int]) -> None:
-        self._now = clock_reader(clock)
-        self.add: Callable[[], float] = self._now  # an add only needs its time (see the class doc)
+        self.now = clock_reader(clock)
+        self.add: Callable[[], float] = self.now  # an add only needs its time (see the class doc)
+        self.latencies: list[float] = []
+        self.work_durations: list[float] = []
         self._lock = lock
         self._depth = depth
         self._publish_lock = threading.Lock()  # one flush at a time, so gauges are set in order
@@ -272,27 +293,33 @@ class PrometheusQueueMetrics:
         self._unfinished: tuple[float, float] | None = None
 
     def get(self, added_at: float | None) -> float:
-        now = self._now()
+        now = self.now()
         if added_at is not None:
-            latency = now - added_at
-            self._latency_counts[bisect_left(_BOUNDS, latency)] += 1  # the first bound >= latency, as observe
-            self._latency_sum += latency
+            self.latencies.append(now - added_at)
         else:
             self._untimed_gets += 1
         return now
 
     def done(self, started_at: float) -> None:
-        work = self._now() - started_at
-        self._work_counts[bisect_left(_BOUNDS, work)] += 1
-        self._work_sum += work
+        work_durations = self.work_durations
+        work_durations.append(self.now() - started_at)
+        if len(work_durations) >= OBSERVATIONS_FOLDED_AT:
+            self.fold()
+
+    def fold(self) -> None:
+        if self.latencies:
+            self._latency_sum += _fold_into(self.latencies, self._latency_counts)
+        if self.work_durations:
+            self._work_sum += _fold_into(self.work_durations, self._work_counts)
 
     def update_unfinished_work(self, started_at: Iterable[float | None]) -> None:
-        self._unfinished = unfinished_work(started_at, self._now())
+        self._unfinished = unfinished_work(started_at, self.now())
 
     def flush(self) -> None:
         """Publish what was recorded since the last flush. Takes the queue's lock: never call it holding that."""
         with self._publish_lock:
             with self._lock:
+                self.fold()
                 depth = self._depth()
                 depth_change = depth - self._published_depth
                 self._published_depth = depth

@@ -13,16 +13,25 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from workqueue.clock import REAL_CLOCK, Clock
-from workqueue.metrics import MetricsProvider, new_queue_metrics
+from workqueue.metrics import (
+    OBSERVATIONS_FOLDED_AT,
+    BufferedQueueMetricsRecorder,
+    MetricsProvider,
+    new_queue_metrics,
+)
 
 __all__ = ["Queue", "UNFINISHED_WORK_UPDATE_PERIOD"]
 
 UNFINISHED_WORK_UPDATE_PERIOD = 0.5
 """Seconds between updates of the unfinished-work gauges of a named queue with real metrics."""
+
+
+def _nothing() -> None:
+    pass
 
 
 class Queue:
@@ -48,11 +57,17 @@ class Queue:
         # these lifetimes (the times are None when no metrics are recorded).
         self._dirty: dict[Any, float | None] = {}
         self._processing: dict[Any, float | None] = {}
-        self._getters = 0
+        self._getters = 0  # getters waiting on _cond that no one has woken yet
         self._drain_waiters = 0
         self._shutting_down = False
         self._drain = False
         self._metrics = new_queue_metrics(metrics_provider, name, self._clock, self._lock, self._dirty.__len__)
+        # A buffered recorder's clock and observation lists, which get and done use directly (else None).
+        buffered = self._metrics if isinstance(self._metrics, BufferedQueueMetricsRecorder) else None
+        self._latencies = None if buffered is None else buffered.latencies
+        self._work_durations = None if buffered is None else buffered.work_durations
+        self._now: Callable[[], float] = self._clock.now if buffered is None else buffered.now
+        self._fold: Callable[[], None] = _nothing if buffered is None else buffered.fold
         self._updater: threading.Thread | None = None
         self._updater_cond = threading.Condition(threading.Lock())
         self._updater_stopped = False
@@ -76,7 +91,12 @@ class Queue:
                 return
             self._queue.append(item)
             if self._getters:
-                self._cond.notify()
+                self._wake_getter()
+
+    def _wake_getter(self) -> None:
+        # only while someone waits: Condition.notify is Python code, and it runs under the lock the workers contend for
+        self._getters -= 1
+        self._cond.notify()
 
     def get(self) -> tuple[Any, bool]:
         """Block until an item is available; return ``(item, False)``, or ``(None, True)`` once shut
@@ -86,26 +106,36 @@ class Queue:
             while not queue:
                 if self._shutting_down:
                     return None, True
+                # the thread that wakes this getter counts it out (after an interrupted wait the count is one too
+                # high until an add spends a notify on no one)
                 self._getters += 1
-                try:
-                    self._cond.wait()
-                finally:
-                    self._getters -= 1
+                self._cond.wait()
             item = queue.popleft()
             added_at = self._dirty.pop(item, None)
-            self._processing[item] = None if self._metrics is None else self._metrics.get(added_at)
+            latencies = self._latencies
+            if latencies is not None and added_at is not None:
+                started_at = self._processing[item] = self._now()
+                latencies.append(started_at - added_at)
+            else:
+                self._processing[item] = None if self._metrics is None else self._metrics.get(added_at)
             return item, False
 
     def done(self, item: Hashable) -> None:
         """Mark ``item`` as processed; if it was added again meanwhile it is queued again."""
         with self._lock:
             started_at = self._processing.pop(item, None)
-            if started_at is not None and self._metrics is not None:
-                self._metrics.done(started_at)
+            if started_at is not None:  # recorded with metrics only
+                work_durations = self._work_durations
+                if work_durations is not None:
+                    work_durations.append(self._now() - started_at)
+                    if len(work_durations) >= OBSERVATIONS_FOLDED_AT:
+                        self._fold()
+                elif self._metrics is not None:
+                    self._metrics.done(started_at)
             if item in self._dirty:
                 self._queue.append(item)
                 if self._getters:
-                    self._cond.notify()
+                    self._wake_getter()
             elif self._drain_waiters and not self._processing:
                 self._drain_cond.notify_all()
 
@@ -122,6 +152,7 @@ class Queue:
         with self._lock:
             self._drain = False
             self._shutting_down = True
+            self._getters = 0
             self._cond.notify_all()
             self._drain_cond.notify_all()
         self._stop_updater(join=True)
@@ -132,6 +163,7 @@ class Queue:
         with self._lock:
             self._drain = True
             self._shutting_down = True
+            self._getters = 0
             self._cond.notify_all()
         self._stop_updater(join=False)
         with self._lock:

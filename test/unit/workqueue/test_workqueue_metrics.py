@@ -370,6 +370,46 @@ def test_prometheus_batched_metrics_equal_per_event_metrics() -> None:
         per_event.shut_down()
 
 
+def test_prometheus_buffered_observations_stay_bounded_and_exact() -> None:
+    """Observations are folded into bucket counts every OBSERVATIONS_FOLDED_AT items, between flushes too, and the
+    result equals one observe per event."""
+    batched_registry, per_event_registry = CollectorRegistry(), CollectorRegistry()
+    clock, per_event_clock = FakeClock(0.0), FakeClock(0.0)
+    batched = Queue(name="q", metrics_provider=PrometheusMetricsProvider(batched_registry), clock=clock)
+    per_event = Queue(name="q", metrics_provider=_PerEventProvider(per_event_registry), clock=per_event_clock)
+    batched._stop_updater(join=True)  # no unfinished-work tick (a flush) as the clock steps: folds come from done
+    recorder = batched._metrics
+    assert isinstance(recorder, metrics.BufferedQueueMetricsRecorder)
+    items = 3 * metrics.OBSERVATIONS_FOLDED_AT + 7
+    steps = [0.0, 2e-8, 5e-7, 3e-5, 0.002, 0.4, 7.0, 12.0]  # every bucket, the last one included
+    try:
+        for q, c in ((batched, clock), (per_event, per_event_clock)):
+            for i in range(items):
+                q.add(i)
+                c.step(steps[i % len(steps)])
+                item, _ = q.get()
+                c.step(steps[(i + 3) % len(steps)])
+                q.done(item)
+                if q is batched:
+                    assert len(recorder.work_durations) < metrics.OBSERVATIONS_FOLDED_AT
+                    assert len(recorder.latencies) <= metrics.OBSERVATIONS_FOLDED_AT
+        assert len(recorder.work_durations) == 7 and len(recorder.latencies) == 7  # the items since the last fold
+        def counted(registry: CollectorRegistry) -> list[str]:  # the gauges of unfinished work are sampled by time
+            return [line for line in _exposition(registry) if "_sum{" not in line and "_seconds{" not in line]
+
+        exact = counted(per_event_registry)
+        assert counted(batched_registry) == exact
+        assert len(exact) == 2 * 12 + 2  # two histograms (11 buckets + count), depth and adds
+        assert recorder.latencies == [] and recorder.work_durations == []  # the scrape folded the rest
+        assert _sample(batched_registry, "workqueue_work_duration_seconds_count", name="q") == items
+        for histogram in ("workqueue_queue_duration_seconds_sum", "workqueue_work_duration_seconds_sum"):
+            assert _sample(batched_registry, histogram, name="q") == pytest.approx(
+                _sample(per_event_registry, histogram, name="q"))
+    finally:
+        batched.shut_down()
+        per_event.shut_down()
+
+
 def test_prometheus_metrics_reach_prometheus_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     """The hot path makes no Prometheus call per event; a collection (also of a restricted registry) publishes
     everything recorded before it."""

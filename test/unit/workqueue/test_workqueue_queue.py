@@ -267,6 +267,28 @@ def test_shut_down_wakes_blocked_getters() -> None:
     assert results == [(None, True)] * 3
 
 
+def test_getters_woken_once_each_and_only_while_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
+    q = Queue()
+    notified = []
+    original_notify = q._cond.notify
+    monkeypatch.setattr(q._cond, "notify", lambda n=1: (notified.append(n), original_notify(n)))
+    for i in range(5):
+        q.add(i)  # nobody waits: no notify under the lock
+    assert notified == []
+    for _ in range(5):
+        q.done(q.get()[0])
+    results: list[tuple[object, bool]] = []
+    getters = [_start(lambda: results.append(q.get())) for _ in range(2)]
+    wait_for("both getters to wait", lambda: q._getters == 2, timeout=TIMEOUT, interval=0.001)
+    for item in ("a", "b", "c", "d"):
+        q.add(item)  # the first two wake one getter each; the others find no getter left to wake
+    _join_all(getters)
+    assert notified == [1, 1]
+    assert sorted(results) == [("a", False), ("b", False)]
+    assert q._getters == 0
+    assert [q.get()[0], q.get()[0]] == ["c", "d"]
+
+
 def test_unhashable_item_rejected() -> None:
     q = Queue()
     with pytest.raises(TypeError):
