@@ -136,7 +136,7 @@ class Queue:
                 self._queue.append(item)
                 if self._getters:
                     self._wake_getter()
-            elif self._drain_waiters and not self._processing:
+            if self._drain_waiters and not self._processing:  # a drain waits for processing only, not for the queue
                 self._drain_cond.notify_all()
 
     def len(self) -> int:
