@@ -2,13 +2,16 @@
 
 * Connects to ``ws(s)://<gm>/`` with ``Node-Name`` (and ``Authorization: Bearer`` with a token; a ``TokenFile`` is
   read again on each attempt when it changed, so a rotated token is picked up without a restart); reconnects forever
-  with exponential backoff and full jitter from 0.5 s to 30 s (reset once connected). Keepalive pings every
-  ``ping_interval``; a GM silent for another interval is dropped and redialled.
+  with exponential backoff and full jitter from 0.5 s to 30 s (reset after a connection that lasted
+  ``STABLE_CONNECTION_SECONDS``, so a GM that accepts and then drops the LC at once is not redialled in a tight loop).
+  Keepalive pings every ``ping_interval``; a GM silent for another interval is dropped and redialled.
 * Opens with ``hello`` offering ``ack`` and ``resync``; a GM that does not answer with ``hello`` within
   ``hello_timeout`` (Go Sedna's) is spoken to exactly as Go's LC does: no ids, reports sent once.
 * Reports (``report``) go to the database outbox first. With ``ack`` they carry ``header.id`` =
   ``<database epoch>-<sequence>`` and stay until the GM acks them; after a reconnect every unacked report is sent
-  again, in order. Without ``ack`` a report leaves the outbox once written to the socket.
+  again, in order. Without ``ack`` a report leaves the outbox once written to the socket. A report whose frame is
+  over ``max_report_bytes`` (the GM's default ``websocket.maxFrameBytes``) is dropped with an error: the GM would close
+  the connection on it, and resending it first on every connection would block every later report.
 * Downstream frames are handed to ``on_frame`` in arrival order; ``resync`` to ``on_resync``.
 """
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 import random
 import ssl
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -45,7 +49,7 @@ from apis.tokenfile import TokenFile
 
 from .store import OutboxEntry, Store
 
-__all__ = ["Backoff", "GMClient"]
+__all__ = ["MAX_REPORT_BYTES", "STABLE_CONNECTION_SECONDS", "Backoff", "GMClient"]
 
 log = structlog.get_logger("sedna-lc.gmclient")
 
@@ -53,6 +57,8 @@ BACKOFF_INITIAL = 0.5
 BACKOFF_MAX = 30.0
 HELLO_TIMEOUT = 2.0
 PING_INTERVAL = 20.0
+STABLE_CONNECTION_SECONDS = 10.0
+MAX_REPORT_BYTES = 4 * 1024 * 1024  # the GM's default websocket.maxFrameBytes
 _SEND_BATCH = 256
 
 
@@ -90,6 +96,7 @@ class GMClient:
         hello_timeout: float = HELLO_TIMEOUT,
         on_connection_change: Callable[[bool], None] | None = None,
         backoff: Backoff | None = None,
+        max_report_bytes: int = MAX_REPORT_BYTES,
     ) -> None:
         self.url = url
         self.node = node
@@ -104,6 +111,7 @@ class GMClient:
         self._hello_timeout = hello_timeout
         self._on_connection_change = on_connection_change or (lambda up: None)
         self._backoff = backoff or Backoff()
+        self._max_report_bytes = max_report_bytes
         self._outbox = threading.Condition()
         self._conn: ClientConnection | None = None
         self._thread: threading.Thread | None = None
@@ -141,11 +149,12 @@ class GMClient:
 
     def _run(self, stop: threading.Event) -> None:
         while not stop.is_set():
+            opened: float | None = None
             try:
                 with connect(self.url, additional_headers=self._headers(), ssl=self._ssl, open_timeout=10,
                              ping_interval=self._ping_interval, ping_timeout=self._ping_interval,
                              max_size=None, close_timeout=2) as conn:
-                    self._backoff.reset()
+                    opened = time.monotonic()
                     self._serve(conn, stop)
             except InvalidStatus as exc:
                 log.error("the GM refused the connection", gm=self.url, status=exc.response.status_code,
@@ -154,6 +163,8 @@ class GMClient:
                 log.warning("connection to the GM failed or ended", gm=self.url, error=str(exc) or type(exc).__name__)
             except Exception:
                 log.exception("GM client failed", gm=self.url)
+            if opened is not None and time.monotonic() - opened >= STABLE_CONNECTION_SECONDS:
+                self._backoff.reset()
             delay = self._backoff.next()
             if not stop.is_set():
                 log.info("reconnecting to the GM", gm=self.url, delay=round(delay, 2))
@@ -253,8 +264,16 @@ class GMClient:
                         self._outbox.wait(1.0)
                 continue
             for entry in batch:
+                text = encode_frame(self._report_frame(entry, acked))
+                if len(text) > self._max_report_bytes:  # ASCII: names are DNS labels, the content base64
+                    log.error("dropped a report larger than the GM accepts", kind=entry.kind,
+                              object=f"{entry.namespace}/{entry.name}", frame_bytes=len(text),
+                              max_report_bytes=self._max_report_bytes)
+                    self.store.remove_report(entry.seq)
+                    last = entry.seq
+                    continue
                 try:
-                    conn.send(encode_frame(self._report_frame(entry, acked)))
+                    conn.send(text)
                 except (ConnectionClosed, OSError) as exc:
                     log.info("sending reports paused until the GM is back", error=str(exc) or type(exc).__name__)
                     return

@@ -38,7 +38,7 @@ from apis.edge import (
     is_legacy_hello,
     object_frame,
 )
-from globalmanager.runtime.edge import StateSource, UpstreamHandler, UpstreamMessage
+from globalmanager.runtime.edge import IncompleteState, StateSource, UpstreamHandler, UpstreamMessage
 
 from .dispatcher import Outcome, Report, UpstreamDispatcher
 from .metrics import EdgeMetrics
@@ -142,22 +142,31 @@ class MessageLayer:
             old.close(1000, "replaced by a newer connection of the same node")
             node.queue.add(Wake(old.id))
         objects: list[dict[str, str]] = []
+        complete: list[str] = []  # the kinds whose source answered in full: only these may be resynced
         for kind, source in sources.items():
             try:
                 state = list(source(session.node))
+                complete.append(kind)
+            except IncompleteState as partial:
+                log.warning("state source answered in part; the node keeps what it holds of this kind",
+                            node=session.node, kind=kind, sent=len(partial.objects), reason=str(partial))
+                state = partial.objects
             except Exception:
-                log.exception("state source failed; the node gets only the queued messages", node=session.node,
-                              kind=kind)
+                log.exception("state source failed; the node gets only the queued messages and keeps what it holds "
+                              "of this kind", node=session.node, kind=kind)
                 continue
             for obj in state:
+                key = _key_of(obj)
+                # the node may hold it from before (a GM restart forgets what was delivered): a delete queued from now
+                # on must reach it, not just cancel this insert
+                node.assume_held(key)
                 self.send_to_edge(session.node, INSERT, obj)
-                k, ns, name = _key_of(obj)
-                objects.append({"kind": k, "namespace": ns, "name": name})
+                objects.append({"kind": key[0], "namespace": key[1], "name": key[2]})
         log.info("node connected", node=session.node, features=sorted(session.features), objects=len(objects),
                  pending=node.pending())
         if FEATURE_RESYNC not in session.features:
             return None
-        body = {"kinds": sorted(sources), "objects": objects}
+        body = {"kinds": sorted(complete), "objects": objects}
         return Frame(Header(operation=RESYNC), orjson.dumps(body))
 
     def start_writer(self, session: Session) -> None:

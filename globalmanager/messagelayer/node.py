@@ -79,6 +79,12 @@ class Node:
             self._on_pending(self.name, len(self._pending))
         self.queue.add(msg.key)
 
+    def assume_held(self, key: ObjectKey) -> None:
+        """Treat ``key`` as held by the node (a later delete is sent, not just cancelled): for objects the node may
+        hold from an earlier connection, which this GM did not deliver."""
+        with self.lock:
+            self._held.add(key)
+
     def take(self, key: ObjectKey) -> Outgoing | None:
         """The writer takes the waiting message of ``key`` (``None`` if there is none any more)."""
         with self.lock:

@@ -210,10 +210,12 @@ class EdgeServer:
                 first = None
                 self.layer.reject(session, None, exc.reason, str(exc))
         try:
-            resync = await asyncio.to_thread(self.layer.attach, session)
-            if greeted:  # answered even with no common feature, so the LC need not wait for a timeout
+            # answered at once (the features do not depend on the node's state, which attach reads and which may take
+            # longer than the LC waits for this answer), and even with no common feature
+            if greeted:
                 await conn.send(encode_frame(hello_frame(sorted(session.features))))
                 self.layer.metrics.frames.labels("down", HELLO).inc()
+            resync = await asyncio.to_thread(self.layer.attach, session)
             if resync is not None:
                 await conn.send(encode_frame(resync))
                 self.layer.metrics.frames.labels("down", RESYNC).inc()

@@ -11,7 +11,9 @@ Guarantees an ``EdgeLink`` gives:
   that object, and only for operation ``status``. A handler that raises ``InvalidReport`` refuses the report (it is
   counted as a rejected frame and never retried); other exceptions are retried with rate limiting.
 * On every (re)connection of a node, each state source registered for a kind is asked for the objects of that kind
-  the node should hold; they are (re)sent as ``insert``, so a node never depends on a replay of old messages.
+  the node should hold; they are (re)sent as ``insert``, so a node never depends on a replay of old messages. A
+  ``resync`` tells the node to drop what it holds of a kind beyond that list only when the kind's source answered in
+  full: a source that raises (``IncompleteState`` for a partial answer) leaves the node's objects of that kind alone.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ __all__ = [
     "STATUS",
     "UPDATE",
     "EdgeLink",
+    "IncompleteState",
     "InvalidReport",
     "RecordingEdgeLink",
     "SentMessage",
@@ -56,6 +59,15 @@ UpstreamHandler = Callable[[UpstreamMessage], None]
 
 StateSource = Callable[[str], Iterable[Mapping[str, Any]]]
 """``source(node)`` → the objects (of one kind, as they are to be sent) that ``node`` should hold now."""
+
+
+class IncompleteState(Exception):
+    """Raised by a state source that could prepare only ``objects`` of what the node should hold (e.g. a Secret could
+    not be read now): those are sent, and the node keeps what it holds of the kind."""
+
+    def __init__(self, objects: Iterable[Mapping[str, Any]], reason: str) -> None:
+        super().__init__(reason)
+        self.objects = list(objects)
 
 
 class InvalidReport(ValueError):
@@ -112,7 +124,13 @@ class RecordingEdgeLink:
 
     def state_for(self, node: str) -> list[Mapping[str, Any]]:
         """What a (re)connecting ``node`` would be sent, from every registered source."""
-        return [obj for source in self.sources.values() for obj in source(node)]
+        sent: list[Mapping[str, Any]] = []
+        for source in self.sources.values():
+            try:
+                sent.extend(source(node))
+            except IncompleteState as partial:
+                sent.extend(partial.objects)
+        return sent
 
     def report(self, node: str, namespace: str, kind: str, name: str, content: Mapping[str, Any]) -> None:
         """Deliver a ``status`` report as the message layer would."""

@@ -20,7 +20,7 @@ from typing import Any
 import structlog
 
 from apis import errors, meta
-from globalmanager.runtime.edge import DELETE, INSERT, UpstreamMessage
+from globalmanager.runtime.edge import DELETE, INSERT, IncompleteState, UpstreamMessage
 from globalmanager.runtime.events import WARNING
 from globalmanager.runtime.keyprocessor import failure_fields
 from informers import (
@@ -134,8 +134,10 @@ class DatasetController:
             self._log.info("dataset sent to node", key=key, node=node)
 
     def state_for(self, node: str) -> list[dict[str, Any]]:
-        """Every Dataset of ``node``, as sent; one whose Secret cannot be read now is left to its retry."""
+        """Every Dataset of ``node``, as sent; one whose Secret cannot be read now is left to its retry, and the answer
+        is then ``IncompleteState`` (the node keeps the Datasets it holds)."""
         result = []
+        unprepared = []
         for dataset in self.informer.get_indexer().by_index(NODE_NAME_INDEX, node):
             try:
                 result.append(prepare(dataset, self.clientset))
@@ -144,6 +146,9 @@ class DatasetController:
                 self._log.warning("cannot prepare dataset for node; retrying later", key=key, node=node,
                                   **failure_fields(exc))
                 self.loop.enqueue(key)
+                unprepared.append(key)
+        if unprepared:
+            raise IncompleteState(result, f"datasets not prepared now: {', '.join(unprepared)}")
         return result
 
     def handle_report(self, message: UpstreamMessage) -> None:

@@ -24,7 +24,7 @@ import structlog
 
 from apis import errors, meta
 from globalmanager.runtime.credential import edge_copy, with_kind
-from globalmanager.runtime.edge import DELETE, INSERT
+from globalmanager.runtime.edge import DELETE, INSERT, IncompleteState
 from globalmanager.runtime.keyprocessor import failure_fields
 from informers import (
     ResourceEventHandlerFuncs,
@@ -177,6 +177,7 @@ class ModelController:
         with self._lock:
             models = [model for model, nodes in self._owners.items() if node in nodes]
         result = []
+        unprepared = []
         for namespace, name in models:
             try:
                 result.append(self.prepare(self.lister.namespaced(namespace).get(name)))
@@ -186,6 +187,9 @@ class ModelController:
                 self._log.warning("cannot prepare model for node; retrying later", key=f"{namespace}/{name}",
                                   node=node, **failure_fields(exc))
                 self.loop.enqueue(f"{namespace}/{name}")
+                unprepared.append(f"{namespace}/{name}")
+        if unprepared:  # the node keeps the Models it holds (see IncompleteState)
+            raise IncompleteState(result, f"models not prepared now: {', '.join(unprepared)}")
         return result
 
     def run(self, stop: threading.Event) -> None:

@@ -16,7 +16,7 @@ from websockets.sync.client import connect
 from apis.tokenfile import TokenFile
 from globalmanager.messagelayer import EdgeServer, MessageLayer
 from globalmanager.messagelayer.tokens import EdgeTokens
-from globalmanager.runtime.edge import InvalidReport
+from globalmanager.runtime.edge import IncompleteState, InvalidReport
 
 
 def dataset(name: str, node: str = "edge-1", version: str = "1") -> dict:
@@ -242,6 +242,68 @@ def test_with_acks_a_report_is_applied_once_and_acked_each_time_it_is_sent(edge)
     lc.send_status("default", "Dataset", "nope", {"numberOfSamples": 4}, id="epoch-2")
     header, body = lc.recv_until(lambda h, c: h["operation"] == "ack")
     assert header["id"] == "epoch-2" and body["error"].startswith("not_routed")
+    lc.close()
+
+
+def greet_with_resync(edge: Edge) -> tuple[GoLC, list[dict]]:
+    """A client that negotiates ack and resync; returns it and the resync's body after the hello."""
+    lc = GoLC(edge.url, "edge-1", greet=False)
+    lc.send_raw(make_frame("", "", "", "hello", {"features": ["ack", "resync"]}))
+    assert lc.recv()[0]["operation"] == "hello"
+    header, body = lc.recv()
+    assert header["operation"] == "resync"
+    return lc, body
+
+
+def test_a_resync_lists_only_the_kinds_whose_state_source_answered_in_full(edge):
+    edge.state["edge-1"] = [dataset("d1")]
+    job = {"apiVersion": "sedna.io/v1alpha1", "kind": "IncrementalLearningJob",
+           "metadata": {"namespace": "default", "name": "il-1"}}
+
+    def unreachable(node: str) -> list[dict]:
+        raise ConnectionError("API server unreachable for a moment")
+
+    def partial(node: str) -> list[dict]:
+        raise IncompleteState([job], "a Secret could not be read now")
+
+    edge.layer.add_state_source("model", unreachable)
+    edge.layer.add_state_source("incrementallearningjob", partial)
+    lc, body = greet_with_resync(edge)
+    # the node keeps what it holds of Models and IncrementalLearningJobs; what the partial answer had is still sent
+    assert body == {"kinds": ["dataset"], "objects": [{"kind": "dataset", "namespace": "default", "name": "d1"},
+                                                      {"kind": "incrementallearningjob", "namespace": "default",
+                                                       "name": "il-1"}]}
+    lc.recv_until(is_insert_of("il-1"))
+    lc.close()
+
+
+def test_a_delete_queued_while_the_node_connects_reaches_it(edge):
+    """After a GM restart the node may hold an object the resync lists; deleted before its insert went out, the
+    node must get the delete (it was told to keep the object)."""
+    edge.state["edge-1"] = [dataset("d1")]
+
+    def deleted_meanwhile(node: str) -> list[dict]:  # runs after the Dataset source queued d1's insert
+        edge.layer.send_to_edge(node, "delete", dataset("d1"))
+        return []
+
+    edge.layer.add_state_source("model", deleted_meanwhile)
+    lc, body = greet_with_resync(edge)
+    assert {"kind": "dataset", "namespace": "default", "name": "d1"} in body["objects"]
+    header, _ = lc.recv_until(lambda h, c: h["resourceName"] == "d1")
+    assert header["operation"] == "delete"
+    lc.close()
+
+
+def test_the_hello_is_answered_before_the_state_sources_run(edge):
+    answered = threading.Event()
+    answered_first: list[bool] = []
+    edge.layer.add_state_source("model", lambda node: answered_first.append(answered.wait(5)) or [])
+    lc = GoLC(edge.url, "edge-1", greet=False)
+    lc.send_raw(make_frame("", "", "", "hello", {"features": ["ack", "resync"]}))
+    assert lc.recv()[0]["operation"] == "hello"
+    answered.set()
+    assert lc.recv()[0]["operation"] == "resync"
+    assert answered_first == [True]  # a slow state source no longer delays the answer past the LC's hello timeout
     lc.close()
 
 

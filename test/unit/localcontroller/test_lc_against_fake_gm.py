@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+import websockets.sync.server
 from testkit import FakeGM, http_get, make_frame, wait_for
 from testkit.lc import RunningLC
 
@@ -195,6 +196,49 @@ def test_a_refused_connection_is_logged_and_retried(tmp_path):
         stop.set()
         client.join(5)
         gm.close()
+        store.close()
+
+
+def test_a_report_over_the_frame_limit_is_dropped_and_later_reports_go_on(tmp_path, our_gm):
+    store = Store(str(tmp_path / "lc.db"))
+    store.add_report(NS, "Dataset", "big", b'{"numberOfSamples": "' + b"9" * 4096 + b'"}')
+    store.add_report(NS, "Dataset", "small", b'{"numberOfSamples": 1}')
+    client = GMClient(f"ws://{our_gm.address}/", "edge-1", store, lambda f: None, lambda b: None,
+                      max_report_bytes=2048)
+    stop = threading.Event()
+    client.start(stop)
+    try:
+        _, header, content = our_gm.next_frame(is_status)
+        assert header["resourceName"] == "small" and content == {"numberOfSamples": 1}
+        wait_for("an empty outbox", lambda: store.pending_reports() == 0)
+    finally:
+        stop.set()
+        client.join(5)
+        store.close()
+
+
+def test_a_gm_that_drops_every_connection_at_once_is_redialled_with_growing_backoff(tmp_path):
+    connections = []
+
+    def drop(conn) -> None:
+        connections.append(conn)
+        conn.close()
+
+    server = websockets.sync.server.serve(drop, "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    store = Store(str(tmp_path / "lc.db"))
+    backoff = Backoff(0.01, 0.05)
+    client = GMClient(f"ws://127.0.0.1:{server.socket.getsockname()[1]}/", "edge-1", store, lambda f: None,
+                      lambda b: None, backoff=backoff, hello_timeout=0.1)
+    stop = threading.Event()
+    client.start(stop)
+    try:
+        wait_for("several short connections", lambda: len(connections) >= 4)
+        assert backoff._attempt >= 3  # not reset by a connection that did not last
+    finally:
+        stop.set()
+        client.join(5)
+        server.shutdown()
         store.close()
 
 
