@@ -252,6 +252,7 @@ class GlobalManager:
                 controller = factory_fn(ctx)
                 self.controllers.append(controller)
                 log.info("controller enabled", controller=name, workers=ctx.workers_for(name))
+            self._add_model_router(ctx)
             factory.start(stop)
             for controller in self.controllers:
                 t = threading.Thread(
@@ -273,6 +274,17 @@ class GlobalManager:
             for t in threads:  # each controller drains within shutdownTimeoutSeconds
                 t.join(cfg.shutdown_timeout + 1)
             factory.shutdown(timeout=5.0)
+
+    def _add_model_router(self, ctx: Any) -> None:
+        """Run the Model controller that a job controller created to route its Models (``ctx.model_router``)
+        when ``controllers`` does not list Model: without workers its queue would hold the routes and send
+        nothing."""
+        router = ctx.model_router
+        if router is None or any(c is router for c in self.controllers):
+            return
+        self.controllers.append(router)
+        log.info("controller enabled", controller=router.name,
+                 reason="routes the Models of the enabled job controllers")
 
     def _serve_edge(self, edge: Any, stop: threading.Event) -> None:
         """Once every controller's caches synced (so that a node's full state and the routes of its reports are

@@ -2,7 +2,7 @@
 
 Keys go into a named rate-limited queue; ``workers`` threads call ``sync(key)`` through the job kinds'
 ``KeyProcessor``: a key is never synced by two workers at once; a ``sync`` that raises is retried with rate limiting
-(5 ms doubling to 1000 s, 10 qps overall) and dropped with a log line after ``max_retries``; every sync is counted
+(5 ms doubling to 360 s, 10 qps overall), without limit unless ``max_retries`` is set; every sync is counted
 and timed in ``sedna_gm_controller_sync_total``/``_duration_seconds`` of ``registry``. ``run(stop)`` waits for the
 caches, sets ``synced``, works until ``stop`` and then returns.
 """
@@ -15,23 +15,20 @@ from collections.abc import Callable, Sequence
 import structlog
 from prometheus_client import CollectorRegistry
 
-from globalmanager.runtime.keyprocessor import KeyProcessor
+from globalmanager.runtime.keyprocessor import KeyProcessor, controller_rate_limiter
 from globalmanager.runtime.metrics import controller_metrics
 from informers import wait_for_cache_sync
-from workqueue import RateLimitingQueue, default_controller_rate_limiter
+from workqueue import RateLimitingQueue
 
 __all__ = ["SyncLoop"]
 
 log = structlog.get_logger(__name__)
 
-DEFAULT_MAX_RETRIES = 15
-
-
 class SyncLoop:
     def __init__(self, name: str, sync: Callable[[str], None], workers: int = 1,
-                 max_retries: int = DEFAULT_MAX_RETRIES, registry: CollectorRegistry | None = None) -> None:
+                 max_retries: int | None = None, registry: CollectorRegistry | None = None) -> None:
         self.name = name
-        self.queue = RateLimitingQueue(default_controller_rate_limiter(), name=name)
+        self.queue = RateLimitingQueue(controller_rate_limiter(), name=name)
         self.synced = threading.Event()
         self._sync = sync
         self._workers = workers

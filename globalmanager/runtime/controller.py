@@ -9,9 +9,12 @@ state lives in one ``JobState`` per job UID, dropped when the job goes. Downstre
 
 Guarantees:
 * A key is never synced by two workers at once (the queue is stingy).
-* An exception in ``sync`` is logged with the key, counted, and the key requeued with rate limiting; after
-  ``max_retries`` it is dropped with a log line (``keyprocessor``: an API server's answer is logged with its status
-  code, reason and message, without a traceback). A worker thread never dies of it (and restarts after anything else).
+* An exception in ``sync`` is logged with the key, counted, and the key requeued with rate limiting (5 ms
+  doubling, capped at 360 s: ``keyprocessor.controller_rate_limiter``) for as long as it fails, as Go Sedna's
+  ``AddRateLimited``: ``update_job`` ignores resyncs, so a dropped key would never be synced again. A
+  ``max_retries`` limit can be set (then the key is dropped with a log line). ``keyprocessor`` logs an API
+  server's answer with its status code, reason and message, without a traceback, at a bounded rate per key. A
+  worker thread never dies of it (and restarts after anything else).
 * ``run(stop)`` waits for the caches, starts the workers, and on stop stops taking work and waits (bounded by
   ``drain_timeout``) for the items in flight.
 * Handlers and downstream hooks never raise into the informer: errors are logged with the object's key. Upstream
@@ -38,22 +41,21 @@ from informers import (
     split_meta_namespace_key,
     wait_for_cache_sync,
 )
-from workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_limiter
+from workqueue import RateLimiter, RateLimitingQueue
 
 from .edge import DELETE, INSERT, UPDATE, EdgeLink, InvalidReport, UpstreamMessage
 from .events import EventRecorder
 from .jobstate import JobState, JobStates, PreventRecreationView, RecreatedPodsView
-from .keyprocessor import KeyProcessor, failure_fields
+from .keyprocessor import KeyProcessor, controller_rate_limiter, failure_fields
 from .metrics import controller_metrics
 from .owned import OwnedObjects, log_identity
 from .selfheal import RECREATION_TTL
 from .status import Mutation, update_status
 
-__all__ = ["BaseController", "DEFAULT_MAX_RETRIES", "KindController"]
+__all__ = ["BaseController", "KindController"]
 
 log = structlog.get_logger(__name__)
 
-DEFAULT_MAX_RETRIES = 15
 DEFAULT_LC_SERVER = "http://localhost:9100"
 DEFAULT_KB_SERVER = "http://localhost:9020"
 WORKER_RESTART_PERIOD = 1.0
@@ -88,7 +90,7 @@ class BaseController(OwnedObjects):
         recorder: EventRecorder | None = None,
         registry: CollectorRegistry | None = None,
         rate_limiter: RateLimiter | None = None,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_retries: int | None = None,
         drain_timeout: float = 10.0,
         recreation_ttl: float = RECREATION_TTL,
         recreation_timer: Callable[[], float] = time.monotonic,
@@ -113,7 +115,7 @@ class BaseController(OwnedObjects):
         self.kb_server = kb_server
         self.recorder = recorder or EventRecorder(clientset, "sedna-gm")
         self.metrics = controller_metrics(registry)
-        self.queue = RateLimitingQueue(rate_limiter or default_controller_rate_limiter(), name=name)
+        self.queue = RateLimitingQueue(rate_limiter or controller_rate_limiter(), name=name)
         self._log = log.bind(controller=name)
         self.processor = KeyProcessor(name, self.queue, self.metrics, max_retries, self._log)
         self.job_states = JobStates(recreation_ttl, recreation_timer)

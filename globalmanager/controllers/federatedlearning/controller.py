@@ -1,7 +1,8 @@
 """The FederatedLearningJob controller (Sedna's ``federatedlearning`` controller, state kept per job).
 
 * A job's workers (``workers.py``): the aggregation pod, its Service ``<job>-aggregation`` (port 7363) and one
-  training pod per ``spec.trainingWorkers[i]``, created when the job has no pods of its current generation; all are
+  training pod per ``spec.trainingWorkers[i]``; every sync creates exactly the workers that have no pod of the
+  current generation (the rest of a set whose creation failed part-way, a pod whose recreation was refused); all are
   controller-owned by the job (deleting it deletes them).
 * Status (``runtime.jobstatus``): phase ``Running``; ``Failed`` with condition ``Failed``/``workerFailed`` and a
   Warning Event as soon as a worker failed; ``Succeeded`` with condition ``Complete``, ``completionTime`` and a Normal
@@ -10,19 +11,20 @@
 * Spec change (a new ``metadata.generation``): that job's pods, built from the old generation (their
   ``sedna.io/job-generation`` annotation), are deleted and a new set is created from the new spec; the job itself is
   never written back (no ``update`` of the object). Another job is never touched.
-* Self-healing, all per job (``JobState``): a pod deleted from under a live job is recreated at most once per 5 s,
-  never while that job's pods are being replaced (from the spec change until the old pods are gone), never a pod of
-  an older generation or one that had finished, never after the job is gone (asked from the API server).
+* Self-healing, all per job (``JobState``): a pod deleted from under a live job is recreated (by the delete handler,
+  else by ``sync``, which waits out the limit and requeues the job) at most once per 5 s per worker, never while
+  that job's pods are being replaced (from the spec change until the old pods are gone), never a pod of an older
+  generation or a worker whose pod had finished, never after the job is gone (asked from the API server).
 * Edge: ``downstream.py`` (to each training node) and ``upstream.py`` (rounds, the aggregation Model's metrics).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from apis import meta
-from apis.resources import DATASETS, FEDERATED_LEARNING_JOBS, MODELS, PODS, SERVICES
+from apis.resources import DATASETS, FEDERATED_LEARNING_JOBS, MODELS, PODS, SERVICES, GroupVersionResource
 from globalmanager.runtime.controller import KindController
 from globalmanager.runtime.events import NORMAL
 from globalmanager.runtime.jobstatus import JobObservation, create_or_wait, is_job_finished, write_job_status
@@ -32,12 +34,23 @@ from globalmanager.runtime.revisions import is_current_generation
 from globalmanager.runtime.services import ensure_service, service_name_error
 
 from . import downstream, upstream
-from .workers import AGG_PORT, AGGREGATION, Refs, aggregation_pod, training_pod
+from .workers import (
+    AGG_PORT,
+    AGGREGATION,
+    AGGREGATION_SLOT,
+    Refs,
+    aggregation_pod,
+    missing_workers,
+    training_pod,
+    training_slot,
+    worker_slot,
+)
 
 __all__ = ["FederatedLearningController", "NAME", "new_controller"]
 
 COND_COMPLETE = "Complete"
 FAILED_MESSAGE = "the worker of FederatedLearningJob failed"
+FINISHED_WORKERS = "finished-workers"  # JobState marker: generation → the workers whose pod finished
 
 
 def _spec(job: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -78,6 +91,25 @@ class FederatedLearningController(KindController):
             and not is_job_finished(job.get("status"), COND_COMPLETE)
         )
 
+    def maybe_recreate(self, gvr: GroupVersionResource, obj: Mapping[str, Any]) -> bool:
+        """The delete handler's recreation, limited per worker as well as per pod name, so that it and ``sync``
+        never both bring back the same worker."""
+        job = self.resolve_controller_ref(meta.namespace(obj), meta.get_controller_of(obj))
+        slot = worker_slot(job, obj) if job is not None and is_current_generation(obj, job) else None
+        if job is None or slot is None:
+            return super().maybe_recreate(gvr, obj)
+        if is_pod_terminal(obj):
+            self._finished_workers(job).add(slot)
+            return False
+        if self._worker_wait(job, slot, claim=True) > 0:
+            self._log.info("worker recreated moments ago, not recreating again; the job's sync will",
+                           key=f"{meta.namespace(job)}/{meta.name(job)}", pod=meta.name(obj), worker=slot)
+            return False
+        if super().maybe_recreate(gvr, obj):
+            return True
+        self.job_state(job).recreated.unmark(self.recreation_key(PODS, meta.namespace(job), self._slot_key(job, slot)))
+        return False
+
     # -- sync -----------------------------------------------------------------------------------------------------
     def sync(self, key: str) -> bool:
         job = self.get_job(key)
@@ -93,6 +125,11 @@ class FederatedLearningController(KindController):
         outdated = [p for p in pods if not is_current_generation(p, job)]
         if outdated:
             self._replace_outdated(job, outdated)
+        finished = self._finished_workers(job)
+        for pod in current:
+            slot = worker_slot(job, pod) if is_pod_terminal(pod) else None
+            if slot is not None:
+                finished.add(slot)
         obs = JobObservation(counts=count_pods(current))
         on_their_way = self.creations_pending(job, PODS)  # created or recreated, not in the cache yet
         obs.counts["active"] += on_their_way
@@ -100,12 +137,17 @@ class FederatedLearningController(KindController):
         problem = self._spec_problem(job)
         if problem:
             obs.failure = ("InvalidSpec", problem)
-        elif not obs.counts["failed"] and not current and not on_their_way and self.job_is_live(job):
+        elif not obs.counts["failed"] and not on_their_way:
+            # a worker missing while others of this generation exist is a recreation: limited as the handler's
+            recreation = bool(current)
+            missing = [slot for slot in missing_workers(job, current, finished)
+                       if not self._wait_for_worker(key, job, slot, recreation)]
+            if missing and self.job_is_live(job):
 
-            def create() -> None:
-                obs.counts["active"] += self.create_workers(job)
+                def create() -> None:
+                    obs.counts["active"] += self.create_workers(job, missing)
 
-            retry = create_or_wait(self, job, obs, create)
+                retry = create_or_wait(self, job, obs, create)
         if not outdated:
             state.prevent_recreation = False
         write_job_status(self, key, job, obs, complete_type=COND_COMPLETE, failed_message=FAILED_MESSAGE)
@@ -159,14 +201,43 @@ class FederatedLearningController(KindController):
             datasets=datasets,
         )
 
-    def create_workers(self, job: Mapping[str, Any]) -> int:
-        """The aggregation pod, its Service, the training pods (Sedna's order); returns how many pods were created."""
+    def create_workers(self, job: Mapping[str, Any], workers: Collection[str] | None = None) -> int:
+        """The aggregation pod, its Service, the training pods (Sedna's order), or of the pods only ``workers``
+        (``workers.worker_slot`` names); returns how many pods were created."""
         refs = self._refs(job)
-        created = self._create_pod(job, aggregation_pod(job, refs))
+        created = 0
+        if workers is None or AGGREGATION_SLOT in workers:
+            created += self._create_pod(job, aggregation_pod(job, refs))
         ensure_service(self, job, AGGREGATION, AGG_PORT)
         for i in range(len(refs.datasets)):
-            created += self._create_pod(job, training_pod(job, i, refs, self.lc_server))
+            if workers is None or training_slot(i) in workers:
+                created += self._create_pod(job, training_pod(job, i, refs, self.lc_server))
         return created
+
+    # -- per-worker recreation limit ------------------------------------------------------------------------------
+    @staticmethod
+    def _slot_key(job: Mapping[str, Any], slot: str) -> str:
+        return f"{meta.name(job)}-{slot}"  # never a pod's name: pods get a 5-character random suffix
+
+    def _worker_wait(self, job: Mapping[str, Any], slot: str, claim: bool) -> float:
+        """Seconds before the worker ``slot`` may be (re)created (0: now). With ``claim`` a creation now is counted
+        against the recreation TTL, atomically: of this sync and the delete handler only one gets the worker."""
+        key = self._slot_key(job, slot)
+        if claim and self.job_state(job).recreated.try_mark(self.recreation_key(PODS, meta.namespace(job), key)):
+            return 0.0
+        return self.recreation_wait(job, PODS, key)
+
+    def _wait_for_worker(self, key: str, job: Mapping[str, Any], slot: str, claim: bool) -> bool:
+        """True when the worker ``slot`` must wait: the job is synced again once it may be created."""
+        wait = self._worker_wait(job, slot, claim)
+        if wait > 0:
+            self.queue.add_after(key, wait)
+        return wait > 0
+
+    def _finished_workers(self, job: Mapping[str, Any]) -> set[str]:
+        """The workers of the job's current generation whose pod finished (never created again)."""
+        by_generation = self.job_state(job).markers.setdefault(FINISHED_WORKERS, {})
+        return by_generation.setdefault(meta.generation(job), set())
 
     def _create_pod(self, job: Mapping[str, Any], pod: dict[str, Any]) -> int:
         created = self.create_owned(PODS, job, pod, "pod")

@@ -4,8 +4,9 @@
 * ``output.models[0].metrics`` (non-empty) → the aggregation Model's ``status.metrics`` (``convert_map_to_metrics``)
   and ``status.updateTime``.
 * ``ownerInfo.currentRound`` > 0 → a ``Training`` condition (reason ``DoTraining``, message
-  ``Round <n> reaches at <updateTime>``) appended once per round: a report resent for a round already recorded (an
-  LC reconnecting, a resent frame) appends nothing.
+  ``Round <n> reaches at <updateTime>``) appended once per report: a resent report (an LC reconnecting, a resent
+  frame: the same round and updateTime) appends nothing, while the rounds of a run started again (a spec change, an
+  aggregator restart: round 1 again at a new updateTime) are recorded.
 Only those fields are written (status subresource, re-read on conflict), so a GM status write never loses them.
 """
 
@@ -79,15 +80,15 @@ def _update_model_metrics(
 
 
 def _append_round(controller: FederatedLearningController, job: Mapping[str, Any], n: int, update_time: str) -> None:
-    prefix = f"Round {n} reaches at "
+    message = f"Round {n} reaches at {update_time}"
     now = controller.now()
     cond = {"type": COND_TRAINING, "status": "True", "lastProbeTime": now, "lastHeartbeatTime": now,
-            "reason": "DoTraining", "message": prefix + update_time}
+            "reason": "DoTraining", "message": message}
 
     def mutate(obj: dict[str, Any]) -> bool:
         conditions = obj.setdefault("status", {}).setdefault("conditions", [])
-        if any(c.get("type") == COND_TRAINING and str(c.get("message", "")).startswith(prefix) for c in conditions):
-            return False  # this round is recorded already
+        if any(c.get("type") == COND_TRAINING and c.get("message") == message for c in conditions):
+            return False  # this report is recorded already
         conditions.append(cond)
         return True
 

@@ -8,16 +8,19 @@
   ``MODEL_URL``, ``PRETRAINED_MODEL_URL``, ``TRAIN_DATASET_URL`` (downloaded), env ``AGG_PORT=7363``,
   ``AGG_IP=<job>-aggregation.<namespace>``, ``WORKER_NAME=trainworker-<5 random>``, ``JOB_NAME``,
   ``PARTICIPANTS_COUNT``, ``NAMESPACE``, ``MODEL_NAME``, ``DATASET_NAME``, ``LC_SERVER``, ``TRANSMITTER``.
-Every pod also records the job generation it was built from (``revisions.stamp_generation``).
+Every pod also records the job generation it was built from (``revisions.stamp_generation``), and a training pod
+which training worker it is (``sedna.io/training-worker-index``): ``worker_slot`` names the worker a pod is
+(``aggregation``, ``train-<i>``) and ``missing_workers`` those of a job that have no pod.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from apis import meta
+from globalmanager.runtime.labels import label_prefix
 from globalmanager.runtime.names import rand_string
 from globalmanager.runtime.pods import pod_from_template
 from globalmanager.runtime.revisions import stamp_generation
@@ -25,10 +28,23 @@ from globalmanager.runtime.services import edge_mesh_service_host
 from globalmanager.runtime.storage import MountURL, WorkerMount
 from globalmanager.runtime.worker import TRAIN_WORKER, WorkerParam
 
-__all__ = ["AGG_PORT", "AGGREGATION", "Refs", "aggregation_pod", "training_pod"]
+__all__ = [
+    "AGG_PORT",
+    "AGGREGATION",
+    "AGGREGATION_SLOT",
+    "INDEX_ANNOTATION",
+    "Refs",
+    "aggregation_pod",
+    "missing_workers",
+    "training_pod",
+    "training_slot",
+    "worker_slot",
+]
 
 AGGREGATION = "Aggregation"
 AGG_PORT = 7363
+INDEX_ANNOTATION = "sedna.io/training-worker-index"
+AGGREGATION_SLOT = AGGREGATION.lower()
 
 Obj = Mapping[str, Any]
 
@@ -71,6 +87,35 @@ def _participants(job: Obj) -> str:
     return str(len((job.get("spec") or {}).get("trainingWorkers") or []))
 
 
+def training_slot(index: int) -> str:
+    return f"{TRAIN_WORKER}-{index}"
+
+
+def worker_slot(job: Obj, pod: Obj) -> str | None:
+    """The worker of ``job`` that ``pod`` is; ``None`` for a training pod that does not record its index."""
+    if meta.labels(pod).get(label_prefix(job) + "worker-type") == AGGREGATION_SLOT:
+        return AGGREGATION_SLOT
+    index = meta.annotations(pod).get(INDEX_ANNOTATION, "")
+    return training_slot(int(index)) if index.isdigit() else None
+
+
+def missing_workers(job: Obj, pods: Iterable[Obj], finished: Collection[str] = ()) -> list[str]:
+    """The workers of ``job`` (aggregation first, then the training workers in order) that none of ``pods`` is,
+    leaving out those in ``finished``."""
+    present = [worker_slot(job, p) for p in pods]
+    wanted = [AGGREGATION_SLOT, *(training_slot(i) for i in range(int(_participants(job))))]
+    missing = [slot for slot in wanted if slot not in present and slot not in finished]
+    # training pods created before pods recorded their index (an older sedna-gm) stand for the first free workers
+    unindexed = present.count(None)
+    out = []
+    for slot in missing:
+        if slot != AGGREGATION_SLOT and unindexed:
+            unindexed -= 1
+            continue
+        out.append(slot)
+    return out
+
+
 def aggregation_pod(job: Obj, refs: Refs) -> dict[str, Any]:
     param = WorkerParam(AGGREGATION, restart_policy="OnFailure", env={
         "NAMESPACE": meta.namespace(job),
@@ -106,5 +151,6 @@ def training_pod(job: Obj, index: int, refs: Refs, lc_server: str) -> dict[str, 
     }
     _transmitter(job, refs, param)
     pod = pod_from_template(job, worker.get("template"), param)
+    pod["metadata"]["annotations"] = {**(pod["metadata"].get("annotations") or {}), INDEX_ANNOTATION: str(index)}
     stamp_generation(pod, job)
     return pod

@@ -10,7 +10,8 @@ Each sync:
 3. takes one step of the state machine (``fsm.next_step``) from the last condition and the phase of the stage's
    newest pod (found through the controller-UID index and the worker-type label): creates the stage's pod from
    the last condition's ``data.input``, restarts the inference pod, or patches ``sedna.io/<Stage>=<node>`` on the
-   job, then appends the next condition;
+   job, then appends the next condition (while a pod it created is not in the cache yet, a Starting/Running
+   stage waits for that pod: the newest one cached may be the previous cycle's);
 4. places the job on the LocalControllers (``placement.EdgePlacement``).
 
 The status write appends the GM's condition only if the job's last condition is still the one the step was taken
@@ -215,6 +216,10 @@ class LearningJobController(KindController):
               refs: dict[str, dict[str, Any]] | None, secrets: Secrets) -> _Outcome:
         stage = (last or {}).get("stage") or ""
         ctype = (last or {}).get("type") or ""
+        if ctype in (STARTING, RUNNING) and self.creations_pending(job, PODS):
+            # the stage's new pod is not in the cache yet: the newest one there may be the previous
+            # cycle's (which would complete a stage that has not started); the new pod's event wakes us
+            return _Outcome(Step())
         pod = self.newest_pod(job, stage) if last is not None else None
         phase = (pod.get("status") or {}).get("phase") if pod is not None else None
         step = next_step(stage, ctype, phase, self.policy(job))

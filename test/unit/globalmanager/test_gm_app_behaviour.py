@@ -1,16 +1,22 @@
-"""sedna-gm wiring details: non-finite config numbers, the resync period draw, standby readiness."""
+"""sedna-gm wiring details: non-finite config numbers, the resync period draw, standby readiness, the Model router
+of the learning jobs."""
 
 from __future__ import annotations
 
 import math
+import threading
 
 import pytest
+from learningjob_test_helpers import IL_REFS, il_job
 from lease_test_helpers import FakeClock
+from prometheus_client import CollectorRegistry
+from testkit import wait_for
 
 from apis.fake import FakeClientset
 from apis.http_transport import ApiConnectionRefusedError
 from globalmanager.app import GlobalManager, main, resync_period
 from globalmanager.config import ConfigError, GMConfig, config_from_dict
+from globalmanager.controllers.model import ModelController
 from globalmanager.leaderelection import LeaderCallbacks, LeaderElector
 
 
@@ -84,3 +90,32 @@ def test_a_standby_that_cannot_reach_the_lease_is_not_ready():
     assert gm.elector.try_acquire_or_renew() is False
     ok, detail = gm._ready()
     assert not ok and "lease" in detail
+
+
+@pytest.mark.parametrize("controllers", [["Dataset", "IncrementalLearning"], ["LifelongLearning"],
+                                         ["IncrementalLearning", "Model"]])
+def test_the_model_router_a_job_controller_created_runs_once_whether_or_not_model_is_listed(controllers):
+    """IL routes its Models through ``ctx.model_router``: it needs workers even when ``controllers`` does not list
+    Model (else the routes wait in its queue and never reach the nodes), and only one set of them. LL routes none."""
+    cs = FakeClientset(il_job(), *IL_REFS)
+    cfg = GMConfig(controllers=controllers)
+    cfg.leader_election.enabled = False
+    cfg.websocket.address, cfg.websocket.port = "127.0.0.1", 0
+    registry = CollectorRegistry()
+    gm = GlobalManager(cfg, clientset=cs, registry=registry)
+    stop = threading.Event()
+    runner = threading.Thread(target=gm.run_controllers, args=(stop,), daemon=True)
+    runner.start()
+    try:
+        wait_for("the controllers to start", gm._controllers_started.is_set)
+        routers = [c for c in gm.controllers if isinstance(c, ModelController)]
+        expected = 0 if controllers == ["LifelongLearning"] else 1
+        assert len(routers) == expected and [c.name for c in gm.controllers].count("Model") == expected
+        wait_for("every controller's caches", lambda: all(c.synced.is_set() for c in gm.controllers))
+        if "IncrementalLearning" in controllers:  # the job's Models were routed and the router synced them
+            wait_for("the router's syncs", lambda: (registry.get_sample_value(
+                "sedna_gm_controller_sync_total", {"controller": "Model", "result": "success"}) or 0) >= 1)
+    finally:
+        stop.set()
+        runner.join(15)
+    assert not runner.is_alive()

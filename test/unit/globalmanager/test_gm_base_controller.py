@@ -1,4 +1,5 @@
-"""BaseController: self-healing workers, rate-limited requeue, drop after max retries, bounded drain, pod handlers."""
+"""BaseController: self-healing workers, rate-limited requeue without a retry limit (or a drop after ``max_retries``
+when one is set), bounded drain, pod handlers."""
 
 from __future__ import annotations
 
@@ -67,6 +68,25 @@ def test_failing_sync_is_retried_then_succeeds_and_the_worker_survives():
     assert c.seen == ["ns/a"] * 3
     assert c.count("error") == 2 and c.count("success") == 1
     assert c.queue.num_requeues("ns/a") == 0  # forgotten after success
+
+
+def test_a_key_failing_for_long_is_retried_until_it_works_by_default():
+    """Far beyond the 15 retries after which the key used to be dropped for good (resyncs are ignored)."""
+    def behaviour(c, key):
+        if len(c.seen) <= 40:
+            raise RuntimeError("quota exceeded")
+        c.done.set()
+        return True
+
+    c = ScriptedController(behaviour)
+    stop, t = run_controller(c)
+    try:
+        c.queue.add("ns/a")
+        assert c.done.wait(10)
+    finally:
+        stop_controller(c, stop, t)
+    assert c.count("error") == 40 and c.count("success") == 1 and c.count("dropped") == 0
+    assert c.queue.num_requeues("ns/a") == 0
 
 
 def test_key_dropped_after_max_retries():

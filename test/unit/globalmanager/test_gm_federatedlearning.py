@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from sedna_test_helpers import NS, dataset, env_of, model, s3_secret
 
-from apis import meta
+from apis import errors, meta
 from apis import resources as r
 from globalmanager.controllers.federatedlearning import FederatedLearningController
+from globalmanager.controllers.federatedlearning.workers import INDEX_ANNOTATION, missing_workers
 from globalmanager.runtime.edge import DELETE, INSERT
 from informers import DeletedFinalStateUnknown
 
@@ -302,11 +303,11 @@ def test_downstream_to_each_training_node(fl):
     assert [(m.node, m.operation, m.obj["kind"]) for m in h.edge.sent] == [("test-node1", DELETE, "FederatedLearningJob")]
 
 
-def report(h, current_round: Any, metrics: dict[str, Any] | None = None) -> None:
+def report(h, current_round: Any, metrics: dict[str, Any] | None = None, update_time: str = "") -> None:
     h.edge.report("test-node1", NS, "FederatedLearningJob", NAME, {
         "phase": "train", "status": "running",
         "output": {"models": [{"format": "pb", "url": "/m", "metrics": metrics or {}}],
-                   "ownerInfo": {"currentRound": current_round, "updateTime": f"t{current_round}"}}})
+                   "ownerInfo": {"currentRound": current_round, "updateTime": update_time or f"t{current_round}"}}})
 
 
 def test_round_reports_append_one_training_condition_per_round_and_model_metrics(fl):
@@ -337,3 +338,111 @@ def test_invalid_spec_is_reported(fl):
     job = h.job("f" * 60)
     assert job["status"]["phase"] == "Failed" and job["status"]["conditions"][-1]["reason"] == "InvalidSpec"
     assert h.objects(r.PODS) == []
+
+
+def datasets_of_trainers(h) -> list[str]:
+    return sorted(env_of(p)["DATASET_NAME"] for p in by_type(h).get("train", []))
+
+
+def test_a_creation_failing_part_way_is_completed_by_the_retry(fl):
+    h = fl(fl_job())
+    creates = {"n": 0}
+
+    def fail_the_second_training_pod(action: Any) -> tuple[bool, Any, Any]:
+        creates["n"] += 1  # aggregation, train 0, train 1 (a 500 once), ...
+        return (True, None, errors.InternalError("etcd timeout")) if creates["n"] == 3 else (False, None, None)
+
+    h.cs.prepend_reactor("create", "pods", fail_the_second_training_pod)
+    with pytest.raises(errors.ApiError):
+        h.sync(NAME)
+    h.refresh()
+    h.cs.clear_actions()
+    assert h.sync(NAME) is True
+    (create,) = h.actions("create", "pods")  # exactly the missing worker
+    assert meta.annotations(create.object)[INDEX_ANNOTATION] == "1"
+    h.refresh()
+    assert len(by_type(h)["aggregation"]) == 1 and datasets_of_trainers(h) == ["test-dataset1", "test-dataset2"]
+    assert h.job(NAME)["status"]["active"] == 3
+    h.cs.clear_actions()
+    h.sync(NAME)
+    assert h.actions("create", "pods") == []
+
+
+def test_a_worker_deleted_again_within_5_seconds_is_recreated_by_sync_once_it_may(fl, mocker):
+    h = started(fl)
+    victim = by_type(h)["train"][1]
+    h.client(r.PODS).delete(meta.name(victim))
+    h.controller.delete_pod(victim)  # recreated by the delete handler
+    again = h.client(r.PODS).get(meta.name(victim))
+    h.timer.advance(1)
+    h.client(r.PODS).delete(meta.name(again))
+    h.controller.delete_pod(again)  # recreated 1 s ago: refused
+    h.refresh()
+    h.cs.clear_actions()
+    spy = mocker.spy(h.controller.queue, "add_after")
+    h.sync(NAME)
+    assert h.actions("create", "pods") == []
+    spy.assert_called_once_with(f"{NS}/{NAME}", 4.0)  # synced again when the worker may be recreated
+    h.timer.advance(4)
+    h.sync(NAME)
+    (create,) = h.actions("create", "pods")
+    assert meta.annotations(create.object)[INDEX_ANNOTATION] == meta.annotations(victim)[INDEX_ANNOTATION]
+    h.refresh()
+    assert datasets_of_trainers(h) == ["test-dataset1", "test-dataset2"]
+
+
+def test_sync_and_the_delete_handler_never_both_bring_back_a_worker(fl):
+    h = started(fl)
+    victim = by_type(h)["aggregation"][0]
+    h.client(r.PODS).delete(meta.name(victim))
+    h.refresh()  # the cache lost the pod; its delete event is still on its way to the handler
+    h.cs.clear_actions()
+    h.sync(NAME)
+    h.controller.delete_pod(victim)
+    (create,) = h.actions("create", "pods")
+    assert meta.generate_name(create.object) == f"{NAME}-aggregation-"
+
+
+def test_a_worker_whose_pod_finished_is_not_created_again(fl):
+    h = started(fl)
+    first, second = by_type(h)["train"]
+    set_phase(h, first, "Succeeded")
+    h.refresh()
+    h.sync(NAME)  # sync sees the first one finished
+    set_phase(h, second, "Succeeded")
+    for pod in (first, second):
+        done = h.client(r.PODS).get(meta.name(pod))
+        h.client(r.PODS).delete(meta.name(pod))
+        h.controller.delete_pod(done)  # the second one's end is seen only in its delete event
+    h.refresh()
+    h.cs.clear_actions()
+    h.sync(NAME)
+    assert h.actions("create", "pods") == [] and by_type(h).get("train") is None
+
+
+def test_training_pods_without_an_index_stand_for_the_first_free_workers():
+    job = fl_job()
+    label = "federatedlearningjob.sedna.io/worker-type"
+    agg = {"metadata": {"labels": {label: "aggregation"}}}
+    unindexed = {"metadata": {"labels": {label: "train"}}}  # created by a sedna-gm that did not record the index
+    second = {"metadata": {"labels": {label: "train"}, "annotations": {INDEX_ANNOTATION: "1"}}}
+    assert missing_workers(job, []) == ["aggregation", "train-0", "train-1"]
+    assert missing_workers(job, [agg, unindexed]) == ["train-1"]
+    assert missing_workers(job, [unindexed, second]) == ["aggregation"]
+    assert missing_workers(job, [agg], finished={"train-0"}) == ["train-1"]
+
+
+def test_rounds_of_a_run_started_again_are_recorded_and_resends_are_not(fl):
+    h = started(fl)
+    report(h, 1)
+    report(h, 2)
+    old, new = h.update_spec(NAME, lambda spec: spec["trainingWorkers"][0]["template"]["spec"]["containers"][0]["env"][0].update(value="16"))
+    h.controller.update_job(old, new)
+    h.refresh()
+    h.sync(NAME)  # every pod replaced: training starts again at round 1
+    report(h, 1, update_time="t1-again")
+    report(h, 1, update_time="t1-again")  # resent
+    report(h, 2, update_time="t2-again")
+    report(h, 2)  # a resend of the first run's round 2
+    assert [c["message"] for c in h.conditions(NAME) if c["type"] == "Training"] == [
+        "Round 1 reaches at t1", "Round 2 reaches at t2", "Round 1 reaches at t1-again", "Round 2 reaches at t2-again"]

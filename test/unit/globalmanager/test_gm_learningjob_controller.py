@@ -1,6 +1,7 @@
 """IL/LL controller behaviour around the state machine: missing Datasets/Models (a visible wait, never Failed, and a
 wake-up when they appear), deletion (pods, edge, no state left behind), the report grace for ended pods, no pod
-created twice, the newest stage pod, the hot-update deploy path, and a whole Train → Eval → Deploy → Train cycle."""
+created twice, the newest stage pod (never the previous cycle's while the new one is expected), the hot-update
+deploy path, and a whole Train → Eval → Deploy → Train cycle."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from sedna_test_helpers import NS, dataset, model
 
 from apis import meta
 from apis import resources as r
+from globalmanager.controllers.learningjob.controller import POD_ORDER_ANNOTATION
 from globalmanager.runtime.edge import DELETE, INSERT
 
 
@@ -153,6 +155,34 @@ def test_a_pod_is_not_created_twice_before_the_cache_shows_it(harness):
     assert len(h.pods("train")) == 1
     h.step("il")
     assert len(h.pods("train")) == 1 and h.states("il")[-1] == ("Train", "Starting")
+
+
+def test_a_new_cycles_stage_is_not_completed_by_the_previous_cycles_pod(harness):
+    """Right after Train/Ready → Starting the cache may not show the new train pod yet: the newest one there is the
+    previous cycle's Succeeded pod, which must not complete a training that has not started."""
+    h = harness(IL_KIND, il_job(), *IL_REFS)
+    h.controller.report_grace = 5.0
+    h.set_conditions("il", condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY),
+                     condition("Train", "Starting"), condition("Train", "Completed", {"output": {"models": []}}),
+                     condition("Eval", "Waiting"), condition("Eval", "Ready", EVAL_READY),
+                     condition("Eval", "Starting"), condition("Eval", "Completed", {}),
+                     condition("Deploy", "Waiting"), condition("Deploy", "Completed", {}),
+                     condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY))
+    h.add_pod("il", "inference", "Running", "deploy-node")
+    h.add_pod("il", "train", "Succeeded", "train-node", order=1)  # the previous cycle's
+    h.step("il")
+    assert h.states("il")[-1] == ("Train", "Starting") and len(h.pods("train")) == 2
+    (new,) = [p for p in h.pods("train") if meta.annotations(p)[POD_ORDER_ANNOTATION] == "12"]
+    pods = h.factory.for_resource(r.PODS).informer().get_indexer()
+    pods.delete(new)  # the pod informer lags behind
+    h.sync("il")
+    h.timer.advance(6)  # past the report grace the old pod would get
+    h.sync("il")
+    assert h.states("il")[-1] == ("Train", "Starting")
+    new["status"] = {"phase": "Running"}
+    h.client(r.PODS).update_status(new)
+    h.step("il")  # the new pod shows up: it decides
+    assert h.states("il")[-1] == ("Train", "Running")
 
 
 def test_the_newest_stage_pod_decides(harness):

@@ -23,6 +23,7 @@ from globalmanager.controllers.syncloop import SyncLoop
 from globalmanager.runtime.controller import BaseController
 from globalmanager.runtime.edge import RecordingEdgeLink
 from globalmanager.runtime.events import EventRecorder
+from globalmanager.runtime.keyprocessor import MAX_RETRY_DELAY, controller_rate_limiter
 from informers import SharedInformerFactory
 
 FORBIDDEN = ('pods is forbidden: User "system:serviceaccount:sedna:sedna" cannot create resource "pods" in API '
@@ -36,7 +37,7 @@ API_ANSWERS = [
 
 
 class Failing(BaseController):
-    def __init__(self, registry: CollectorRegistry, error: Exception, max_retries: int = 15) -> None:
+    def __init__(self, registry: CollectorRegistry, error: Exception, max_retries: int | None = None) -> None:
         cs = FakeClientset()
         super().__init__("Failing", cs, SharedInformerFactory(cs), ELASTIC_AI_JOBS, 1, registry=registry,
                          max_retries=max_retries)
@@ -74,7 +75,8 @@ def test_an_api_servers_answer_is_logged_with_its_code_reason_and_message_and_no
     c._process("ns/job")
     (line,) = failures(logs)
     assert line["event"] == "sync failed, requeueing" and line["log_level"] == "warning"
-    assert (line["controller"], line["key"], line["retries"]) == ("Failing", "ns/job", 0)
+    assert (line["controller"], line["key"], line["failures"], line["suppressed"]) == ("Failing", "ns/job", 1, 0)
+    assert line["retry_in"] == 0.005
     assert (line["status_code"], line["reason"], line["error"]) == (error.status, error.reason, error.message)
     assert "exc_info" not in line
     assert c.queue.num_requeues("ns/job") == 1
@@ -95,6 +97,45 @@ def test_a_key_dropped_after_its_retries_is_logged_the_same_way(logs):
     assert c.queue.num_requeues("ns/job") == 0
     assert sample(registry, "sedna_gm_controller_sync_total", controller="Failing", result="dropped") == 1
     c.queue.shut_down()
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_job_kind_never_drops_a_failing_key_and_logs_it_at_a_bounded_rate(logs):
+    """Go Sedna: AddRateLimited with no retry limit. A dropped key would never come back (resyncs are ignored)."""
+    registry = CollectorRegistry()
+    c = Failing(registry, API_ANSWERS[0])
+    c.processor.clock = clock = FakeTime()
+    for _ in range(30):
+        c._process("ns/job")
+    assert c.processor.failures("ns/job") == 30 and c.queue.num_requeues("ns/job") == 30
+    assert sample(registry, "sedna_gm_controller_sync_total", controller="Failing", result="error") == 30
+    assert sample(registry, "sedna_gm_controller_sync_total", controller="Failing", result="dropped") == 0
+    assert [(e["failures"], e["suppressed"]) for e in failures(logs)] == [(1, 0)]  # the first failure only
+    clock.now += c.processor.log_interval
+    c._process("ns/job")
+    line = failures(logs)[-1]
+    assert (line["failures"], line["suppressed"], line["retry_in"]) == (31, 29, 360.0)  # the capped backoff
+    assert (line["status_code"], line["key"]) == (403, "ns/job")
+    c.sync = lambda key: True  # the quota was raised
+    c._process("ns/job")
+    recovered = [e for e in logs if e["event"] == "sync succeeded after failures"]
+    assert [(e["key"], e["failures"]) for e in recovered] == [("ns/job", 31)]
+    assert c.processor.failures("ns/job") == 0 and c.queue.num_requeues("ns/job") == 0
+    c.queue.shut_down()
+
+
+def test_the_job_kinds_backoff_starts_fast_and_is_capped_at_a_few_minutes():
+    limiter = controller_rate_limiter()
+    delays = [limiter.when("ns/job") for _ in range(30)]
+    assert delays[:3] == [0.005, 0.01, 0.02]
+    assert max(delays) == delays[-1] == MAX_RETRY_DELAY == 360.0
 
 
 def test_a_lost_connection_is_expected_too(logs):
