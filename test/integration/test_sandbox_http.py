@@ -129,6 +129,28 @@ def test_delete_options_and_collection(http: RawClient, sandbox) -> None:
     assert names == ["cm-2"]
 
 
+def test_a_malformed_grace_period_is_a_400_and_deletes_nothing(http: RawClient, sandbox) -> None:
+    sandbox.tracker.create(CONFIGMAPS, {"metadata": {"name": "keep"}}, "default")
+    for query in ("gracePeriodSeconds=abc", "gracePeriodSeconds=9223372036854775808", "gracePeriodSeconds=1.5"):
+        assert "gracePeriodSeconds" in _status(http.request("DELETE", f"{CM_PATH}/keep?{query}"), 400)["message"]
+    for grace in ("30", 1.5, True, 2**63):
+        body = {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": grace}
+        assert "gracePeriodSeconds" in _status(http.request("DELETE", f"{CM_PATH}/keep", body), 400)["message"]
+    assert http.get(f"{CM_PATH}/keep").status == 200
+    # a negative grace period is valid (kube-apiserver's BeforeDelete reads it as 1 s)
+    assert http.request("DELETE", f"{CM_PATH}/keep?gracePeriodSeconds=-1").status == 200
+
+
+def test_an_unacceptable_accept_header_is_a_406(http: RawClient, sandbox) -> None:
+    sandbox.tracker.create(CONFIGMAPS, {"metadata": {"name": "x"}}, "default")
+    for accept in ("text/html", "application/yaml", "application/vnd.kubernetes.protobuf", "application/json;q=0"):
+        body = _status(http.get(f"{CM_PATH}/x", Accept=accept), 406)
+        assert body["reason"] == "NotAcceptable", accept
+    for accept in ("", "*/*", "application/*", "application/json; charset=utf-8", TABLE_ACCEPT,
+                   "application/vnd.kubernetes.protobuf, application/json", "text/html, */*;q=0.1"):
+        assert http.get(f"{CM_PATH}/x", Accept=accept).status == 200, accept
+
+
 def test_table_responses(http: RawClient, sandbox) -> None:
     sandbox.tracker.create(CONFIGMAPS, {"metadata": {"name": "t1"}}, "default")
     table = http.get(CM_PATH, Accept=TABLE_ACCEPT).json()
@@ -163,6 +185,26 @@ def test_watch_bookmarks_and_live_events(http: RawClient, sandbox) -> None:
     stream = http.stream(f"{CM_PATH}?watch=1&resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=5")
     _, event = next(stream)
     assert event["type"] == "BOOKMARK" and event["object"]["metadata"]["resourceVersion"]
+    sandbox.tracker.create(CONFIGMAPS, {"metadata": {"name": "live"}}, "default")
+    for _, event in stream:
+        if event["type"] != "BOOKMARK":
+            break
+    assert event["type"] == "ADDED" and event["object"]["metadata"]["name"] == "live"
+    stream.close()
+
+
+def test_watch_list_send_initial_events(http: RawClient, sandbox) -> None:
+    rv = sandbox.tracker.create(CONFIGMAPS, {"metadata": {"name": "first"}}, "default")["metadata"]["resourceVersion"]
+    sandbox.tracker.create(CONFIGMAPS, {"metadata": {"name": "second"}}, "default")
+    watch_list = f"{CM_PATH}?watch=1&resourceVersionMatch=NotOlderThan&timeoutSeconds=5"
+    events = http.watch_events(f"{watch_list}&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersion={rv}", limit=3)
+    assert [(e["type"], e["object"]["metadata"].get("name")) for e in events[:2]] == [("ADDED", "first"), ("ADDED", "second")]
+    assert events[2]["type"] == "BOOKMARK"
+    assert events[2]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    sandbox.tracker.bookmark_interval = 0.05
+    stream = http.stream(f"{watch_list}&sendInitialEvents=false&allowWatchBookmarks=true")
+    _, event = next(stream)  # no initial state: the stream is open once the first bookmark arrives
+    assert event["type"] == "BOOKMARK"
     sandbox.tracker.create(CONFIGMAPS, {"metadata": {"name": "live"}}, "default")
     for _, event in stream:
         if event["type"] != "BOOKMARK":

@@ -21,6 +21,7 @@ from ...logs import get_logger
 from ..faults import Faults
 from . import discovery, eventsv1, openapi, subresources, tables
 from .endpoints import ResourceEndpoints, Response
+from .negotiation import check_acceptable
 from .openapi_proto import OPENAPI_V2_PROTOBUF
 from .options import list_options, query_bool, query_value, validate_list_options
 from .rbac import ADMIN_USER, AccessControl, UserInfo, reviews
@@ -362,6 +363,8 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
         else:
             raise not_found_path()
         req = parse_resource_path(self.sandbox.tracker, group, version, rest)
+        if req.subresource != "log":  # logs are plain text, served whatever the client accepts
+            check_acceptable(self.headers.get("Accept"))
         if self._inject_error():
             return
         if req.name and self.sandbox.faults.take_conflict(method, req.gvr.resource, req.namespace, req.name,

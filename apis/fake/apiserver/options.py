@@ -28,11 +28,13 @@ PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
 @dataclass(frozen=True)
 class DeleteRequestOptions:
     """The DeleteOptions of a request: the effective propagation policy (None = the kind's default), the legacy
-    ``orphanDependents`` as sent (None when absent) and the preconditions."""
+    ``orphanDependents`` as sent (None when absent), the preconditions and ``gracePeriodSeconds`` (None when
+    absent; a negative value counts as 1, as kube-apiserver's ``BeforeDelete`` has it)."""
 
     policy: str | None
     orphan_dependents: bool | None
     preconditions: dict[str, Any] | None
+    grace_period_seconds: int | None = None
 
 
 def query_value(query: dict[str, list[str]], key: str) -> str | None:
@@ -50,9 +52,9 @@ def query_bool(query: dict[str, list[str]], key: str) -> bool | None:
     return raw != "0" and raw.lower() != "false"
 
 
-def query_int(query: dict[str, list[str]], key: str) -> int | None:
-    """A non-negative int64 parameter as Go's ``strconv.ParseInt(raw, 10, 64)`` reads it (None when absent); 400
-    for anything else, a value beyond the int64 range included."""
+def query_int(query: dict[str, list[str]], key: str, signed: bool = False) -> int | None:
+    """An int64 parameter as Go's ``strconv.ParseInt(raw, 10, 64)`` reads it (None when absent); 400 for anything
+    else, a value beyond the int64 range included, and for a negative one unless ``signed``."""
     raw = query_value(query, key)
     if raw is None or raw == "":
         return None
@@ -60,7 +62,7 @@ def query_int(query: dict[str, list[str]], key: str) -> int | None:
     if value is None:
         why = "is out of the int64 range" if raw.lstrip("+-").isdigit() and raw.isascii() else "is not an integer"
         raise BadRequestError(f"invalid value for query parameter {key}: {raw[:40]!r} {why}")
-    if value < 0:
+    if value < 0 and not signed:
         raise BadRequestError(f"invalid value for query parameter {key}: {raw!r} must not be negative")
     return value
 
@@ -135,8 +137,14 @@ def delete_options(query: dict[str, list[str]], body: bytes) -> DeleteRequestOpt
         policy, orphan, preconditions = parsed.get("propagationPolicy"), parsed.get("orphanDependents"), parsed.get("preconditions")
         if orphan is not None and not isinstance(orphan, bool):
             raise BadRequestError(f"DeleteOptions.orphanDependents must be a boolean, got {orphan!r}")
+        grace = parsed.get("gracePeriodSeconds")
+        if grace is not None and (
+            not isinstance(grace, int) or isinstance(grace, bool) or not -(2**63) <= grace < 2**63
+        ):
+            raise BadRequestError(f"DeleteOptions.gracePeriodSeconds must be an int64 integer, got {str(grace)[:40]!r}")
     else:
         policy, preconditions = query_value(query, "propagationPolicy"), None
+        grace = query_int(query, "gracePeriodSeconds", signed=True)
         raw_orphan = query_value(query, "orphanDependents")
         orphan = None
         if raw_orphan is not None:
@@ -158,4 +166,4 @@ def delete_options(query: dict[str, list[str]], body: bytes) -> DeleteRequestOpt
         policy = "Orphan" if orphan else "Background"
     if preconditions is not None and not isinstance(preconditions, dict):
         raise BadRequestError("DeleteOptions.preconditions must be an object with uid and/or resourceVersion")
-    return DeleteRequestOptions(policy, orphan, preconditions or None)
+    return DeleteRequestOptions(policy, orphan, preconditions or None, grace if grace is None or grace >= 0 else 1)

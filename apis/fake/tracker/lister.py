@@ -85,7 +85,8 @@ def select_page(
     too_large_wait: float,
 ) -> ListPage:
     """The page ``options`` ask for among the resource's stored objects or, for a continue token or an exact
-    resourceVersion, among the snapshot at that version. Expects the tracker lock held."""
+    resourceVersion (``Exact``, or a ``limit`` and a non-zero RV without a match, as kube-apiserver serves such a
+    paginated list from etcd at that revision), among the snapshot at that version. Expects the tracker lock held."""
     limit = options.limit or 0
     if limit < 0:
         raise BadRequestError(f"limit: Invalid value: {limit}: must be non-negative")
@@ -97,7 +98,11 @@ def select_page(
         if list_rv < cache.compacted_rv or list_rv > cache.resource_version:
             raise GoneError(410, "Expired", _CONTINUE_EXPIRED)
         objects: Mapping[tuple[str, str], dict[str, Any]] = cache.snapshot(store.objects(info.gvr), info.gvr, list_rv)
-    elif options.resource_version_match == "Exact" and options.resource_version:
+    elif options.resource_version and (
+        options.resource_version_match == "Exact"
+        # the legacy exact case: a first page at a non-zero RV without resourceVersionMatch
+        or (limit and not options.resource_version_match and options.resource_version != "0")
+    ):
         list_rv = parse_rv(options.resource_version)
         cache.wait_for(list_rv, too_large_wait)
         if list_rv < cache.compacted_rv:

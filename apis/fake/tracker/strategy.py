@@ -9,6 +9,10 @@ etcd3 store do (release 1.30–1.32):
 - A create whose ``metadata.resourceVersion`` parses to a non-zero unsigned integer is refused with 500 and no
   reason, like etcd3's ``Create`` ("resourceVersion should not be set on objects to be created"); values that
   do not parse (``"-1"``, ``"abc"``) and ``"0"`` are ignored (kubernetes#113847).
+- Custom resources and CustomResourceDefinitions refuse unconditional updates (their strategies'
+  ``AllowUnconditionalUpdate`` is false): a PUT without ``metadata.resourceVersion`` (or with ``"0"``) is a 422.
+- An update or delete whose uid or resourceVersion precondition does not match is a 409; an update of an object
+  being deleted may not add finalizers (422).
 - A pod's ``spec.nodeName`` is set only by a binding (``bound_pod``), refused with 409 when the pod is being
   deleted or already bound, and it sets the ``PodScheduled`` condition.
 """
@@ -17,17 +21,22 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ... import meta
-from ...errors import BadRequestError, InternalError, new_conflict
-from ...resources import ResourceInfo
+from ... import resources as res
+from ...errors import BadRequestError, InternalError, new_conflict, new_invalid
+from ...resources import GroupVersionResource, ResourceInfo
 
 __all__ = [
     "GENERATION_RESOURCES",
     "bound_pod",
     "RV_SET_ON_CREATE",
     "check_no_resource_version_on_create",
+    "check_conditional_update",
+    "check_no_new_finalizers",
+    "check_preconditions",
     "generated_name",
     "generation_content",
     "has_generation",
@@ -71,6 +80,39 @@ def check_no_resource_version_on_create(metadata: dict[str, Any]) -> None:
         raise BadRequestError(f"metadata.resourceVersion must be a string, got {type(rv).__name__}")
     if _UINT.fullmatch(rv) and 0 < int(rv) < 2**64:
         raise InternalError(500, "", RV_SET_ON_CREATE)
+
+
+def check_conditional_update(info: ResourceInfo, custom: bool, metadata: dict[str, Any]) -> None:
+    """Refuse an update without a resourceVersion on the kinds that do not allow unconditional updates, worded as
+    the generic store words it (the qualified resource stands in for the kind)."""
+    if not (custom or info.gvr == res.CUSTOM_RESOURCE_DEFINITIONS) or metadata.get("resourceVersion") not in (None, "", "0"):
+        return
+    cause = {"type": "FieldValueInvalid", "field": "metadata.resourceVersion",
+             "message": "Invalid value: 0x0: must be specified for an update"}
+    raise new_invalid(info.gvr.resource, metadata.get("name") or "", [cause], info.gvr.group)
+
+
+def check_preconditions(gvr: GroupVersionResource, current: Mapping[str, Any], uid: Any, resource_version: Any) -> None:
+    """409 when a given uid or resourceVersion precondition does not match ``current``."""
+    name, why = meta.name(current), None
+    if uid and uid != meta.uid(current):
+        why = f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.uid(current)}"
+    elif resource_version and resource_version != meta.resource_version(current):
+        why = (f"Precondition failed: ResourceVersion in precondition: {resource_version}, "
+               f"ResourceVersion in object meta: {meta.resource_version(current)}")
+    if why is not None:
+        raise new_conflict(gvr.resource, name, why, gvr.group)
+
+
+def check_no_new_finalizers(info: ResourceInfo, new: Mapping[str, Any], old: Mapping[str, Any]) -> None:
+    """422 when an update of an object being deleted adds finalizers."""
+    if not meta.deletion_timestamp(old):
+        return
+    added = [f for f in meta.finalizers(new) if f not in meta.finalizers(old)]
+    if added:
+        message = f"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {added}"
+        cause = {"type": "FieldValueForbidden", "field": "metadata.finalizers", "message": message}
+        raise new_invalid(info.kind, meta.name(new), [cause], info.gvr.group)
 
 
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's utilrand alphabet (no vowels, no 0/1/3)

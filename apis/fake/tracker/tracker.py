@@ -7,7 +7,8 @@ Guarantees (see also ``gc``, ``watchcache`` and ``lister``):
   expands ``generateName``, fills apiVersion/kind; a create carrying a non-zero resourceVersion fails with 500 as
   etcd3 does, while an apply that creates and ``add`` (seeding, which also keeps a given uid and
   creationTimestamp) drop it.
-- update: a given resourceVersion must match (409 Conflict); generation is bumped per ``strategy``; on kinds with
+- update: a given resourceVersion must match (409 Conflict); custom resources and CRDs need one on PUT (422,
+  ``strategy``); generation is bumped per ``strategy``; on kinds with
   a status subresource the main resource keeps the stored status and the ``status`` subresource changes nothing
   but status.
 - Every write is decoded and validated first (``admission``): a body that does not decode into the kind's Go type
@@ -45,6 +46,7 @@ from ...errors import (
     ApiError,
     BadRequestError,
     NotFoundError,
+    RequestTimeoutError,
     new_already_exists,
     new_conflict,
     new_invalid,
@@ -70,7 +72,10 @@ from .services import allocate_cluster_ip, keep_allocated_values
 from .store import ObjectStore
 from .strategy import (
     bound_pod,
+    check_conditional_update,
+    check_no_new_finalizers,
     check_no_resource_version_on_create,
+    check_preconditions,
     generated_name,
     generation_content,
     has_generation,
@@ -292,7 +297,7 @@ class ObjectTracker:
             info = self._info_with_subresource(gvr, subresource)
             new = bounded_copy(obj)
             check_decodes(info, new, drop_unknown=True)
-            stored = self._update_locked(info, new, namespace, subresource)
+            stored = self._update_locked(info, new, namespace, subresource, conditional=True)
         return meta.deep_copy(stored)
 
     def _info_with_subresource(self, gvr: GroupVersionResource, subresource: str | None) -> ResourceInfo:
@@ -302,8 +307,10 @@ class ObjectTracker:
         return info
 
     def _update_locked(
-        self, info: ResourceInfo, new: dict[str, Any], namespace: str, subresource: str | None
+        self, info: ResourceInfo, new: dict[str, Any], namespace: str, subresource: str | None, conditional: bool = False
     ) -> dict[str, Any]:
+        """``conditional``: a PUT, which kinds without unconditional updates refuse without a resourceVersion (a
+        patch always applies to the current version)."""
         gvr = info.gvr
         check_type_meta(info, new)
         ns = resolve_namespace(info, namespace, new)
@@ -316,11 +323,11 @@ class ObjectTracker:
         if old is None:
             raise new_not_found(gvr.resource, name, gvr.group)
         old_md = old["metadata"]
+        if conditional:
+            check_conditional_update(info, self.is_custom(info), md)
         if md.get("resourceVersion") and md["resourceVersion"] != old_md["resourceVersion"]:
             raise new_conflict(gvr.resource, name, _MODIFIED_WHY, gvr.group)
-        if md.get("uid") and md["uid"] != old_md["uid"]:
-            why = f"Precondition failed: UID in precondition: {md['uid']}, UID in object meta: {old_md['uid']}"
-            raise new_conflict(gvr.resource, name, why, gvr.group)
+        check_preconditions(gvr, old, md.get("uid"), None)
         if subresource == "status":
             result = meta.deep_copy(old)
             if "status" in new:
@@ -334,15 +341,7 @@ class ObjectTracker:
                     result["status"] = meta.deep_copy(old["status"])
                 else:
                     result.pop("status", None)
-            if old_md.get("deletionTimestamp"):
-                added = [f for f in md.get("finalizers") or [] if f not in (old_md.get("finalizers") or [])]
-                if added:
-                    cause = {
-                        "type": "FieldValueForbidden",
-                        "field": "metadata.finalizers",
-                        "message": f"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {added}",
-                    }
-                    raise new_invalid(info.kind, name, [cause], gvr.group)
+            check_no_new_finalizers(info, new, old)
             for field in ("uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"):
                 if field in old_md:
                     md[field] = old_md[field]
@@ -452,15 +451,7 @@ class ObjectTracker:
             if obj is None:
                 raise new_not_found(gvr.resource, name, gvr.group)
             pre = preconditions or {}
-            if pre.get("uid") and pre["uid"] != meta.uid(obj):
-                why = f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {meta.uid(obj)}"
-                raise new_conflict(gvr.resource, name, why, gvr.group)
-            if pre.get("resourceVersion") and pre["resourceVersion"] != meta.resource_version(obj):
-                why = (
-                    f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
-                    f"ResourceVersion in object meta: {meta.resource_version(obj)}"
-                )
-                raise new_conflict(gvr.resource, name, why, gvr.group)
+            check_preconditions(gvr, obj, pre.get("uid"), pre.get("resourceVersion"))
             result = self._gc.delete(info, obj, propagation_policy or "Background")
         return meta.deep_copy(result)
 
@@ -479,22 +470,32 @@ class ObjectTracker:
     def watch(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> TrackerWatch:
         """A watch per the API server's rules: initial events for RV ""/"0", replay after an exact RV, one 410
         ERROR event when that RV is older than the retained history, one 504 "Too large resource version" ERROR
-        event when a future RV does not appear within ``too_large_rv_wait`` seconds, bookmarks when asked."""
+        event when a future RV does not appear within ``too_large_rv_wait`` seconds, bookmarks when asked.
+        ``send_initial_events`` (watch-list) overrides the RV's choice: true sends the current state (once the store
+        reached the RV) and, with bookmarks, the initial-events-end bookmark; false with RV ""/"0" starts now."""
         options = options or ListOptions()
         info = self.resource_info(gvr)
         flt = ObjectFilter(info, namespace, options.label_selector, options.field_selector)
         interval = self.bookmark_interval if options.allow_watch_bookmarks else None
         w = TrackerWatch(info, flt, self.watch_buffer, interval, options.timeout_seconds)
         rv_opt = options.resource_version
+        from_now = rv_opt in (None, "", "0")
+        send_initial = from_now if options.send_initial_events is None else options.send_initial_events
         with self._lock:
-            if rv_opt in (None, "", "0"):
-                objects = self._store.objects(gvr)
-                initial = [objects[k] for k in sorted(k for k, o in objects.items() if flt.matches(o))]
-                end_bookmark = bool(options.send_initial_events and options.allow_watch_bookmarks)
-                w.queue_initial(initial, self._store.revision, end_bookmark)
-                self._watch_cache.add(w)
-            else:
+            if not (send_initial or from_now):
                 self._watch_cache.start(w, parse_rv(rv_opt), self.too_large_rv_wait)
+                return w
+            if not from_now:
+                try:
+                    self._watch_cache.wait_for(parse_rv(rv_opt), self.too_large_rv_wait)
+                except RequestTimeoutError as err:
+                    w.fail(err.to_status())
+                    return w
+            objects = self._store.objects(gvr) if send_initial else {}
+            initial = [objects[k] for k in sorted(k for k, o in objects.items() if flt.matches(o))]
+            end_bookmark = bool(options.send_initial_events and options.allow_watch_bookmarks)
+            w.queue_initial(initial, self._store.revision, end_bookmark)
+            self._watch_cache.add(w)
         return w
 
     def close_watches(self) -> None:

@@ -106,6 +106,23 @@ def test_cr_updates_are_validated_and_status_rules_apply(with_crd: ObjectTracker
     assert with_crd.patch(WIDGETS, "default", "w", {"spec": {"size": 5}})["spec"]["size"] == 5
 
 
+def test_a_put_of_a_cr_or_crd_needs_a_resource_version(with_crd: ObjectTracker) -> None:
+    # their strategies do not allow unconditional updates: the generic store's 422, named by the resource
+    w = with_crd.create(WIDGETS, make_widget("w"), "default")
+    crd = with_crd.get(r.CUSTOM_RESOURCE_DEFINITIONS, "", "widgets.example.com")
+    w["spec"]["size"] = 4
+    for gvr, obj, rv, sub in ((WIDGETS, w, None, None), (WIDGETS, w, "", "status"), (r.CUSTOM_RESOURCE_DEFINITIONS, crd, "0", None)):
+        obj["metadata"]["resourceVersion"] = rv
+        with pytest.raises(errors.InvalidError) as exc:
+            with_crd.update(gvr, obj, subresource=sub)
+        assert exc.value.message == (
+            f'{gvr.resource}.{gvr.group} "{obj["metadata"]["name"]}" is invalid: '
+            "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"
+        )
+    assert with_crd.get(WIDGETS, "default", "w")["spec"]["size"] == 3
+    assert with_crd.patch(WIDGETS, "default", "w", {"spec": {"size": 4}})["spec"]["size"] == 4  # patches need none
+
+
 def test_deleting_the_crd_drops_its_objects_and_stops_serving(with_crd: ObjectTracker) -> None:
     with_crd.create(WIDGETS, make_widget("w"), "default")
     watch = with_crd.watch(WIDGETS, "", ListOptions(resource_version=with_crd.resource_version()))

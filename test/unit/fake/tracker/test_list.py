@@ -116,3 +116,21 @@ def test_list_at_exact_resource_version(tracker: ObjectTracker) -> None:
     assert _names(tracker.list(r.PODS, "", ListOptions(resource_version="0"))) == ["default/a", "default/b"]
     with pytest.raises(errors.BadRequestError):
         tracker.list(r.PODS, "", ListOptions(resource_version="abc"))
+
+
+def test_a_first_page_at_a_non_zero_resource_version_is_exact() -> None:
+    # limit + resourceVersion X without resourceVersionMatch: served at exactly X (410 once X is compacted)
+    tracker = ObjectTracker(watch_history=5)
+    tracker.create(r.PODS, make_pod("a"), "default")
+    rv = tracker.resource_version()
+    tracker.create(r.PODS, make_pod("b"), "default")
+    page = tracker.list(r.PODS, "", ListOptions(resource_version=rv, limit=10))
+    assert _names(page) == ["default/a"] and page["metadata"]["resourceVersion"] == rv
+    assert _names(tracker.list(r.PODS, "", ListOptions(resource_version=rv))) == ["default/a", "default/b"]
+    assert _names(tracker.list(r.PODS, "", ListOptions(resource_version="0", limit=10))) == ["default/a", "default/b"]
+    not_older = ListOptions(resource_version=rv, resource_version_match="NotOlderThan", limit=10)
+    assert _names(tracker.list(r.PODS, "", not_older)) == ["default/a", "default/b"]
+    for i in range(6):
+        tracker.create(r.CONFIGMAPS, {"metadata": {"name": f"c{i}"}}, "default")
+    with pytest.raises(errors.GoneError):
+        tracker.list(r.PODS, "", ListOptions(resource_version=rv, limit=10))

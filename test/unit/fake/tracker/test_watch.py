@@ -102,6 +102,42 @@ def test_initial_events_end_bookmark(tracker: ObjectTracker) -> None:
         assert end.object["metadata"]["annotations"] == {INITIAL_EVENTS_END_ANNOTATION: "true"}
 
 
+def test_send_initial_events_true_sends_the_current_state_for_any_resource_version() -> None:
+    tracker = ObjectTracker(watch_history=2)
+    tracker.create(r.PODS, make_pod("a"), "default")
+    rv = tracker.resource_version()
+    tracker.create(r.PODS, make_pod("b"), "default")
+    for i in range(3):  # compact rv away: NotOlderThan still serves the current state, no 410
+        tracker.create(r.CONFIGMAPS, {"metadata": {"name": f"c{i}"}}, "default")
+    opts = ListOptions(resource_version=rv, resource_version_match="NotOlderThan", allow_watch_bookmarks=True,
+                       send_initial_events=True)
+    with tracker.watch(r.PODS, "", opts) as w:
+        events = _drain(w, 3)
+        assert _summary(events[:2]) == [("ADDED", "a"), ("ADDED", "b")]
+        end = events[2].object["metadata"]
+        assert events[2].type == "BOOKMARK" and end["annotations"] == {INITIAL_EVENTS_END_ANNOTATION: "true"}
+        assert end["resourceVersion"] == tracker.resource_version()
+
+
+def test_send_initial_events_false_from_now_sends_no_initial_state(tracker: ObjectTracker) -> None:
+    tracker.create(r.PODS, make_pod("existing"), "default")
+    opts = ListOptions(resource_version="0", resource_version_match="NotOlderThan", send_initial_events=False)
+    with tracker.watch(r.PODS, "", opts) as w:
+        tracker.create(r.PODS, make_pod("new"), "default")
+        assert _summary(_drain(w, 1)) == [("ADDED", "new")]
+
+
+def test_send_initial_events_at_a_future_resource_version_is_one_504_error(tracker: ObjectTracker) -> None:
+    tracker.too_large_rv_wait = 0.05
+    future = str(int(tracker.resource_version()) + 10)
+    opts = ListOptions(resource_version=future, resource_version_match="NotOlderThan", send_initial_events=True)
+    with tracker.watch(r.PODS, "", opts) as w:
+        (ev,) = _drain(w, 1)
+        assert ev.type == "ERROR" and ev.object["code"] == 504
+        with pytest.raises(StopIteration):
+            w.next_event(TIMEOUT)
+
+
 def test_selector_transitions(tracker: ObjectTracker) -> None:
     pod = tracker.create(r.PODS, make_pod("a", labels={"app": "other"}), "default")
     with tracker.watch(r.PODS, "", ListOptions(label_selector="app=web")) as w:
