@@ -140,8 +140,13 @@ class FederatedLearningController(KindController):
         elif not obs.counts["failed"] and not on_their_way:
             # a worker missing while others of this generation exist is a recreation: limited as the handler's
             recreation = bool(current)
-            missing = [slot for slot in missing_workers(job, current, finished)
-                       if not self._wait_for_worker(key, job, slot, recreation)]
+            missing, waiting = [], 0
+            for slot in missing_workers(job, current, finished):
+                if self._wait_for_worker(key, job, slot, recreation):
+                    waiting += 1
+                else:
+                    missing.append(slot)
+            obs.counts["active"] += waiting  # created once they may be: the job is not done without them
             if missing and self.job_is_live(job):
 
                 def create() -> None:
@@ -217,7 +222,9 @@ class FederatedLearningController(KindController):
     # -- per-worker recreation limit ------------------------------------------------------------------------------
     @staticmethod
     def _slot_key(job: Mapping[str, Any], slot: str) -> str:
-        return f"{meta.name(job)}-{slot}"  # never a pod's name: pods get a 5-character random suffix
+        # never a pod's name (pods get a 5-character random suffix); per generation: a new spec's worker is a
+        # first creation, not a recreation
+        return f"{meta.name(job)}-{meta.generation(job)}-{slot}"
 
     def _worker_wait(self, job: Mapping[str, Any], slot: str, claim: bool) -> float:
         """Seconds before the worker ``slot`` may be (re)created (0: now). With ``claim`` a creation now is counted

@@ -391,6 +391,38 @@ def test_a_worker_deleted_again_within_5_seconds_is_recreated_by_sync_once_it_ma
     assert datasets_of_trainers(h) == ["test-dataset1", "test-dataset2"]
 
 
+def test_a_worker_waiting_to_be_recreated_keeps_the_job_from_succeeding(fl):
+    h = started(fl)
+    victim = by_type(h)["train"][0]
+    h.client(r.PODS).delete(meta.name(victim))
+    h.controller.delete_pod(victim)  # recreated by the delete handler
+    again = h.client(r.PODS).get(meta.name(victim))
+    h.client(r.PODS).delete(meta.name(again))
+    h.controller.delete_pod(again)  # recreated moments ago: refused, sync waits for it
+    h.refresh()
+    for pod in pods_of(h):
+        set_phase(h, pod, "Succeeded")
+    h.refresh()
+    h.sync(NAME)
+    status = h.job(NAME)["status"]
+    assert status["phase"] == "Running" and status["succeeded"] == 2 and status["active"] == 1
+
+
+def test_a_spec_change_right_after_a_recreation_creates_every_new_worker_at_once(fl):
+    h = started(fl)
+    victim = by_type(h)["train"][0]
+    h.client(r.PODS).delete(meta.name(victim))
+    h.controller.delete_pod(victim)  # this worker of generation 1 was recreated moments ago
+    h.refresh()
+    old, new = h.update_spec(NAME, lambda spec: spec["trainingWorkers"][0]["template"]["spec"]["containers"][0]
+                             ["env"][0].update(value="16"))
+    h.controller.update_job(old, new)
+    h.refresh()
+    h.cs.clear_actions()
+    h.sync(NAME)
+    assert len(h.actions("create", "pods")) == 3  # generation 2's workers are first creations
+
+
 def test_sync_and_the_delete_handler_never_both_bring_back_a_worker(fl):
     h = started(fl)
     victim = by_type(h)["aggregation"][0]
