@@ -179,18 +179,23 @@ def test_watch_stream_is_chunked_json_lines_and_honours_timeout(http: RawClient,
     assert [e["object"]["metadata"]["name"] for e in by_name] == ["w1"]
 
 
-def test_watch_bookmarks_and_live_events(http: RawClient, sandbox) -> None:
-    sandbox.tracker.bookmark_interval = 0.05
-    rv = http.get(CM_PATH).json()["metadata"]["resourceVersion"]
-    stream = http.stream(f"{CM_PATH}?watch=1&resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=5")
-    _, event = next(stream)
-    assert event["type"] == "BOOKMARK" and event["object"]["metadata"]["resourceVersion"]
+def assert_live_add_follows(sandbox, stream) -> None:
+    """A ConfigMap created now arrives on ``stream`` as the next event that is not a bookmark; closes the stream."""
     sandbox.tracker.create(CONFIGMAPS, {"metadata": {"name": "live"}}, "default")
     for _, event in stream:
         if event["type"] != "BOOKMARK":
             break
     assert event["type"] == "ADDED" and event["object"]["metadata"]["name"] == "live"
     stream.close()
+
+
+def test_watch_bookmarks_and_live_events(http: RawClient, sandbox) -> None:
+    sandbox.tracker.bookmark_interval = 0.05
+    rv = http.get(CM_PATH).json()["metadata"]["resourceVersion"]
+    stream = http.stream(f"{CM_PATH}?watch=1&resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=5")
+    _, event = next(stream)
+    assert event["type"] == "BOOKMARK" and event["object"]["metadata"]["resourceVersion"]
+    assert_live_add_follows(sandbox, stream)
 
 
 def test_watch_list_send_initial_events(http: RawClient, sandbox) -> None:
@@ -205,12 +210,7 @@ def test_watch_list_send_initial_events(http: RawClient, sandbox) -> None:
     stream = http.stream(f"{watch_list}&sendInitialEvents=false&allowWatchBookmarks=true")
     _, event = next(stream)  # no initial state: the stream is open once the first bookmark arrives
     assert event["type"] == "BOOKMARK"
-    sandbox.tracker.create(CONFIGMAPS, {"metadata": {"name": "live"}}, "default")
-    for _, event in stream:
-        if event["type"] != "BOOKMARK":
-            break
-    assert event["type"] == "ADDED" and event["object"]["metadata"]["name"] == "live"
-    stream.close()
+    assert_live_add_follows(sandbox, stream)
 
 
 def test_stop_ends_open_watches(make_sandbox) -> None:

@@ -51,30 +51,11 @@ def stop_controller(c, stop, t):
     assert not t.is_alive()
 
 
-def test_failing_sync_is_retried_then_succeeds_and_the_worker_survives():
+@pytest.mark.parametrize("failures", [2, 40])  # 40: far beyond the 15 after which a key used to be dropped for good
+def test_a_failing_sync_is_retried_until_it_works_and_the_worker_survives(failures):
     def behaviour(c, key):
-        if len(c.seen) < 3:
+        if len(c.seen) <= failures:
             raise RuntimeError("transient")
-        c.done.set()
-        return True
-
-    c = ScriptedController(behaviour)
-    stop, t = run_controller(c)
-    try:
-        c.queue.add("ns/a")
-        assert c.done.wait(5)
-    finally:
-        stop_controller(c, stop, t)
-    assert c.seen == ["ns/a"] * 3
-    assert c.count("error") == 2 and c.count("success") == 1
-    assert c.queue.num_requeues("ns/a") == 0  # forgotten after success
-
-
-def test_a_key_failing_for_long_is_retried_until_it_works_by_default():
-    """Far beyond the 15 retries after which the key used to be dropped for good (resyncs are ignored)."""
-    def behaviour(c, key):
-        if len(c.seen) <= 40:
-            raise RuntimeError("quota exceeded")
         c.done.set()
         return True
 
@@ -85,8 +66,9 @@ def test_a_key_failing_for_long_is_retried_until_it_works_by_default():
         assert c.done.wait(10)
     finally:
         stop_controller(c, stop, t)
-    assert c.count("error") == 40 and c.count("success") == 1 and c.count("dropped") == 0
-    assert c.queue.num_requeues("ns/a") == 0
+    assert c.seen == ["ns/a"] * (failures + 1)
+    assert c.count("error") == failures and c.count("success") == 1 and c.count("dropped") == 0
+    assert c.queue.num_requeues("ns/a") == 0  # forgotten after success
 
 
 def test_key_dropped_after_max_retries():
