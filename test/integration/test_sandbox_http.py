@@ -11,7 +11,7 @@ import time
 import pytest
 import yaml
 
-from apis.resources import CONFIGMAPS, PODS
+from apis.resources import CONFIGMAPS, DEPLOYMENTS, PODS
 
 sys.path.insert(0, os.path.dirname(__file__))
 from sandbox_http import RawClient  # noqa: E402
@@ -127,6 +127,80 @@ def test_delete_options_and_collection(http: RawClient, sandbox) -> None:
     assert [cm["metadata"]["name"] for cm in reply.json()["items"]] == ["cm-1"]
     names = [cm["metadata"]["name"] for cm in http.get(CM_PATH).json()["items"]]
     assert names == ["cm-2"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "content_type", "options_kind"),
+    [
+        ("POST", CM_PATH, {"metadata": {"name": "new"}}, "application/json", "CreateOptions"),
+        ("PUT", f"{CM_PATH}/cm", {"metadata": {"name": "cm"}}, "application/json", "UpdateOptions"),
+        ("PATCH", f"{CM_PATH}/cm", {"data": {}}, "application/merge-patch+json", "PatchOptions"),
+        ("DELETE", f"{CM_PATH}/cm", None, "application/json", "DeleteOptions"),
+        ("DELETE", CM_PATH, None, "application/json", "DeleteOptions"),
+    ],
+)
+def test_a_dry_run_value_other_than_all_is_a_422(
+    http: RawClient, sandbox, method: str, path: str, body, content_type: str, options_kind: str
+) -> None:
+    sandbox.tracker.create(CONFIGMAPS, {"metadata": {"name": "cm"}}, "default")
+    rv = sandbox.tracker.resource_version()
+    reply = http.request(method, f"{path}?dryRun=All&dryRun=Some", body, content_type)
+    status = _status(reply, 422)
+    assert status["message"] == (
+        f'{options_kind}.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{{"All", "Some"}}: '
+        'supported values: "All"'
+    )
+    assert status["details"]["causes"][0]["field"] == "dryRun"
+    assert sandbox.tracker.resource_version() == rv
+    assert http.get(f"{CM_PATH}?dryRun=whatever").status == 200  # reads ignore it
+
+
+def test_dry_run_writes_answer_as_the_write_would_and_persist_nothing(http: RawClient, sandbox) -> None:
+    tracker = sandbox.tracker
+    held = {"metadata": {"name": "cm", "finalizers": ["example.com/hold"]}, "data": {"a": "1"}}
+    tracker.create(CONFIGMAPS, held, "default")
+    before = tracker.list(CONFIGMAPS)
+    rv = tracker.resource_version()
+
+    generated = {"metadata": {"generateName": "gen-"}, "data": {"b": "2"}}
+    created = http.request("POST", f"{CM_PATH}?dryRun=All", generated)
+    assert created.status == 201
+    md = created.json()["metadata"]
+    assert md["name"].startswith("gen-") and md["uid"] and md["creationTimestamp"] and "resourceVersion" not in md
+    _status(http.request("POST", f"{CM_PATH}?dryRun=All", {"metadata": {"name": "cm"}}), 409)
+    _status(http.request("POST", "/api/v1/namespaces/nowhere/configmaps?dryRun=All", {"metadata": {"name": "x"}}), 404)
+
+    current = http.get(f"{CM_PATH}/cm").json()
+    updated = http.request("PUT", f"{CM_PATH}/cm?dryRun=All", {**current, "data": {"a": "2"}})
+    assert updated.status == 200 and updated.json()["data"] == {"a": "2"}
+    assert updated.json()["metadata"]["resourceVersion"] == current["metadata"]["resourceVersion"]
+    stale = {**current, "metadata": {**current["metadata"], "resourceVersion": "1"}}
+    _status(http.request("PUT", f"{CM_PATH}/cm?dryRun=All", stale), 409)
+    patched = http.request("PATCH", f"{CM_PATH}/cm?dryRun=All", {"data": {"c": "3"}}, "application/merge-patch+json")
+    assert patched.status == 200 and patched.json()["data"] == {"a": "1", "c": "3"}
+    applied_yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n"
+    applied = http.request(
+        "PATCH", f"{CM_PATH}/applied?fieldManager=t&dryRun=All", applied_yaml, "application/apply-patch+yaml"
+    )
+    assert applied.status == 201 and applied.json()["metadata"]["name"] == "applied"
+
+    deleted = http.request("DELETE", f"{CM_PATH}/cm?dryRun=All")
+    assert deleted.status == 200 and deleted.json()["metadata"]["deletionTimestamp"]  # it has a finalizer
+    body = {"kind": "DeleteOptions", "apiVersion": "v1", "dryRun": ["All"]}
+    assert http.request("DELETE", f"{CM_PATH}/cm", body).status == 200  # kubectl sends it in the body
+    collection = http.request("DELETE", f"{CM_PATH}?dryRun=All")
+    assert [i["metadata"]["name"] for i in collection.json()["items"]] == ["cm"]
+
+    assert tracker.resource_version() == rv and tracker.list(CONFIGMAPS) == before
+
+
+def test_dry_run_scale(http: RawClient, sandbox) -> None:
+    path = "/apis/apps/v1/namespaces/default/deployments/d"
+    sandbox.tracker.create(DEPLOYMENTS, {"metadata": {"name": "d"}, "spec": {"replicas": 1}}, "default")
+    rv = sandbox.tracker.resource_version()
+    scale = http.request("PATCH", f"{path}/scale?dryRun=All", {"spec": {"replicas": 5}}, "application/merge-patch+json")
+    assert scale.status == 200 and scale.json()["spec"]["replicas"] == 5
+    assert http.get(f"{path}/scale").json()["spec"]["replicas"] == 1 and sandbox.tracker.resource_version() == rv
 
 
 def test_a_malformed_grace_period_is_a_400_and_deletes_nothing(http: RawClient, sandbox) -> None:

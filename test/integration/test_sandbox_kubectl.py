@@ -128,3 +128,24 @@ def test_versioned_kubectl_apply_flow(binary: str, sandbox, tmp_path: Path) -> N
     k.apply(POD_YAML)
     assert k("get", "pods", "-o", "name").stdout.split() == ["pod/p1"]
     k("delete", "widget", "w1")
+
+
+@requires_kubectl
+@pytest.mark.sandbox(kubelet=False)  # no simulated kubelet writing pod status behind the test's back
+def test_kubectl_server_dry_run_persists_nothing(sandbox, tmp_path: Path) -> None:
+    k = _kubectl(MAIN_KUBECTL, sandbox, tmp_path)
+    rv = sandbox.tracker.resource_version()
+    created = json.loads(k("create", "-f", "-", "--dry-run=server", "-o", "json", stdin=POD_YAML).stdout)
+    assert created["metadata"]["name"] == "p1" and created["metadata"]["uid"]
+    assert "pod/p1 created (server dry run)" in k.apply(POD_YAML, "--dry-run=server")
+    assert "serverside-applied (server dry run)" in k.apply(POD_YAML, "--server-side", "--dry-run=server")
+    assert sandbox.tracker.resource_version() == rv
+    assert k("get", "pods", "-o", "name").stdout.split() == []
+
+    k("create", "-f", "-", stdin=POD_YAML)
+    rv = sandbox.tracker.resource_version()
+    assert 'pod "p1" deleted (server dry run)' in k("delete", "pod", "p1", "--dry-run=server").stdout
+    rejected = k("create", "-f", "-", "--dry-run=server", stdin=POD_YAML, check=False)
+    assert rejected.returncode != 0 and "already exists" in rejected.stderr
+    assert k("get", "pods", "-o", "name").stdout.split() == ["pod/p1"]
+    assert sandbox.tracker.resource_version() == rv

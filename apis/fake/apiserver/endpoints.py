@@ -14,7 +14,7 @@ from ...resources import CUSTOM_RESOURCE_DEFINITIONS
 from ...watch import ListOptions
 from . import tables
 from .admission import NamespaceLifecycle
-from .options import delete_options, list_options, query_value, validate_list_options
+from .options import delete_options, dry_run, list_options, query_value, validate_list_options
 from .request import ResourceRequest, media_type, parse_json, parse_yaml
 
 __all__ = ["BODY_TYPES", "Headers", "PATCH_TYPES", "ResourceEndpoints", "Response", "unsupported_media_type"]
@@ -141,13 +141,15 @@ class ResourceEndpoints:
         return self._answer(200, req, self.tracker.get(req.gvr, req.namespace, req.name), headers)
 
     def create(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
+        dry = dry_run(query.get("dryRun"), "CreateOptions")
         obj = self._decode_object(body, headers)
         warnings = self._field_validation(req, query, obj, "CreateOptions")
         self.namespaces.admit("create", req, meta.name(obj))
-        created = self.tracker.create(req.gvr, obj, req.namespace)
+        created = self.tracker.create(req.gvr, obj, req.namespace, dry_run=dry)
         return self._answer(201, req, created, headers, warnings)
 
     def update(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
+        dry = dry_run(query.get("dryRun"), "UpdateOptions")
         obj = self._decode_object(body, headers)
         warnings = self._field_validation(req, query, obj, "UpdateOptions")
         body_name = meta.name(obj)
@@ -156,10 +158,11 @@ class ResourceEndpoints:
                 f"the name of the object ({body_name}) does not match the name on the URL ({req.name})"
             )
         self.namespaces.admit("update", req, req.name)
-        updated = self.tracker.update(req.gvr, obj, req.namespace, subresource=req.subresource)
+        updated = self.tracker.update(req.gvr, obj, req.namespace, subresource=req.subresource, dry_run=dry)
         return self._answer(200, req, updated, headers, warnings)
 
     def patch(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
+        dry = dry_run(query.get("dryRun"), "PatchOptions")
         patch_type = PATCH_TYPES.get(media_type(headers.get("Content-Type")))
         custom = self.tracker.is_custom(req.info)
         if patch_type is None or (patch_type == "strategic" and custom):
@@ -179,7 +182,7 @@ class ResourceEndpoints:
         creates = patch_type == "apply" and req.subresource is None and not self._exists(req)
         self.namespaces.admit("create" if creates else "update", req, req.name)  # an apply that creates is a create
         outcome = self.tracker.patch_with_outcome(
-            req.gvr, req.namespace, req.name, patch, patch_type, subresource=req.subresource
+            req.gvr, req.namespace, req.name, patch, patch_type, subresource=req.subresource, dry_run=dry
         )
         return self._answer(201 if outcome.created else 200, req, outcome.object, headers, warnings)
 
@@ -199,7 +202,9 @@ class ResourceEndpoints:
         self._check_body_type(body, headers)
         options = delete_options(query, body)
         self.namespaces.admit("delete", req, req.name)
-        deleted = self.tracker.delete(req.gvr, req.namespace, req.name, options.policy, options.preconditions)
+        deleted = self.tracker.delete(
+            req.gvr, req.namespace, req.name, options.policy, options.preconditions, dry_run=options.dry_run
+        )
         pending = bool(meta.deletion_timestamp(deleted))
         # kube-apiserver answers 200 whether the object went away or is only marked, except 202 for an object not
         # deleted yet when the request said orphanDependents=false.
@@ -221,7 +226,10 @@ class ResourceEndpoints:
         listed = self.tracker.list(req.gvr, req.namespace, selection)
         for item in listed["items"]:
             try:
-                self.tracker.delete(req.gvr, meta.namespace(item), meta.name(item), options.policy, options.preconditions)
+                self.tracker.delete(
+                    req.gvr, meta.namespace(item), meta.name(item), options.policy, options.preconditions,
+                    dry_run=options.dry_run,
+                )
             except NotFoundError:
                 continue
         return Response(200, listed)

@@ -179,28 +179,35 @@ class EventsV1Tracker:
             return self._tracker.watch(gvr, namespace, options)
         return _ConvertedWatch(self._tracker.watch(EVENTS, namespace, self._core_options(options)))
 
-    def create(self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
+    def create(
+        self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "", dry_run: bool = False
+    ) -> dict[str, Any]:
         if gvr != EVENTS_V1:
-            return self._tracker.create(gvr, obj, namespace)
+            return self._tracker.create(gvr, obj, namespace, dry_run=dry_run)
         core = self._checked_core(obj)
         if namespace:
             core.setdefault("metadata", {}).setdefault("namespace", namespace)
         causes = _validate_create(core)
         if causes:
             raise new_invalid("Event", meta.name(obj), causes, EVENTS_V1.group)
-        return to_events_v1(self._tracker.create(EVENTS, core, namespace))
+        return to_events_v1(self._tracker.create(EVENTS, core, namespace, dry_run=dry_run))
 
     def update(
-        self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "", subresource: str | None = None
+        self,
+        gvr: GroupVersionResource,
+        obj: dict[str, Any],
+        namespace: str = "",
+        subresource: str | None = None,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
         if gvr != EVENTS_V1:
-            return self._tracker.update(gvr, obj, namespace, subresource=subresource)
+            return self._tracker.update(gvr, obj, namespace, subresource=subresource, dry_run=dry_run)
         core = self._checked_core(obj)
         old = self._tracker.get(EVENTS, namespace or meta.namespace(obj), meta.name(obj))
         causes = _validate_update(core, old)
         if causes:
             raise new_invalid("Event", meta.name(obj), causes, EVENTS_V1.group)
-        return to_events_v1(self._tracker.update(EVENTS, core, namespace, subresource=subresource))
+        return to_events_v1(self._tracker.update(EVENTS, core, namespace, subresource=subresource, dry_run=dry_run))
 
     def patch_with_outcome(
         self,
@@ -210,22 +217,25 @@ class EventsV1Tracker:
         body: Any,
         patch_type: str = "merge",
         subresource: str | None = None,
+        dry_run: bool = False,
     ) -> PatchOutcome:
         if gvr != EVENTS_V1:
-            return self._tracker.patch_with_outcome(gvr, namespace, name, body, patch_type, subresource)
+            return self._tracker.patch_with_outcome(gvr, namespace, name, body, patch_type, subresource, dry_run)
         doc = decode_patch(body, patch_type)
         try:
             current = self.get(gvr, namespace, name)
         except NotFoundError:
             if patch_type != "apply":
                 raise
-            created = self.create(gvr, {**doc, "metadata": {**(doc.get("metadata") or {}), "name": name}}, namespace)
+            created = self.create(
+                gvr, {**doc, "metadata": {**(doc.get("metadata") or {}), "name": name}}, namespace, dry_run
+            )
             return PatchOutcome(created, True)
         new = apply_patch(current, doc, patch_type, custom=False)
         if meta.name(new) != name:
             raise BadRequestError(f"the name of the patched object must stay {name!r}")
         new["metadata"]["resourceVersion"] = meta.resource_version(current)
-        return PatchOutcome(self.update(gvr, new, namespace), False)
+        return PatchOutcome(self.update(gvr, new, namespace, dry_run=dry_run), False)
 
     def delete(
         self,
@@ -234,9 +244,10 @@ class EventsV1Tracker:
         name: str,
         propagation_policy: str | None = None,
         preconditions: dict[str, Any] | None = None,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
         target = EVENTS if gvr == EVENTS_V1 else gvr
-        deleted = self._tracker.delete(target, namespace, name, propagation_policy, preconditions)
+        deleted = self._tracker.delete(target, namespace, name, propagation_policy, preconditions, dry_run)
         return to_events_v1(deleted) if gvr == EVENTS_V1 else deleted
 
     @staticmethod

@@ -23,7 +23,7 @@ from . import discovery, eventsv1, openapi, subresources, tables
 from .endpoints import ResourceEndpoints, Response
 from .negotiation import check_acceptable
 from .openapi_proto import OPENAPI_V2_PROTOBUF
-from .options import list_options, query_bool, query_value, validate_list_options
+from .options import list_options, query_bool, validate_list_options
 from .rbac import ADMIN_USER, AccessControl, UserInfo, reviews
 from .request import ResourceRequest, not_found_path, parse_resource_path
 from .watchstream import WatchStreamer
@@ -373,8 +373,6 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
             raise ConflictError(409, "Conflict", f'Operation cannot be fulfilled on {what} "{req.name}": the object '
                                                  "has been modified; please apply your changes to the latest version "
                                                  "and try again")
-        if query_value(query, "dryRun"):
-            raise BadRequestError("dryRun is not supported by the sandbox API server")
         if reviews.serves(req):
             self._send_response(reviews.serve(self.sandbox.access, self.user, method, req, body, self.headers))
             return

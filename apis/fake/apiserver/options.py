@@ -1,8 +1,10 @@
 """The options of a request from its query string (and, for DeleteOptions, its body), validated as
-kube-apiserver validates them: ``list_options`` (+ ``validate_list_options``) and ``delete_options``."""
+kube-apiserver validates them: ``list_options`` (+ ``validate_list_options``), ``delete_options`` and
+``dry_run`` (the ``dryRun`` of a write)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +17,7 @@ __all__ = [
     "DeleteRequestOptions",
     "PROPAGATION_POLICIES",
     "delete_options",
+    "dry_run",
     "list_options",
     "query_bool",
     "query_int",
@@ -29,12 +32,14 @@ PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
 class DeleteRequestOptions:
     """The DeleteOptions of a request: the effective propagation policy (None = the kind's default), the legacy
     ``orphanDependents`` as sent (None when absent), the preconditions and ``gracePeriodSeconds`` (None when
-    absent; a negative value counts as 1, as kube-apiserver's ``BeforeDelete`` has it)."""
+    absent; a negative value counts as 1, as kube-apiserver's ``BeforeDelete`` has it) and whether it is a dry
+    run."""
 
     policy: str | None
     orphan_dependents: bool | None
     preconditions: dict[str, Any] | None
     grace_period_seconds: int | None = None
+    dry_run: bool = False
 
 
 def query_value(query: dict[str, list[str]], key: str) -> str | None:
@@ -65,6 +70,22 @@ def query_int(query: dict[str, list[str]], key: str, signed: bool = False) -> in
     if value < 0 and not signed:
         raise BadRequestError(f"invalid value for query parameter {key}: {raw!r} must not be negative")
     return value
+
+
+def dry_run(values: Any, options_kind: str) -> bool:
+    """Whether a write with these ``dryRun`` values (the query's, or a DeleteOptions body's) is a dry run; the
+    only value is ``All`` (repeatable): anything else is kube-apiserver's 422 on ``options_kind``
+    (``CreateOptions``, ``UpdateOptions``, ``PatchOptions``, ``DeleteOptions``)."""
+    if values is None:
+        return False
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise BadRequestError(f"{options_kind}.dryRun must be a list of strings, got {str(values)[:40]!r}")
+    if all(v == "All" for v in values):
+        return bool(values)
+    shown = "[]string{" + ", ".join(json.dumps(v, ensure_ascii=False) for v in values) + "}"
+    message = f'Unsupported value: {shown}: supported values: "All"'
+    cause = {"type": "FieldValueNotSupported", "field": "dryRun", "message": message}
+    raise new_invalid(options_kind, "", [cause], "meta.k8s.io")
 
 
 def list_options(query: dict[str, list[str]]) -> ListOptions:
@@ -137,13 +158,14 @@ def delete_options(query: dict[str, list[str]], body: bytes) -> DeleteRequestOpt
         policy, orphan, preconditions = parsed.get("propagationPolicy"), parsed.get("orphanDependents"), parsed.get("preconditions")
         if orphan is not None and not isinstance(orphan, bool):
             raise BadRequestError(f"DeleteOptions.orphanDependents must be a boolean, got {orphan!r}")
-        grace = parsed.get("gracePeriodSeconds")
+        grace, dry = parsed.get("gracePeriodSeconds"), dry_run(parsed.get("dryRun"), "DeleteOptions")
         if grace is not None and (
             not isinstance(grace, int) or isinstance(grace, bool) or not -(2**63) <= grace < 2**63
         ):
             raise BadRequestError(f"DeleteOptions.gracePeriodSeconds must be an int64 integer, got {str(grace)[:40]!r}")
     else:
         policy, preconditions = query_value(query, "propagationPolicy"), None
+        dry = dry_run(query.get("dryRun"), "DeleteOptions")
         grace = query_int(query, "gracePeriodSeconds", signed=True)
         raw_orphan = query_value(query, "orphanDependents")
         orphan = None
@@ -166,4 +188,5 @@ def delete_options(query: dict[str, list[str]], body: bytes) -> DeleteRequestOpt
         policy = "Orphan" if orphan else "Background"
     if preconditions is not None and not isinstance(preconditions, dict):
         raise BadRequestError("DeleteOptions.preconditions must be an object with uid and/or resourceVersion")
-    return DeleteRequestOptions(policy, orphan, preconditions or None, grace if grace is None or grace >= 0 else 1)
+    grace = grace if grace is None or grace >= 0 else 1
+    return DeleteRequestOptions(policy, orphan, preconditions or None, grace, dry)

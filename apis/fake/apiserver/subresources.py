@@ -19,6 +19,7 @@ from ...errors import ApiError, BadRequestError, new_invalid, new_not_found
 from ...resources import CUSTOM_RESOURCE_DEFINITIONS, GroupVersionResource
 from ..tracker.patch import decode_patch, json_patch, merge_patch, strategic_merge_patch
 from .endpoints import PATCH_TYPES, Headers, Response
+from .options import dry_run
 from .request import ResourceRequest, media_type, parse_json, parse_yaml
 
 __all__ = ["SERVED", "serve"]
@@ -40,7 +41,7 @@ def serve(
             raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
         pod = sandbox.tracker.get(req.gvr, req.namespace, req.name)  # 404 when there is no such pod
         raise BadRequestError(NO_LOGS.format(name=f'"{meta.name(pod)}"'))
-    return _Scale(sandbox.tracker, req).serve(method, body, headers)
+    return _Scale(sandbox.tracker, req).serve(method, query, body, headers)
 
 
 class _Scale:
@@ -48,19 +49,21 @@ class _Scale:
         self.tracker, self.req = tracker, req
         self.paths = _scale_paths(tracker, req.gvr)
 
-    def serve(self, method: str, body: bytes, headers: Headers) -> Response:
+    def serve(self, method: str, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
         req = self.req
         obj = self.tracker.get(req.gvr, req.namespace, req.name)
         current = self._scale_of(obj)
         if method in ("GET", "HEAD"):
             return Response(200, current)
         if method == "PUT":
+            dry = dry_run(query.get("dryRun"), "UpdateOptions")
             wanted = self._decode(body, headers)
         elif method == "PATCH":
+            dry = dry_run(query.get("dryRun"), "PatchOptions")
             wanted = self._patched(current, body, headers)
         else:
             raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
-        return Response(200, self._write(obj, wanted))
+        return Response(200, self._write(obj, wanted, dry))
 
     def _scale_of(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         spec_path, status_path, selector_path = self.paths
@@ -108,7 +111,7 @@ class _Scale:
             raise BadRequestError("a merge patch must be a JSON object")
         return merge_patch(current, doc)
 
-    def _write(self, obj: dict[str, Any], scale: Mapping[str, Any]) -> dict[str, Any]:
+    def _write(self, obj: dict[str, Any], scale: Mapping[str, Any], dry: bool) -> dict[str, Any]:
         req = self.req
         if scale.get("kind") not in (None, "", "Scale"):
             raise BadRequestError(f"the kind in the data ({scale.get('kind')}) does not match the expected kind (Scale)")
@@ -124,7 +127,7 @@ class _Scale:
         updated = meta.deep_copy(obj)
         _set(updated, self.paths[0], replicas)
         updated["metadata"]["resourceVersion"] = md.get("resourceVersion") or meta.resource_version(obj)
-        stored = self.tracker.update(req.gvr, updated, req.namespace)
+        stored = self.tracker.update(req.gvr, updated, req.namespace, dry_run=dry)
         return self._scale_of(stored)
 
 

@@ -30,7 +30,7 @@ from ...resources import GroupVersionResource, ResourceInfo
 from ...watch import DELETED, MODIFIED
 from .store import ObjectKey
 
-__all__ = ["GarbageCollector", "OwnerIndex", "KindResolver", "Commit", "FOREGROUND_FINALIZER"]
+__all__ = ["GarbageCollector", "OwnerIndex", "KindResolver", "Commit", "FOREGROUND_FINALIZER", "marked_for_deletion"]
 
 FOREGROUND_FINALIZER = "foregroundDeletion"
 OWNER_PRESENT, OWNER_ABSENT, OWNER_UNRESOLVABLE = "present", "absent", "unresolvable"
@@ -64,6 +64,20 @@ Commit = Callable[[ResourceInfo, dict[str, Any], dict[str, Any] | None, str], di
 
 def _key_order(key: ObjectKey) -> tuple[str, str, str]:
     return (str(key[0]), key[1], key[2])
+
+
+def marked_for_deletion(obj: dict[str, Any], extra_finalizer: str | None = None) -> dict[str, Any]:
+    """A copy of ``obj`` as a deletion that waits for finalizers leaves it: ``deletionTimestamp`` set, generation
+    bumped, ``extra_finalizer`` added."""
+    new = meta.deep_copy(obj)
+    md = new["metadata"]
+    md["deletionTimestamp"] = meta.now_rfc3339()
+    md["deletionGracePeriodSeconds"] = 0
+    if extra_finalizer and extra_finalizer not in (md.get("finalizers") or []):
+        md["finalizers"] = [*(md.get("finalizers") or []), extra_finalizer]
+    if "generation" in md:
+        md["generation"] = int(md["generation"]) + 1
+    return new
 
 
 class GarbageCollector:
@@ -107,15 +121,21 @@ class GarbageCollector:
         obj = self._index.get_by_key(key)
         return (self._resolver.resource_info(key[0]), obj) if obj is not None else None
 
-    def delete(self, info: ResourceInfo, obj: dict[str, Any], policy: str) -> dict[str, Any]:
-        """Delete ``obj`` with ``policy``; returns the final object or, while it lingers, its marked state."""
+    def delete(self, info: ResourceInfo, obj: dict[str, Any], policy: str, dry_run: bool = False) -> dict[str, Any]:
+        """Delete ``obj`` with ``policy``; returns the final object or, while it lingers, its marked state.
+        ``dry_run``: returns what a deletion would, writing and collecting nothing."""
         md = obj["metadata"]
         if md.get("deletionTimestamp"):
             return obj  # already being deleted
         uid = md["uid"]
+        foreground = policy == "Foreground" and bool(self._index.dependents(uid))
+        if dry_run:
+            if foreground or meta.finalizers(obj):
+                return marked_for_deletion(obj, FOREGROUND_FINALIZER if foreground else None)
+            return obj
         if policy == "Orphan":
             self._orphan_dependents(uid)
-        elif policy == "Foreground" and self._index.dependents(uid):
+        elif foreground:
             marked = self._mark_deleted(info, obj, FOREGROUND_FINALIZER)
             for key in sorted(self._index.dependents(uid), key=_key_order):
                 dependent = self._index.get_by_key(key)
@@ -128,15 +148,7 @@ class GarbageCollector:
         return self.remove(info, obj, obj)
 
     def _mark_deleted(self, info: ResourceInfo, obj: dict[str, Any], extra_finalizer: str | None = None) -> dict[str, Any]:
-        new = meta.deep_copy(obj)
-        md = new["metadata"]
-        md["deletionTimestamp"] = meta.now_rfc3339()
-        md["deletionGracePeriodSeconds"] = 0
-        if extra_finalizer and extra_finalizer not in (md.get("finalizers") or []):
-            md["finalizers"] = [*(md.get("finalizers") or []), extra_finalizer]
-        if "generation" in md:
-            md["generation"] = int(md["generation"]) + 1
-        return self._commit(info, new, obj, MODIFIED)
+        return self._commit(info, marked_for_deletion(obj, extra_finalizer), obj, MODIFIED)
 
     def remove(self, info: ResourceInfo, final: dict[str, Any], prev: dict[str, Any]) -> dict[str, Any]:
         """Drop the object for good (DELETED event carrying ``final`` at a new RV), then collect garbage."""

@@ -15,6 +15,7 @@ patch that cannot be applied (missing path, failed ``test``) → 422 Invalid.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -34,7 +35,17 @@ __all__ = [
     "json_patch",
     "strategic_merge_patch",
     "MERGE_KEYS",
+    "PatchOutcome",
 ]
+
+
+@dataclass(frozen=True)
+class PatchOutcome:
+    """What a patch did: the resulting object, and whether an apply patch created it (HTTP 201)."""
+
+    object: dict[str, Any]
+    created: bool
+
 
 # kube-apiserver's bounds on JSON patches: more operations is a 413, more bytes copied by "copy" operations a 422
 # (maxJSONPatchOperations; JSONPatchMaxCopyBytes, evanphx/json-patch's AccumulatedCopySizeLimit).

@@ -73,8 +73,15 @@ class ResourceRegistry:
         self._crd_gvrs: dict[str, list[GroupVersionResource]] = {}  # CRD name → the GVRs it serves here
         self._unserved: set[GroupVersionResource] = set()  # built-in resources whose CRD was deleted here
 
-    def resource_info(self, gvr: GroupVersionResource) -> ResourceInfo:
-        """The served resource; ``NotFoundError`` when this tracker does not serve it."""
+    def resource_info(self, gvr: GroupVersionResource, subresource: str | None = None) -> ResourceInfo:
+        """The served resource; ``NotFoundError`` when this tracker does not serve it (or the subresource of it:
+        only ``status`` is a part of the object the tracker writes)."""
+        if subresource is not None:
+            info = self.resource_info(gvr)
+            if subresource != "status" or not info.has_status:
+                details = {"group": gvr.group, "kind": f"{gvr.resource}/{subresource}"}
+                raise NotFoundError(404, "NotFound", NOT_SERVED, details=details)
+            return info
         with self._lock:
             served = self._crds.get(gvr)
             if served is not None:

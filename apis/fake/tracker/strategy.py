@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import Any
 
 from ... import meta
@@ -37,6 +37,8 @@ __all__ = [
     "check_conditional_update",
     "check_no_new_finalizers",
     "check_preconditions",
+    "check_propagation_policy",
+    "assign_name",
     "generated_name",
     "generation_content",
     "has_generation",
@@ -92,6 +94,14 @@ def check_conditional_update(info: ResourceInfo, custom: bool, metadata: dict[st
     raise new_invalid(info.gvr.resource, metadata.get("name") or "", [cause], info.gvr.group)
 
 
+def check_propagation_policy(policy: str | None) -> None:
+    """400 for a propagationPolicy a delete does not know (None: the default)."""
+    if policy not in (None, "Background", "Foreground", "Orphan"):
+        raise BadRequestError(
+            f'propagationPolicy: Unsupported value: "{policy}": supported values: "Background", "Foreground", "Orphan"'
+        )
+
+
 def check_preconditions(gvr: GroupVersionResource, current: Mapping[str, Any], uid: Any, resource_version: Any) -> None:
     """409 when a given uid or resourceVersion precondition does not match ``current``."""
     name, why = meta.name(current), None
@@ -122,6 +132,22 @@ _MAX_GENERATED_NAME_LENGTH = 63 - 5
 def generated_name(prefix: str) -> str:
     """``prefix`` (cut to 58 characters) and 5 random characters, as apiserver's SimpleNameGenerator makes them."""
     return prefix[:_MAX_GENERATED_NAME_LENGTH] + "".join(random.choices(_NAME_ALPHABET, k=5))
+
+
+def assign_name(info: ResourceInfo, md: dict[str, Any], namespace: str, taken: Container[tuple[str, str]]) -> str:
+    """The name of an object being created: ``metadata.name``, else one generated from ``generateName`` (set in
+    ``md``) that no (namespace, name) in ``taken`` has yet; 422 when there is neither."""
+    if not md.get("name"):
+        prefix = md.get("generateName")
+        if not prefix:
+            message = "Required value: name or generateName is required"
+            cause = {"type": "FieldValueRequired", "field": "metadata.name", "message": message}
+            raise new_invalid(info.kind, "", [cause], info.gvr.group)
+        for _ in range(16):
+            md["name"] = generated_name(prefix)
+            if (namespace, md["name"]) not in taken:
+                break
+    return md["name"]
 
 
 def without_rv(obj: dict[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,8 @@ Guarantees (see also ``gc``, ``watchcache`` and ``lister``):
   openAPIV3Schema (``apis.openapi``). A refused write changes nothing. Writing a CustomResourceDefinition registers
   what it serves. A pod's ``spec.nodeName`` changes only through ``bind`` (the ``pods/binding`` subresource).
 - Stored objects are never mutated after they are stored, and every object handed out is a copy.
+- ``dry_run`` on create, update, patch and delete runs every check and answers what the write would, committing
+  nothing (no RV bump, event, GC, reserved name): a created object has no resourceVersion, an updated one the current.
 - Events (core and events.k8s.io) are deleted ``event_ttl`` seconds after their last write (kube-apiserver's
   ``--event-ttl``, default 1 h; ``ttl``), at the next write or ``expire_events``; watchers get DELETED.
 - What is stored is bounded (``limits``): depth, JSON values, 3 MiB per object.
@@ -37,7 +39,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ... import meta
@@ -45,7 +46,6 @@ from ... import resources as res
 from ...errors import (
     ApiError,
     BadRequestError,
-    NotFoundError,
     RequestTimeoutError,
     new_already_exists,
     new_conflict,
@@ -66,17 +66,18 @@ from .filter import ObjectFilter
 from .gc import GarbageCollector
 from .limits import bounded_copy
 from .lister import parse_rv, select_page
-from .patch import apply_patch, decode_patch
-from .registry import NOT_SERVED, ResourceRegistry
+from .patch import PatchOutcome, apply_patch, decode_patch
+from .registry import ResourceRegistry
 from .services import allocate_cluster_ip, keep_allocated_values
 from .store import ObjectStore
 from .strategy import (
+    assign_name,
     bound_pod,
     check_conditional_update,
     check_no_new_finalizers,
     check_no_resource_version_on_create,
     check_preconditions,
-    generated_name,
+    check_propagation_policy,
     generation_content,
     has_generation,
     without_rv,
@@ -89,14 +90,6 @@ __all__ = ["ObjectTracker", "PatchOutcome"]
 
 CRDS = res.CUSTOM_RESOURCE_DEFINITIONS
 _MODIFIED_WHY = "the object has been modified; please apply your changes to the latest version and try again"
-
-
-@dataclass(frozen=True)
-class PatchOutcome:
-    """What a patch did: the resulting object, and whether an apply patch created it (HTTP 201)."""
-
-    object: dict[str, Any]
-    created: bool
 
 
 class ObjectTracker:
@@ -197,11 +190,14 @@ class ObjectTracker:
             stored = self._create_locked(info, obj, ns, keep_identity=True, reject_rv=False)
         return meta.deep_copy(stored)
 
-    def create(self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
+    def create(
+        self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "", dry_run: bool = False
+    ) -> dict[str, Any]:
         with self._lock:
             info = self.resource_info(gvr)
-            stored = self._create_locked(info, obj, namespace, keep_identity=False, reject_rv=True)
-            self._gc.collect_if_dangling(info, stored)
+            stored = self._create_locked(info, obj, namespace, keep_identity=False, reject_rv=True, dry_run=dry_run)
+            if not dry_run:
+                self._gc.collect_if_dangling(info, stored)
         return meta.deep_copy(stored)
 
     def _create_locked(
@@ -212,6 +208,7 @@ class ObjectTracker:
         keep_identity: bool,
         reject_rv: bool,
         patched: bool = False,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
         """Create ``obj``; ``reject_rv``: a given resourceVersion is an error (POST); otherwise it is dropped;
         ``patched``: ``obj`` is the result of an apply patch (decoding errors are the patch's 422)."""
@@ -225,16 +222,7 @@ class ObjectTracker:
         if reject_rv:
             check_no_resource_version_on_create(md)
         store = self._store.objects(info.gvr)
-        if not md.get("name"):
-            prefix = md.get("generateName")
-            if not prefix:
-                cause = {"type": "FieldValueRequired", "field": "metadata.name", "message": "Required value: name or generateName is required"}
-                raise new_invalid(info.kind, "", [cause], info.gvr.group)
-            for _ in range(16):
-                md["name"] = generated_name(prefix)
-                if (ns, md["name"]) not in store:
-                    break
-        name = md["name"]
+        name = assign_name(info, md, ns, store)
         if (ns, name) in store:
             raise new_already_exists(info.gvr.resource, name, info.gvr.group)
         if not (keep_identity and md.get("uid")):
@@ -254,6 +242,8 @@ class ObjectTracker:
         if info.gvr == res.SERVICES:
             allocate_cluster_ip(new, self._store.objects(res.SERVICES).values())
         admit_create(info, new, self._registry.crd_schema(info.gvr))
+        if dry_run:
+            return new
         stored = self._commit(info, new, None, ADDED)
         if info.gvr == CRDS:
             self._registry.register_crd(stored)
@@ -289,25 +279,30 @@ class ObjectTracker:
 
     # -- update / patch ---------------------------------------------------------------------------------------------
     def update(
-        self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "", subresource: str | None = None
+        self,
+        gvr: GroupVersionResource,
+        obj: dict[str, Any],
+        namespace: str = "",
+        subresource: str | None = None,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
         if not isinstance(obj, dict):
             raise BadRequestError(f"the object must be a JSON object, got {type(obj).__name__}")
         with self._lock:
-            info = self._info_with_subresource(gvr, subresource)
+            info = self._registry.resource_info(gvr, subresource)
             new = bounded_copy(obj)
             check_decodes(info, new, drop_unknown=True)
-            stored = self._update_locked(info, new, namespace, subresource, conditional=True)
+            stored = self._update_locked(info, new, namespace, subresource, conditional=True, dry_run=dry_run)
         return meta.deep_copy(stored)
 
-    def _info_with_subresource(self, gvr: GroupVersionResource, subresource: str | None) -> ResourceInfo:
-        info = self.resource_info(gvr)
-        if subresource is not None and (subresource != "status" or not info.has_status):
-            raise NotFoundError(404, "NotFound", NOT_SERVED, details={"group": gvr.group, "kind": f"{gvr.resource}/{subresource}"})
-        return info
-
     def _update_locked(
-        self, info: ResourceInfo, new: dict[str, Any], namespace: str, subresource: str | None, conditional: bool = False
+        self,
+        info: ResourceInfo,
+        new: dict[str, Any],
+        namespace: str,
+        subresource: str | None,
+        conditional: bool = False,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
         """``conditional``: a PUT, which kinds without unconditional updates refuse without a resourceVersion (a
         patch always applies to the current version)."""
@@ -359,6 +354,9 @@ class ObjectTracker:
             result["metadata"]["generation"] = int(old_md.get("generation") or 0) + 1
         if without_rv(result) == without_rv(old):
             return old  # nothing changed: no write, no event
+        if dry_run:
+            result["metadata"]["resourceVersion"] = old_md["resourceVersion"]
+            return result
         if meta.deletion_timestamp(result) and not meta.finalizers(result):
             return self._gc.remove(info, result, old)
         stored = self._commit(info, result, old, MODIFIED)
@@ -375,10 +373,11 @@ class ObjectTracker:
         body: Any,
         patch_type: str = "merge",
         subresource: str | None = None,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
         """Apply a merge/json/strategic patch, or an apply (strategic merge of the applied configuration for
         built-in kinds, JSON merge for custom resources; creates the object when missing)."""
-        return self.patch_with_outcome(gvr, namespace, name, body, patch_type, subresource).object
+        return self.patch_with_outcome(gvr, namespace, name, body, patch_type, subresource, dry_run).object
 
     def patch_with_outcome(
         self,
@@ -388,13 +387,14 @@ class ObjectTracker:
         body: Any,
         patch_type: str = "merge",
         subresource: str | None = None,
+        dry_run: bool = False,
     ) -> PatchOutcome:
         """``patch``, also telling whether an apply patch created the object (an API server answers 201 then)."""
         if patch_type not in ("merge", "json", "strategic", "apply"):
             raise ApiError(415, "UnsupportedMediaType", f"unsupported patch type {patch_type!r}: expected merge, json, strategic or apply")
         doc = decode_patch(body, patch_type)
         with self._lock:
-            info = self._info_with_subresource(gvr, subresource)
+            info = self._registry.resource_info(gvr, subresource)
             ns = namespace if info.namespaced else ""
             current = self._store.get(gvr, ns, name)
             if patch_type == "apply":
@@ -405,8 +405,11 @@ class ObjectTracker:
                 if current is None and subresource is None:
                     doc.setdefault("metadata", {})["name"] = name
                     # kube-apiserver creates through its update path here, which drops a given resourceVersion
-                    created = self._create_locked(info, doc, ns, keep_identity=False, reject_rv=False, patched=True)
-                    self._gc.collect_if_dangling(info, created)
+                    created = self._create_locked(
+                        info, doc, ns, keep_identity=False, reject_rv=False, patched=True, dry_run=dry_run
+                    )
+                    if not dry_run:
+                        self._gc.collect_if_dangling(info, created)
                     return PatchOutcome(meta.deep_copy(created), True)
             if current is None:
                 raise new_not_found(gvr.resource, name, gvr.group)
@@ -415,7 +418,7 @@ class ObjectTracker:
             new_md = new.get("metadata")
             if not isinstance(new_md, dict) or new_md.get("name") != name:
                 raise BadRequestError(f"the name of the object ({meta.name(new)}) does not match the name on the URL ({name})")
-            stored = self._update_locked(info, new, ns, subresource)
+            stored = self._update_locked(info, new, ns, subresource, dry_run=dry_run)
         return PatchOutcome(meta.deep_copy(stored), False)
 
     def bind(self, namespace: str, name: str, node_name: str) -> dict[str, Any]:
@@ -439,12 +442,10 @@ class ObjectTracker:
         name: str,
         propagation_policy: str | None = None,
         preconditions: dict[str, Any] | None = None,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
         """Delete (or, while finalizers remain, mark deleted); runs ownerReference garbage collection."""
-        if propagation_policy not in (None, "Background", "Foreground", "Orphan"):
-            raise BadRequestError(
-                f'propagationPolicy: Unsupported value: "{propagation_policy}": supported values: "Background", "Foreground", "Orphan"'
-            )
+        check_propagation_policy(propagation_policy)
         with self._lock:
             info = self.resource_info(gvr)
             obj = self._store.get(gvr, namespace if info.namespaced else "", name)
@@ -452,10 +453,12 @@ class ObjectTracker:
                 raise new_not_found(gvr.resource, name, gvr.group)
             pre = preconditions or {}
             check_preconditions(gvr, obj, pre.get("uid"), pre.get("resourceVersion"))
-            result = self._gc.delete(info, obj, propagation_policy or "Background")
+            result = self._gc.delete(info, obj, propagation_policy or "Background", dry_run)
         return meta.deep_copy(result)
 
-    def delete_collection(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> None:
+    def delete_collection(
+        self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None, dry_run: bool = False
+    ) -> None:
         """Delete every object the list with ``options`` (selectors; no pagination) would return."""
         options = options or ListOptions()
         info = self.resource_info(gvr)
@@ -464,7 +467,7 @@ class ObjectTracker:
             for key in sorted(k for k, o in self._store.objects(gvr).items() if flt.matches(o)):
                 obj = self._store.get(gvr, *key)
                 if obj is not None:
-                    self._gc.delete(info, obj, "Background")
+                    self._gc.delete(info, obj, "Background", dry_run)
 
     # -- watch ------------------------------------------------------------------------------------------------------
     def watch(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> TrackerWatch:
