@@ -218,10 +218,11 @@ class WithMaxWaitRateLimiter:
         self.limiter.forget(item)
 
 
-def default_controller_rate_limiter() -> RateLimiter:
-    """Per-item exponential backoff (5 ms ... 1000 s) combined with an overall 10 qps / burst 100 bucket."""
+def default_controller_rate_limiter(max_delay: float = 1000.0) -> RateLimiter:
+    """Per-item exponential backoff (5 ms ... ``max_delay``, client-go's 1000 s by default) combined with an overall
+    10 qps / burst 100 bucket."""
     return MaxOfRateLimiter(
-        ItemExponentialFailureRateLimiter(0.005, 1000.0),
+        ItemExponentialFailureRateLimiter(0.005, max_delay),
         BucketRateLimiter(qps=10, burst=100),
     )
 

@@ -32,13 +32,7 @@ from typing import Any
 import structlog
 
 from apis import errors
-from workqueue import (
-    BucketRateLimiter,
-    ItemExponentialFailureRateLimiter,
-    MaxOfRateLimiter,
-    RateLimiter,
-    RateLimitingQueue,
-)
+from workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_limiter
 
 from .metrics import ControllerMetrics
 
@@ -52,13 +46,9 @@ RETRY_LOG_INTERVAL = 60.0
 
 
 def controller_rate_limiter(max_delay: float = MAX_RETRY_DELAY) -> RateLimiter:
-    """``default_controller_rate_limiter()`` (5 ms doubling per key, 10 qps / burst 100 overall) with the
-    per-key backoff capped at ``max_delay`` instead of 1000 s: a key that keeps failing is retried every few
-    minutes."""
-    return MaxOfRateLimiter(
-        ItemExponentialFailureRateLimiter(0.005, max_delay),
-        BucketRateLimiter(qps=10, burst=100),
-    )
+    """``default_controller_rate_limiter`` (5 ms doubling per key, 10 qps / burst 100 overall) with the per-key
+    backoff capped at ``max_delay`` instead of 1000 s: a key that keeps failing is retried every few minutes."""
+    return default_controller_rate_limiter(max_delay)
 
 
 def failure_fields(exc: BaseException) -> dict[str, Any]:

@@ -82,6 +82,24 @@ def set_phase(h, pod: dict[str, Any], phase: str) -> None:
     h.set_status(r.PODS, meta.name(pod), {"phase": phase})
 
 
+def finish_every_pod(h) -> dict[str, Any]:
+    """Every pod of the job Succeeded, then a sync; returns the job's status."""
+    for pod in pods_of(h):
+        set_phase(h, pod, "Succeeded")
+    h.refresh()
+    h.sync(NAME)
+    return h.job(NAME)["status"]
+
+
+def delete_twice(h, victim: dict[str, Any]) -> None:
+    """Delete ``victim`` (the delete handler recreates it), then its recreation at once (refused: within 5 s)."""
+    h.client(r.PODS).delete(meta.name(victim))
+    h.controller.delete_pod(victim)
+    again = h.client(r.PODS).get(meta.name(victim))
+    h.client(r.PODS).delete(meta.name(again))
+    h.controller.delete_pod(again)
+
+
 def test_creates_the_aggregation_pod_its_service_and_a_training_pod_per_worker(fl):
     h = started(fl)
     job = h.job(NAME)
@@ -157,11 +175,7 @@ def test_a_failed_worker_fails_the_job_for_good(fl):
 
 def test_every_worker_succeeded_completes_the_job(fl):
     h = started(fl)
-    for pod in pods_of(h):
-        set_phase(h, pod, "Succeeded")
-    h.refresh()
-    h.sync(NAME)
-    status = h.job(NAME)["status"]
+    status = finish_every_pod(h)
     assert status["phase"] == "Succeeded" and status["succeeded"] == 3 and status["active"] == 0
     assert [c["type"] for c in status["conditions"]] == ["Complete"] and status["completionTime"]
     assert ("Normal", "Completed", "FederatedLearningJob completed") in h.events()
@@ -393,18 +407,9 @@ def test_a_worker_deleted_again_within_5_seconds_is_recreated_by_sync_once_it_ma
 
 def test_a_worker_waiting_to_be_recreated_keeps_the_job_from_succeeding(fl):
     h = started(fl)
-    victim = by_type(h)["train"][0]
-    h.client(r.PODS).delete(meta.name(victim))
-    h.controller.delete_pod(victim)  # recreated by the delete handler
-    again = h.client(r.PODS).get(meta.name(victim))
-    h.client(r.PODS).delete(meta.name(again))
-    h.controller.delete_pod(again)  # recreated moments ago: refused, sync waits for it
+    delete_twice(h, by_type(h)["train"][0])  # the second recreation is left to sync, which waits for it
     h.refresh()
-    for pod in pods_of(h):
-        set_phase(h, pod, "Succeeded")
-    h.refresh()
-    h.sync(NAME)
-    status = h.job(NAME)["status"]
+    status = finish_every_pod(h)
     assert status["phase"] == "Running" and status["succeeded"] == 2 and status["active"] == 1
 
 
