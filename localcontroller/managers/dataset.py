@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import posixpath
 import threading
@@ -165,7 +166,7 @@ class _Watch:
     """A Dataset this node holds: its spec now, the count in flight and what the last finished count saw."""
 
     spec: _Dataset
-    generation: int = 0
+    generation: int
     task: _Count | None = None
     queued: bool = False
     index: IndexState | None = None
@@ -187,6 +188,7 @@ class DatasetManager:
         self._cond = threading.Condition()
         self._watches: dict[str, _Watch] = {}
         self._queue: deque[str] = deque()
+        self._generations = itertools.count()  # across Datasets: a re-created one never shares its predecessor's
         self._listeners: list[Callable[[str, str], None]] = []
         self._storages = StoragePool(ctx.config.rootfs)
         self._open_index = open_index or self._open_storage_index
@@ -200,9 +202,9 @@ class DatasetManager:
                 return
             old = watch.spec if watch is not None else None
             if watch is None:
-                watch = self._watches[ds.key] = _Watch(ds)
+                watch = self._watches[ds.key] = _Watch(ds, next(self._generations))
             else:  # a count in flight for the old spec is dropped when it ends
-                watch.spec, watch.generation, watch.index = ds, watch.generation + 1, None
+                watch.spec, watch.generation, watch.index = ds, next(self._generations), None
             self._schedule(watch, first=True)
         if old is not None and old.url != ds.url:
             log.info("dataset url changed; following it", object=ds.key, url=ds.url, previous=old.url)
@@ -344,7 +346,7 @@ class DatasetManager:
             if watch is not None and watch.task is task:
                 watch.task = None
             if watch is None or watch.generation != task.generation:
-                log.debug("dataset count dropped: the dataset changed while it was counted", object=key, url=spec.url)
+                log.info("dataset count dropped: the dataset changed while it was counted", object=key, url=spec.url)
                 return None
             if isinstance(outcome, CountError):
                 self._report_problem(watch, outcome)

@@ -13,7 +13,8 @@ pool of a few threads can take turns between datasets: a big file never holds a 
 
 What a finished count saw is an ``IndexState``: the file's version (size, identity, change tag), the counts up to the
 end of its last complete line and a digest of the first and last ``FINGERPRINT_BYTES`` before that point. The next
-count of the same version reads nothing; of the same local file grown (same device and inode, both digests equal), it
+count of the same version reads nothing (unless the file was modified within ``RACY_NS`` of the count: its mtime
+cannot tell a later change then, so it is treated as possibly appended to); of the same local file grown (same device and inode, both digests equal), it
 reads from the last complete line on; anything else (a replaced, shrunk or rewritten file, any new S3 object) is
 counted in full.
 """
@@ -24,6 +25,7 @@ import hashlib
 import os
 import re
 import stat
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
@@ -52,6 +54,9 @@ FORMATS = ("txt", "csv")
 READ_CHUNK = 1024 * 1024  # at most MAX_LINE_BYTES: then only a chunk's first line can be too long
 SLICE_BYTES = 8 * 1024 * 1024  # over MAX_LINE_BYTES + 2, so that every slice ends at least one line
 FINGERPRINT_BYTES = 4096
+# file timestamps are coarse (a clock tick): a file modified this shortly before a count may change again unseen by
+# its mtime, so its next count checks the fingerprint and reads the last line again instead of trusting the stat
+RACY_NS = 2_000_000_000
 
 # a whitespace-only line after a newline (the newline ending it not consumed: the next match starts there)
 _BLANK_AFTER_NEWLINE = re.compile(r"\n[^\S\n]*(?=\n)")
@@ -88,6 +93,7 @@ class IndexVersion:
     file_id: str
     change_tag: str
     appendable: bool
+    modified_ns: int = 0  # a local file's mtime
 
 
 class IndexFile(Protocol):
@@ -122,6 +128,7 @@ class IndexState:
     tally: Tally
     tail_non_blank: bool
     fingerprint: bytes
+    racy: bool = False  # modified too shortly before the count for its mtime to tell a later change of the same size
 
     def samples(self, fmt: str) -> int:
         non_blank = self.tally.non_blank + int(self.tail_non_blank)
@@ -184,6 +191,7 @@ class CountJob:
         self.version: IndexVersion | None = None
         self.tally = Tally()
         self.appended_only = False  # counting from where ``previous`` left off
+        self._started_ns = 0
 
     def step(self) -> IndexState | None:
         """Read one slice; the final state when the count is done, else ``None``. ``CountError`` when the file
@@ -212,14 +220,16 @@ class CountJob:
             return None  # the partial line at the slice's end is read again by the next step
         tail_non_blank = tail_is_sample(tail, tally, self.index.url) if tail else False
         fingerprint = _fingerprint(self.index, version, tally.offset) if version.appendable else b""
-        return IndexState(version, tally, tail_non_blank, fingerprint)
+        racy = version.appendable and version.modified_ns >= self._started_ns - RACY_NS
+        return IndexState(version, tally, tail_non_blank, fingerprint, racy)
 
     def _start(self) -> IndexState | None:
+        self._started_ns = time.time_ns()
         version = self.version = self.index.version()
         previous = self.previous
         if previous is None:
             return None
-        if previous.version == version:
+        if previous.version == version and not previous.racy:
             return previous
         old = previous.version
         if (version.appendable and old.appendable and version.file_id == old.file_id
@@ -257,7 +267,7 @@ class LocalIndexFile:
         if not stat.S_ISREG(info.st_mode):
             raise CountError(URL_NOT_FOUND, f"{self.url}: does not exist or is not a file")
         return IndexVersion(info.st_size, f"{info.st_dev}:{info.st_ino}", f"{info.st_mtime_ns}:{info.st_ctime_ns}",
-                            appendable=True)
+                            appendable=True, modified_ns=info.st_mtime_ns)
 
     def read(self, version: IndexVersion, start: int, end: int) -> Iterator[bytes]:
         try:
