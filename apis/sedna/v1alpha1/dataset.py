@@ -28,8 +28,8 @@ class DatasetCondition(ApiType):
     """A condition of a Dataset (not in Go Sedna): ``Ready`` is False, with the LocalController's reason (e.g.
     ``URLNotFound``), while the node cannot count the samples, and True again once it does."""
 
-    type: str | None = api_field(required=True)
-    status: str | None = api_field(required=True, enum=list(ConditionStatus.ALL))
+    type: str | None = api_field()
+    status: str | None = api_field(enum=list(ConditionStatus.ALL))
     last_transition_time: str | None = api_field(**DATE_TIME)
     reason: str | None = api_field()
     message: str | None = api_field()
