@@ -22,31 +22,32 @@
 from __future__ import annotations
 
 import itertools
-import os
 import posixpath
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
-from localcontroller.storage import Storage, StoragePool, credential_of, is_local_url
+from localcontroller.storage import StoragePool, credential_of, is_local_url
 from localcontroller.worker import WorkerMessage
 
 from .base import ManagerContext
 from .datasetcount import (
     CREDENTIAL_INVALID,
-    FORMATS,
+    READ_FAILED,
     SLICE_BYTES,
     CountError,
     CountJob,
     IndexChanged,
     IndexFile,
     IndexState,
-    count_index,
+    count_samples,
     index_file,
+    parse_samples,
+    read_samples,
 )
 
 __all__ = ["KIND", "DatasetManager", "DatasetSamples", "count_samples", "parse_samples", "read_samples"]
@@ -58,31 +59,6 @@ REPORT_KIND = "Dataset"  # as Go's LC writes it; the GM lower-cases kinds
 COUNT_WORKERS = 4
 _MAX_WAIT = 1.0
 _MAX_RESTARTS = 2  # a file replaced while counted is counted again at once this often, then next period
-
-
-def parse_samples(lines: Iterable[str], fmt: str) -> tuple[str, list[str]]:
-    """``(header, samples)`` of an index file's lines: the non-empty lines, the first one being the header for csv
-    (``""`` for txt). ``ValueError`` for a format other than txt and csv."""
-    fmt = fmt.lower()
-    if fmt not in FORMATS:
-        raise ValueError(f"format {fmt!r} is not supported (txt or csv)")
-    samples = [line.rstrip("\r\n") for line in lines if line.strip()]
-    if fmt == "csv":
-        return (samples[0], samples[1:]) if samples else ("", [])
-    return "", samples
-
-
-def read_samples(path: str, fmt: str) -> list[str]:
-    """The samples of the index file at ``path`` (a path of the LC's filesystem)."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        return parse_samples(fh, fmt)[1]
-
-
-def count_samples(path: str, fmt: str) -> int:
-    """The samples of the index file at ``path`` (a path of the LC's filesystem), counted in constant memory."""
-    if fmt.lower() not in FORMATS:
-        raise ValueError(f"format {fmt!r} is not supported (txt or csv)")
-    return count_index(index_file(Storage("/"), os.path.abspath(path)), fmt)
 
 
 @dataclass(frozen=True)
@@ -324,11 +300,13 @@ class DatasetManager:
             except IndexChanged as exc:
                 log.info("dataset index kept changing while counted; counting again next check period", object=key,
                          url=task.spec.url, error=str(exc))
-                outcome = None
                 with self._cond:
                     if watch.task is task:
                         watch.task = None
                 continue
+            except Exception as exc:  # a bug must not end the thread: the Dataset says so, the next period retries
+                log.exception("dataset count failed", object=key, url=task.spec.url)
+                outcome = CountError(READ_FAILED, f"{task.spec.url}: count failed: {type(exc).__name__}: {exc}")
             if outcome is None:
                 with self._cond:
                     if watch.task is task and self._watches.get(key) is watch:
@@ -358,7 +336,10 @@ class DatasetManager:
             self._report_count(watch, count)
         if changed:
             for listener in list(self._listeners):
-                listener(spec.namespace, spec.name)
+                try:
+                    listener(spec.namespace, spec.name)
+                except Exception:
+                    log.exception("dataset count listener failed", object=key)
         return count
 
     def _report_problem(self, watch: _Watch, error: CountError) -> None:

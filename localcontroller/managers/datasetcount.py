@@ -26,7 +26,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -47,7 +47,10 @@ __all__ = [
     "S3IndexFile",
     "Tally",
     "count_index",
+    "count_samples",
     "index_file",
+    "parse_samples",
+    "read_samples",
 ]
 
 FORMATS = ("txt", "csv")
@@ -338,3 +341,28 @@ def index_file(storage: Storage, url: str) -> IndexFile:
 def count_index(index: IndexFile, fmt: str) -> int:
     """The samples of an index file, counted in full."""
     return CountJob(index, fmt).run().samples(fmt)
+
+
+def parse_samples(lines: Iterable[str], fmt: str) -> tuple[str, list[str]]:
+    """``(header, samples)`` of an index file's lines: the non-empty lines, the first one being the header for csv
+    (``""`` for txt). ``ValueError`` for a format other than txt and csv."""
+    fmt = fmt.lower()
+    if fmt not in FORMATS:
+        raise ValueError(f"format {fmt!r} is not supported (txt or csv)")
+    samples = [line.rstrip("\r\n") for line in lines if line.strip()]
+    if fmt == "csv":
+        return (samples[0], samples[1:]) if samples else ("", [])
+    return "", samples
+
+
+def read_samples(path: str, fmt: str) -> list[str]:
+    """The samples of the index file at ``path`` (a path of the LC's filesystem)."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return parse_samples(fh, fmt)[1]
+
+
+def count_samples(path: str, fmt: str) -> int:
+    """The samples of the index file at ``path`` (a path of the LC's filesystem), counted in constant memory."""
+    if fmt.lower() not in FORMATS:
+        raise ValueError(f"format {fmt!r} is not supported (txt or csv)")
+    return count_index(index_file(Storage("/"), os.path.abspath(path)), fmt)
