@@ -181,6 +181,9 @@ class DatasetManager:
                 watch = self._watches[ds.key] = _Watch(ds, next(self._generations))
             else:  # a count in flight for the old spec is dropped when it ends
                 watch.spec, watch.generation, watch.index = ds, next(self._generations), None
+                if old is not None and old.uid != ds.uid:  # re-created (its delete missed): report to the new one
+                    for state_key in self._state_keys(ds.key):
+                        self.ctx.store.delete_state(state_key)
             self._schedule(watch, first=True)
         if old is not None and old.url != ds.url:
             log.info("dataset url changed; following it", object=ds.key, url=ds.url, previous=old.url)

@@ -321,6 +321,18 @@ def test_a_count_in_flight_for_an_old_url_or_uid_is_never_reported(tmp_path, sto
     assert [e["url"] for e in logs if e["event"] == "dataset sample count changed"] == ["/new.txt"]
 
 
+def test_a_dataset_re_created_while_its_delete_was_missed_gets_its_count_again(tmp_path, store):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data/a.txt").write_text("1\n2\n")
+    reports = Reports()
+    manager = manager_for(tmp_path, store, reports)
+    manager.insert(dataset(uid="uid-1"))
+    assert manager.check(f"{NS}/d1") == 2
+    manager.insert(dataset(uid="uid-2"))  # e.g. the LC was offline: the GM's resync sends the new object
+    assert manager.check(f"{NS}/d1") == 2
+    assert reports.of("d1") == [{"numberOfSamples": 2}, {"numberOfSamples": 2}]
+
+
 # -- errors -----------------------------------------------------------------------------------------------------------
 def test_a_count_error_is_reported_once_per_change_and_cleared_once_even_across_a_restart(tmp_path, store):
     rootfs = tmp_path / "rootfs"
