@@ -192,8 +192,7 @@ class CountJob:
         self.previous = previous
         self.slice_bytes = max(slice_bytes, MAX_LINE_BYTES + 2)
         self.version: IndexVersion | None = None
-        self.tally = Tally()
-        self.appended_only = False  # counting from where ``previous`` left off
+        self.tally = Tally()  # from the start, or from where ``previous`` left off when the file grew
         self._started_ns = 0
 
     def step(self) -> IndexState | None:
@@ -239,7 +238,6 @@ class CountJob:
                 and version.size >= previous.tally.offset
                 and _fingerprint(self.index, version, previous.tally.offset) == previous.fingerprint):
             self.tally = previous.tally
-            self.appended_only = True
         return None
 
     def run(self) -> IndexState:
