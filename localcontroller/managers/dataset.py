@@ -3,30 +3,52 @@
 * The index file of ``spec.url`` is read through ``localcontroller.storage``: a host path below the rootfs
   (``/a/b.txt`` → ``<rootfs>/a/b.txt``) or ``s3://bucket/key`` with the credential of the Dataset's
   ``sedna.io/credential`` annotation. ``txt``: one sample per non-empty line; ``csv``: the same minus the header line.
-* Counted at once on insert and when ``spec.url``/``spec.format``/the credential change, then every
-  ``--dataset-check-period`` seconds (one thread for all datasets); ``{"numberOfSamples": N}`` is reported when N
-  differs from the last count reported (kept in the database, so a restart reports only what changed meanwhile).
+* Counted at once on insert and when ``spec.url``/``spec.format``/the credential/the uid change, then every
+  ``--dataset-check-period`` seconds, in constant memory and, for a grown local file, over the appended bytes only
+  (``datasetcount.py``). ``COUNT_WORKERS`` threads take turns slice by slice, a new or changed Dataset first, so a
+  big file never delays another Dataset's first count. A count that ends after its Dataset was deleted or changed is
+  dropped: a count is only ever reported for the spec (URL, uid) it read.
+* ``{"numberOfSamples": N}`` is reported when N differs from the last count reported (kept in the database, so a
+  restart reports only what changed meanwhile).
 * A missing or unreadable file, an unknown format, a bad credential or an unsupported URL is logged once per change
-  of the problem, with the URL, and never stops the manager.
+  of the problem, with the URL, and reported once per change as ``{"numberOfSamples": <last reported, or 0>,
+  "error": {"reason": "URLNotFound", "message": "..."}}`` (Go's GM reads only ``numberOfSamples``; ours sets the
+  Dataset's ``Ready`` condition and a Warning Event); the next count reported after it carries ``"error": null``.
+  Reasons: ``URLNotFound``, ``URLInvalid``, ``FormatUnsupported``, ``CredentialInvalid``, ``ReadFailed``.
 * For the learning-job managers: ``count``, ``read`` (the samples, csv header, URL prefix) and ``subscribe`` (called
   with ``(namespace, name)`` whenever a count changes).
 """
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import threading
-import time
-from collections.abc import Callable, Iterable, Mapping
+from collections import deque
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
-from localcontroller.storage import StorageError, StoragePool, credential_of, is_local_url
+from localcontroller.storage import StoragePool, credential_of, is_local_url
 from localcontroller.worker import WorkerMessage
 
 from .base import ManagerContext
+from .datasetcount import (
+    CREDENTIAL_INVALID,
+    READ_FAILED,
+    SLICE_BYTES,
+    CountError,
+    CountJob,
+    IndexChanged,
+    IndexFile,
+    IndexState,
+    count_samples,
+    index_file,
+    parse_samples,
+    read_samples,
+)
 
 __all__ = ["KIND", "DatasetManager", "DatasetSamples", "count_samples", "parse_samples", "read_samples"]
 
@@ -34,30 +56,9 @@ log = structlog.get_logger("sedna-lc.dataset")
 
 KIND = "dataset"
 REPORT_KIND = "Dataset"  # as Go's LC writes it; the GM lower-cases kinds
-FORMATS = ("txt", "csv")
+COUNT_WORKERS = 4
 _MAX_WAIT = 1.0
-
-
-def parse_samples(lines: Iterable[str], fmt: str) -> tuple[str, list[str]]:
-    """``(header, samples)`` of an index file's lines: the non-empty lines, the first one being the header for csv
-    (``""`` for txt). ``ValueError`` for a format other than txt and csv."""
-    fmt = fmt.lower()
-    if fmt not in FORMATS:
-        raise ValueError(f"format {fmt!r} is not supported (txt or csv)")
-    samples = [line.rstrip("\r\n") for line in lines if line.strip()]
-    if fmt == "csv":
-        return (samples[0], samples[1:]) if samples else ("", [])
-    return "", samples
-
-
-def read_samples(path: str, fmt: str) -> list[str]:
-    """The samples of the index file at ``path`` (a path of the LC's filesystem)."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        return parse_samples(fh, fmt)[1]
-
-
-def count_samples(path: str, fmt: str) -> int:
-    return len(read_samples(path, fmt))
+_MAX_RESTARTS = 2  # a file replaced while counted is counted again at once this often, then next period
 
 
 @dataclass(frozen=True)
@@ -84,60 +85,123 @@ class DatasetSamples:
 class _Dataset:
     namespace: str
     name: str
+    uid: str
     url: str
     format: str
     credential: str | None = field(default=None, repr=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
 
 
 def _dataset(obj: Mapping[str, Any]) -> _Dataset:
     md = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
-    return _Dataset(md.get("namespace") or "", md.get("name") or "", spec.get("url") or "", spec.get("format") or "",
-                    credential_of(obj))
+    return _Dataset(md.get("namespace") or "", md.get("name") or "", md.get("uid") or "", spec.get("url") or "",
+                    spec.get("format") or "", credential_of(obj))
+
+
+OpenIndex = Callable[[str, "str | None"], IndexFile]
+"""``open_index(url, credential)``: the index file to count (``CountError`` when the URL or credential is bad)."""
+
+
+class _Count:
+    """One count of one spec of a Dataset (``generation`` tells a stale one), started lazily by its first step."""
+
+    def __init__(self, spec: _Dataset, generation: int, previous: IndexState | None, slice_bytes: int) -> None:
+        self.spec = spec
+        self.generation = generation
+        self.previous = previous
+        self.slice_bytes = slice_bytes
+        self.job: CountJob | None = None
+        self.restarts = 0
+
+    def step(self, open_index: OpenIndex) -> IndexState | None:
+        """One slice; the state when done. ``CountError``; ``IndexChanged`` when the file kept changing."""
+        if self.job is None:
+            self.job = CountJob(open_index(self.spec.url, self.spec.credential), self.spec.format, self.previous,
+                                self.slice_bytes)
+        try:
+            return self.job.step()
+        except IndexChanged:
+            self.restarts += 1
+            if self.restarts > _MAX_RESTARTS:
+                raise
+            self.job = None  # from the start, against the file as it is now
+            return None
+
+    def run(self, open_index: OpenIndex) -> IndexState:
+        while (state := self.step(open_index)) is None:
+            pass
+        return state
+
+
+@dataclass
+class _Watch:
+    """A Dataset this node holds: its spec now, the count in flight and what the last finished count saw."""
+
+    spec: _Dataset
+    generation: int
+    task: _Count | None = None
+    queued: bool = False
+    index: IndexState | None = None
+    count: int | None = None
+    problem: dict[str, str] | None = None  # the problem last logged
 
 
 class DatasetManager:
+    """Counts on ``workers`` threads taking turns slice by slice; a Dataset inserted or changed goes first."""
+
     kind = KIND
 
-    def __init__(self, ctx: ManagerContext) -> None:
+    def __init__(self, ctx: ManagerContext, *, workers: int = COUNT_WORKERS, open_index: OpenIndex | None = None,
+                 slice_bytes: int = SLICE_BYTES) -> None:
         self.ctx = ctx
         self.period = ctx.config.dataset_check_period
+        self.workers = max(1, workers)
+        self.slice_bytes = slice_bytes
         self._cond = threading.Condition()
-        self._datasets: dict[str, _Dataset] = {}
-        self._due: set[str] = set()
-        self._problems: dict[str, str] = {}  # the problem last logged per dataset
-        self._counts: dict[str, int] = {}  # the last count per dataset
+        self._watches: dict[str, _Watch] = {}
+        self._queue: deque[str] = deque()
+        self._generations = itertools.count()  # across Datasets: a re-created one never shares its predecessor's
         self._listeners: list[Callable[[str, str], None]] = []
         self._storages = StoragePool(ctx.config.rootfs)
+        self._open_index = open_index or self._open_storage_index
 
     # -- Manager ----------------------------------------------------------------------------------------------------
     def insert(self, obj: Mapping[str, Any]) -> None:
         ds = _dataset(obj)
-        key = f"{ds.namespace}/{ds.name}"
         with self._cond:
-            old = self._datasets.get(key)
-            self._datasets[key] = ds
-            if old != ds:
-                self._due.add(key)
-                self._cond.notify_all()
+            watch = self._watches.get(ds.key)
+            if watch is not None and watch.spec == ds:
+                return
+            old = watch.spec if watch is not None else None
+            if watch is None:
+                watch = self._watches[ds.key] = _Watch(ds, next(self._generations))
+            else:  # a count in flight for the old spec is dropped when it ends
+                watch.spec, watch.generation, watch.index = ds, next(self._generations), None
+                if old is not None and old.uid != ds.uid:  # re-created (its delete missed): report to the new one
+                    for state_key in self._state_keys(ds.key):
+                        self.ctx.store.delete_state(state_key)
+            self._schedule(watch, first=True)
         if old is not None and old.url != ds.url:
-            log.info("dataset url changed; following it", object=key, url=ds.url, previous=old.url)
+            log.info("dataset url changed; following it", object=ds.key, url=ds.url, previous=old.url)
 
     def delete(self, obj: Mapping[str, Any]) -> None:
-        ds = _dataset(obj)
-        key = f"{ds.namespace}/{ds.name}"
+        key = _dataset(obj).key
         with self._cond:
-            self._datasets.pop(key, None)
-            self._due.discard(key)
-            self._problems.pop(key, None)
-            self._counts.pop(key, None)
-        self.ctx.store.delete_state(self._state_key(key))
+            self._watches.pop(key, None)
+            for state_key in self._state_keys(key):
+                self.ctx.store.delete_state(state_key)
 
     def add_worker_message(self, message: WorkerMessage) -> None:
         return None  # workers never report about datasets
 
     def start(self, stop: threading.Event) -> None:
         threading.Thread(target=self._monitor, args=(stop,), name="dataset-monitor", daemon=True).start()
+        for number in range(self.workers):
+            threading.Thread(target=self._work, args=(stop,), name=f"dataset-count-{number}", daemon=True).start()
 
     # -- for other managers -----------------------------------------------------------------------------------------
     def get(self, namespace: str, name: str) -> Mapping[str, Any] | None:
@@ -151,81 +215,177 @@ class DatasetManager:
         """The Dataset's samples as its file holds them now; ``StorageError``/``ValueError`` when they cannot be
         read (unknown dataset, missing file, bad format or credential)."""
         with self._cond:
-            ds = self._datasets.get(f"{namespace}/{name}")
+            watch = self._watches.get(f"{namespace}/{name}")
+            ds = watch.spec if watch is not None else None
         if ds is None:
             raise ValueError(f"unknown dataset {namespace}/{name}")
-        return self._read(ds)
-
-    def count(self, namespace: str, name: str) -> int | None:
-        """The number of samples last counted (``None`` before the first successful count)."""
-        with self._cond:
-            return self._counts.get(f"{namespace}/{name}")
-
-    def subscribe(self, listener: Callable[[str, str], None]) -> None:
-        """Call ``listener(namespace, name)`` (from the monitor thread; it must not block) when a count changes."""
-        self._listeners.append(listener)
-
-    def _read(self, ds: _Dataset) -> DatasetSamples:
         if not ds.url:
             raise ValueError("spec.url is empty")
         storage = self._storages.get(ds.credential)
         header, samples = parse_samples(storage.iter_lines(ds.url), ds.format)
         return DatasetSamples(ds.url, ds.format.lower(), header, samples)
 
-    # -- monitor ----------------------------------------------------------------------------------------------------
+    def count(self, namespace: str, name: str) -> int | None:
+        """The number of samples last counted (``None`` before the first successful count)."""
+        with self._cond:
+            watch = self._watches.get(f"{namespace}/{name}")
+            return watch.count if watch is not None else None
+
+    def subscribe(self, listener: Callable[[str, str], None]) -> None:
+        """Call ``listener(namespace, name)`` (from a counting thread; it must not block) when a count changes."""
+        self._listeners.append(listener)
+
+    # -- counting ---------------------------------------------------------------------------------------------------
+    def check(self, key: str) -> int | None:
+        """Count the samples of ``key`` now, in this thread, and report what changed; ``None`` when they cannot be
+        counted (or the Dataset changed meanwhile)."""
+        with self._cond:
+            watch = self._watches.get(key)
+            if watch is None:
+                return None
+            task = _Count(watch.spec, watch.generation, watch.index, self.slice_bytes)
+        try:
+            outcome: IndexState | CountError = task.run(self._open_index)
+        except CountError as exc:
+            outcome = exc
+        except IndexChanged as exc:
+            log.info("dataset index kept changing while counted; counting again next check period", object=key,
+                     url=task.spec.url, error=str(exc))
+            return None
+        return self._finish(key, task, outcome)
+
+    def _open_storage_index(self, url: str, credential: str | None) -> IndexFile:
+        try:
+            storage = self._storages.get(credential)
+        except ValueError as exc:
+            raise CountError(CREDENTIAL_INVALID, str(exc)) from None
+        return index_file(storage, url)
+
+    def _schedule(self, watch: _Watch, first: bool) -> None:
+        """Queue a count of ``watch`` (the lock held): a first count of a spec at the front, a periodic one at the
+        back, behind the slices of counts already running."""
+        watch.task = _Count(watch.spec, watch.generation, watch.index, self.slice_bytes)
+        key = watch.spec.key
+        if watch.queued:
+            if not first:
+                return
+            self._queue.remove(key)
+        watch.queued = True
+        if first:
+            self._queue.appendleft(key)
+        else:
+            self._queue.append(key)
+        self._cond.notify()
+
     def _monitor(self, stop: threading.Event) -> None:
-        next_round = time.monotonic()
+        while not stop.wait(self.period):
+            with self._cond:
+                for watch in self._watches.values():
+                    if watch.task is None:
+                        self._schedule(watch, first=False)
+
+    def _work(self, stop: threading.Event) -> None:
         while not stop.is_set():
             with self._cond:
-                now = time.monotonic()
-                if now >= next_round:
-                    keys = set(self._datasets)
-                    next_round = now + self.period
-                else:
-                    keys = set(self._due)
-                self._due.clear()
-                if not keys:
-                    self._cond.wait(min(next_round - now, _MAX_WAIT))
+                if not self._queue:
+                    self._cond.wait(_MAX_WAIT)
                     continue
-            for key in sorted(keys):
-                if stop.is_set():
-                    return
-                self.check(key)
+                key = self._queue.popleft()
+                watch = self._watches.get(key)
+                if watch is None or watch.task is None:
+                    continue
+                watch.queued = False
+                task = watch.task
+            try:
+                outcome: IndexState | CountError | None = task.step(self._open_index)
+            except CountError as exc:
+                outcome = exc
+            except IndexChanged as exc:
+                log.info("dataset index kept changing while counted; counting again next check period", object=key,
+                         url=task.spec.url, error=str(exc))
+                with self._cond:
+                    if watch.task is task:
+                        watch.task = None
+                continue
+            except Exception as exc:  # a bug must not end the thread: the Dataset says so, the next period retries
+                log.exception("dataset count failed", object=key, url=task.spec.url)
+                outcome = CountError(READ_FAILED, f"{task.spec.url}: count failed: {type(exc).__name__}: {exc}")
+            if outcome is None:
+                with self._cond:
+                    if watch.task is task and self._watches.get(key) is watch:
+                        watch.queued = True
+                        self._queue.append(key)
+                        self._cond.notify()
+                continue
+            self._finish(key, task, outcome)
 
-    def check(self, key: str) -> int | None:
-        """Count the samples of ``key`` and report the count if it changed; ``None`` when it cannot be read."""
+    def _finish(self, key: str, task: _Count, outcome: IndexState | CountError) -> int | None:
+        """Keep and report the outcome of ``task``, unless the Dataset was deleted or changed since it started."""
+        spec = task.spec
         with self._cond:
-            ds = self._datasets.get(key)
-        if ds is None:
-            return None
-        try:
-            count = len(self._read(ds).samples)
-        except (StorageError, OSError, ValueError) as exc:
-            problem = f"{type(exc).__name__}: {getattr(exc, 'strerror', None) or exc}"
-            with self._cond:
-                logged = self._problems.get(key) == problem or key not in self._datasets
-                self._problems[key] = problem
-            if not logged:
-                log.warning("cannot count the dataset's samples; trying again every check period", object=key,
-                            url=ds.url, error=problem)
-            return None
-        with self._cond:
-            if self._problems.pop(key, None) is not None:
-                log.info("dataset samples readable again", object=key, url=ds.url)
-            if key not in self._datasets:  # deleted meanwhile
+            watch = self._watches.get(key)
+            if watch is not None and watch.task is task:
+                watch.task = None
+            if watch is None or watch.generation != task.generation:
+                log.info("dataset count dropped: the dataset changed while it was counted", object=key, url=spec.url)
                 return None
-            changed = self._counts.get(key) != count
-            self._counts[key] = count
+            if isinstance(outcome, CountError):
+                self._report_problem(watch, outcome)
+                return None
+            count = outcome.samples(spec.format)
+            watch.index = outcome
+            changed = watch.count != count
+            watch.count = count
+            self._report_count(watch, count)
         if changed:
             for listener in list(self._listeners):
-                listener(ds.namespace, ds.name)
-        state_key = self._state_key(key)
-        if self.ctx.store.get_state(state_key) != count:
-            self.ctx.report(ds.namespace, REPORT_KIND, ds.name, {"numberOfSamples": count})
-            self.ctx.store.put_state(state_key, count)
-            log.info("dataset sample count changed", object=key, number_of_samples=count, url=ds.url)
+                try:
+                    listener(spec.namespace, spec.name)
+                except Exception:
+                    log.exception("dataset count listener failed", object=key)
         return count
 
+    def _report_problem(self, watch: _Watch, error: CountError) -> None:
+        spec, problem = watch.spec, {"reason": error.reason, "message": error.message}
+        if watch.problem != problem:
+            watch.problem = problem
+            log.warning("cannot count the dataset's samples; trying again every check period", object=spec.key,
+                        url=spec.url, reason=error.reason, error=error.message)
+        count_key, error_key = self._state_keys(spec.key)
+        store = self.ctx.store
+        if store.get_state(error_key) == problem:
+            return
+        # Go's GM reads a report as the whole status: the count last reported stays (none yet: 0)
+        if self._report(spec, {"numberOfSamples": store.get_state(count_key) or 0, "error": problem}):
+            store.put_state(error_key, problem)
+
+    def _report_count(self, watch: _Watch, count: int) -> None:
+        spec = watch.spec
+        if watch.problem is not None:
+            watch.problem = None
+            log.info("dataset samples readable again", object=spec.key, url=spec.url)
+        count_key, error_key = self._state_keys(spec.key)
+        store = self.ctx.store
+        had_error = store.get_state(error_key) is not None
+        if store.get_state(count_key) == count and not had_error:
+            return
+        content: dict[str, Any] = {"numberOfSamples": count}
+        if had_error:
+            content["error"] = None  # cleared
+        if self._report(spec, content):
+            store.put_state(count_key, count)
+            store.delete_state(error_key)
+            log.info("dataset sample count changed", object=spec.key, number_of_samples=count, url=spec.url)
+
+    def _report(self, spec: _Dataset, content: dict[str, Any]) -> bool:
+        try:
+            self.ctx.report(spec.namespace, REPORT_KIND, spec.name, content)
+        except Exception as exc:  # e.g. the outbox is full: the next check period reports again
+            log.warning("cannot queue the dataset report; trying again next check period", object=spec.key,
+                        error=f"{type(exc).__name__}: {exc}")
+            return False
+        return True
+
     @staticmethod
-    def _state_key(key: str) -> str:
-        return f"dataset/{key}/numberOfSamples"
+    def _state_keys(key: str) -> tuple[str, str]:
+        return f"dataset/{key}/numberOfSamples", f"dataset/{key}/error"

@@ -11,7 +11,7 @@ Every failure is a ``StorageError`` naming the URL; credential values never appe
 from .errors import StorageError
 from .local import RootFS, copy_file_atomically
 from .pool import CREDENTIAL_ANNOTATION, StoragePool, copy_between, credential_of
-from .s3 import DEFAULT_PART_SIZE, S3Client, S3Credential, parse_credential
+from .s3 import DEFAULT_PART_SIZE, ObjectStat, S3Client, S3Credential, parse_credential
 from .storage import MAX_LINE_BYTES, MAX_TEXT_BYTES, Storage
 from .urls import LOCAL_SCHEME, S3_SCHEME, SCHEMES, S3Location, is_local_url, parse_s3_url, url_scheme
 
@@ -23,6 +23,7 @@ __all__ = [
     "MAX_TEXT_BYTES",
     "S3_SCHEME",
     "SCHEMES",
+    "ObjectStat",
     "RootFS",
     "S3Client",
     "S3Credential",

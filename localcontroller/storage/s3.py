@@ -25,6 +25,7 @@ __all__ = [
     "ACCESS_KEY_ID_KEY",
     "DEFAULT_PART_SIZE",
     "ENDPOINT_KEY",
+    "ObjectStat",
     "SECRET_ACCESS_KEY_KEY",
     "USE_HTTPS_KEY",
     "S3Client",
@@ -42,7 +43,16 @@ DEFAULT_PART_SIZE = 8 * 1024 * 1024
 CONNECT_TIMEOUT = 10.0
 READ_TIMEOUT = 100.0
 _MISSING_CODES = frozenset({"404", "NoSuchKey", "NoSuchBucket", "NotFound"})
+_CHANGED_CODES = frozenset({"412", "PreconditionFailed"})
 _WHERE = "the sedna.io/credential annotation"
+
+
+@dataclass(frozen=True)
+class ObjectStat:
+    """What ``HeadObject`` says of an object: its size and ETag (a new ETag for every new content)."""
+
+    size: int
+    etag: str
 
 
 @dataclass(frozen=True)
@@ -89,7 +99,9 @@ def _is_missing(exc: Exception) -> bool:
 
 def _storage_error(url: str, action: str, exc: Exception) -> StorageError:
     if _is_missing(exc):
-        return StorageError(url, "does not exist")
+        return StorageError(url, "does not exist", missing=True)
+    if isinstance(exc, ClientError) and str(exc.response.get("Error", {}).get("Code")) in _CHANGED_CODES:
+        return StorageError(url, f"{action} failed: the object was replaced meanwhile", changed=True)
     if isinstance(exc, ClientError):
         error = exc.response.get("Error", {})
         return StorageError(url, f"{action} failed: {error.get('Code', '')} {error.get('Message', '')}".rstrip())
@@ -151,6 +163,32 @@ class S3Client:
                 return False
             raise _storage_error(str(location), "stat", exc) from None
         return True
+
+    def stat(self, location: S3Location) -> ObjectStat:
+        """The object's size and ETag (``HeadObject``); ``StorageError`` with ``missing`` when it does not exist."""
+        try:
+            head = self._client.head_object(Bucket=location.bucket, Key=location.key)
+        except _ERRORS as exc:
+            raise _storage_error(str(location), "stat", exc) from None
+        return ObjectStat(int(head.get("ContentLength") or 0), str(head.get("ETag") or ""))
+
+    def iter_range(self, location: S3Location, start: int, end: int, etag: str,
+                   chunk_size: int = 1024 * 1024) -> Iterator[bytes]:
+        """Bytes ``[start, end)`` of the object, streamed, only while its ETag is ``etag`` (``StorageError`` with
+        ``changed`` otherwise); the connection is released when the iterator ends or is closed."""
+        if end <= start:
+            return
+        try:
+            body = self._client.get_object(Bucket=location.bucket, Key=location.key, Range=f"bytes={start}-{end - 1}",
+                                           IfMatch=etag)["Body"]
+        except _ERRORS as exc:
+            raise _storage_error(str(location), "read", exc) from None
+        try:
+            yield from body.iter_chunks(chunk_size)
+        except _ERRORS as exc:
+            raise _storage_error(str(location), "read", exc) from None
+        finally:
+            body.close()
 
     def iter_chunks(self, location: S3Location, chunk_size: int = 1024 * 1024) -> Iterator[bytes]:
         """The object's bytes, streamed; the connection is released when the iterator ends or is closed."""

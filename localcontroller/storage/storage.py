@@ -158,10 +158,14 @@ class Storage:
             raise StorageError(url, "no S3 credential (the sedna.io/credential annotation) is set")
         return client
 
+    def s3_client(self, url: str) -> S3Client:
+        """The S3 client of this storage's credential; ``StorageError`` naming ``url`` when none is set."""
+        return self._client(url)
+
     def _existing_file(self, url: str) -> Path:
         path = self.rootfs.resolve(url)
         if not path.is_file():
-            raise StorageError(url, "does not exist or is not a file")
+            raise StorageError(url, "does not exist or is not a file", missing=True)
         return path
 
     def _copy_local(self, src: Path, dst: Path, url: str) -> None:

@@ -7,9 +7,9 @@ from typing import ClassVar
 
 from ...resources import DATASETS
 from ...typed import ApiType, Resource, api_field
-from .common import AGE_COLUMN, DATE_TIME, column
+from .common import AGE_COLUMN, DATE_TIME, ConditionStatus, column
 
-__all__ = ["Dataset", "DatasetSpec", "DatasetStatus", "DATASET_FORMATS"]
+__all__ = ["Dataset", "DatasetCondition", "DatasetSpec", "DatasetStatus", "DATASET_FORMATS"]
 
 DATASET_FORMATS = ("txt", "csv")
 """Index formats the LocalController can count samples in (the schema does not restrict ``format``)."""
@@ -24,9 +24,23 @@ class DatasetSpec(ApiType):
 
 
 @dataclass(kw_only=True)
+class DatasetCondition(ApiType):
+    """A condition of a Dataset (not in Go Sedna): ``Ready`` is False, with the LocalController's reason (e.g.
+    ``URLNotFound``), while the node cannot count the samples, and True again once it does."""
+
+    type: str | None = api_field()
+    status: str | None = api_field(enum=list(ConditionStatus.ALL))
+    last_transition_time: str | None = api_field(**DATE_TIME)
+    reason: str | None = api_field()
+    message: str | None = api_field()
+
+
+@dataclass(kw_only=True)
 class DatasetStatus(ApiType):
     update_time: str | None = api_field(**DATE_TIME)
     number_of_samples: int | None = api_field(required=True, minimum=0)
+    conditions: list[DatasetCondition] | None = api_field(
+        doc="Ready=False with a reason while the node cannot count the samples (an extension of Sedna's API).")
 
 
 @dataclass(kw_only=True)

@@ -7,7 +7,9 @@ Go Sedna's Dataset controller (``pkg/globalmanager/controllers/dataset``), level
 * no ``nodeName`` → a Warning Event ``NodeNameMissing`` (and a delete from the node it was on), no retry;
 * a Secret that cannot be read is retried with rate limiting (``SyncLoop``);
 * a node (re)connecting gets every Dataset of its ``nodeName`` (state source, via the ``sedna.io/nodeName`` index);
-* reports ``{"numberOfSamples": N}`` from the node a Dataset is routed to update its status (``upstream.py``).
+* reports ``{"numberOfSamples": N}`` from the node a Dataset is routed to update its status (``upstream.py``); a
+  report's ``error`` (our LC's, when it cannot count) sets the ``Ready`` condition to False with the LC's reason and
+  records a Warning Event with it; the next count sets it back to True, with a Normal Event ``SamplesCounted``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import structlog
 
 from apis import errors, meta
 from globalmanager.runtime.edge import DELETE, INSERT, IncompleteState, UpstreamMessage
-from globalmanager.runtime.events import WARNING
+from globalmanager.runtime.events import NORMAL, WARNING
 from globalmanager.runtime.keyprocessor import failure_fields
 from informers import (
     DeletedFinalStateUnknown,
@@ -33,7 +35,7 @@ from informers import (
 from ..registry import ControllerContext
 from ..syncloop import SyncLoop
 from .downstream import bare, node_of, prepare
-from .upstream import apply_report
+from .upstream import REASON_SAMPLES_COUNTED, apply_report
 
 __all__ = ["NAME", "NODE_NAME_INDEX", "DatasetController", "new_controller"]
 
@@ -152,9 +154,22 @@ class DatasetController:
         return result
 
     def handle_report(self, message: UpstreamMessage) -> None:
-        if apply_report(self.clientset, self.lister, message):
-            self._log.debug("dataset status updated", key=f"{message.namespace}/{message.name}", node=message.node,
-                            number_of_samples=message.content.get("numberOfSamples"))
+        outcome = apply_report(self.clientset, self.lister, message)
+        if outcome is None:
+            return
+        key = f"{message.namespace}/{message.name}"
+        self._log.debug("dataset status updated", key=key, node=message.node,
+                        number_of_samples=message.content.get("numberOfSamples"))
+        if outcome.error is not None:  # the LC reports each problem once, when it changes
+            if outcome.ready_changed:
+                self._log.warning("the node cannot count the dataset's samples", key=key, node=message.node,
+                                  reason=outcome.error.reason, error=outcome.error.message)
+            self.recorder.event(outcome.dataset, WARNING, outcome.error.reason,
+                                f"node {message.node}: {outcome.error.message}")
+        elif outcome.ready_changed:
+            self._log.info("the node counts the dataset's samples again", key=key, node=message.node)
+            self.recorder.event(outcome.dataset, NORMAL, REASON_SAMPLES_COUNTED,
+                                f"node {message.node} counted {message.content.get('numberOfSamples')} samples")
 
     def run(self, stop: threading.Event) -> None:
         self.loop.run(stop, [self.informer.has_synced])

@@ -43,8 +43,14 @@ STRUCTURAL_KEYWORDS = frozenset(
 """Keywords compared by path/type/required/enum checks; every other keyword is a validation keyword."""
 
 # Everything of ours that Sedna's CRDs do not have must be listed here, with the reason.
-OUR_EXTRA_PATHS: dict[tuple[str, str], str] = {}
-"""(kind, path) → why our schema has a property Sedna's CRD lacks. Empty: we add no fields."""
+_DATASET_READY = "the Ready condition carries the LC's count error to the Dataset (issue 27 item 8)"
+OUR_EXTRA_PATHS: dict[tuple[str, str], str] = {
+    ("Dataset", path): _DATASET_READY
+    for path in ("status.conditions", "status.conditions[]", "status.conditions[].type",
+                 "status.conditions[].status", "status.conditions[].lastTransitionTime",
+                 "status.conditions[].reason", "status.conditions[].message")
+}
+"""(kind, path) → why our schema has a property Sedna's CRD lacks."""
 
 OUR_EXTRA_ENUMS: dict[str, str] = {
     "status.conditions[].status": "v1.ConditionStatus: Sedna's controllers only write True/False/Unknown",
@@ -57,6 +63,7 @@ OUR_EXTRA_ENUMS: dict[str, str] = {
 
 OUR_EXTRA_KEYWORDS: dict[tuple[str, str], str] = {
     ("minimum", "status"): "status counters (active, failed, numberOfSamples …) are never negative",
+    ("format", "status.conditions[]"): "a condition's lastTransitionTime is a date-time, as in Sedna's other kinds",
     ("minimum", "spec.edgeWorker.hpa"): "autoscaling/v2 rejects min/maxReplicas < 1 when the GM creates the HPA",
     ("minimum", "spec.cloudWorker.hpa"): "autoscaling/v2 rejects min/maxReplicas < 1 when the GM creates the HPA",
     ("minimum", "spec.reidWorkers"): "apps/v1 DeploymentSpec validation rejects negative counts",

@@ -186,6 +186,57 @@ def test_a_report_for_a_deleted_dataset_is_ignored(env, datasets):
     assert not [a for a in env.cs.actions() if a.verb == "update"]
 
 
+def events_of(env: Env) -> list[tuple[str, str, str]]:
+    return [(e["type"], e["reason"], e["message"]) for e in env.cs.core_v1().events(NS).list()["items"]]
+
+
+def test_an_lc_error_sets_ready_false_with_its_reason_and_a_warning_event_and_a_count_clears_it(env, datasets):
+    put(datasets, env, make_dataset())
+    client = env.cs.sedna_v1alpha1().datasets(NS)
+    missing = {"reason": "URLNotFound", "message": "/data/d1.txt: does not exist or is not a file"}
+    env.edge.report("edge-1", NS, "Dataset", "d1", {"numberOfSamples": 0, "error": missing})
+    status = client.get("d1")["status"]
+    [ready] = status["conditions"]
+    assert (ready["type"], ready["status"], ready["reason"]) == ("Ready", "False", "URLNotFound")
+    assert ready["message"] == "node edge-1: /data/d1.txt: does not exist or is not a file"
+    assert status["numberOfSamples"] == 0
+    assert events_of(env) == [("Warning", "URLNotFound", "node edge-1: /data/d1.txt: does not exist or is not a file")]
+
+    put(datasets, env, client.get("d1"))  # the informer sees the status
+    env.edge.report("edge-1", NS, "Dataset", "d1", {"numberOfSamples": 3, "error": None})
+    status = client.get("d1")["status"]
+    [ready] = status["conditions"]
+    assert (ready["status"], ready["reason"], status["numberOfSamples"]) == ("True", "SamplesCounted", 3)
+    assert events_of(env)[-1] == ("Normal", "SamplesCounted", "node edge-1 counted 3 samples")
+    assert len(events_of(env)) == 2
+
+
+def test_a_count_without_error_adds_no_condition_as_in_go_sedna(env, datasets):
+    put(datasets, env, make_dataset())
+    env.edge.report("edge-1", NS, "Dataset", "d1", {"numberOfSamples": 5, "error": None})
+    env.edge.report("edge-1", NS, "Dataset", "d1", {"numberOfSamples": 6})  # a Go LC's report
+    status = env.cs.sedna_v1alpha1().datasets(NS).get("d1")["status"]
+    assert status["numberOfSamples"] == 6 and "conditions" not in status and events_of(env) == []
+
+
+def test_a_long_error_message_is_cut(env, datasets):
+    put(datasets, env, make_dataset())
+    env.edge.report("edge-1", NS, "Dataset", "d1",
+                    {"numberOfSamples": 0, "error": {"reason": "ReadFailed", "message": "x" * 5000}})
+    [ready] = env.cs.sedna_v1alpha1().datasets(NS).get("d1")["status"]["conditions"]
+    assert len(ready["message"]) < 1100 and ready["message"].endswith("…")
+
+
+@pytest.mark.parametrize("error", ["URLNotFound", {"message": "no reason"}, {"reason": "not a reason!"},
+                                   {"reason": "R" * 200}, {"reason": "URLNotFound", "message": 3}])
+def test_a_malformed_error_is_refused(env, datasets, error):
+    from globalmanager.runtime.edge import InvalidReport
+
+    put(datasets, env, make_dataset())
+    with pytest.raises(InvalidReport):
+        env.edge.report("edge-1", NS, "dataset", "d1", {"numberOfSamples": 0, "error": error})
+
+
 # -- Model -------------------------------------------------------------------------------------------------------------
 def cache_model(env: Env, router, obj: dict) -> dict:
     return store(env, router, obj)

@@ -207,7 +207,9 @@ def test_a_missing_file_is_logged_once_per_change_and_never_raises(dataset_env):
     assert [e["url"] for e in problems] == ["/data/missing.txt", "s3://bucket/x.txt"]  # once per change
     assert "does not exist" in problems[0]["error"] and "no S3 credential" in problems[1]["error"]
     assert all(e["object"] == "default/d1" and e["log_level"] == "warning" for e in problems)
-    assert reports == [("default", "Dataset", "d1", {"numberOfSamples": 1})]
+    # each problem is reported once, for the Dataset's condition; the count clears it
+    assert [(r[3]["numberOfSamples"], (r[3]["error"] or {}).get("reason")) for r in reports] == [
+        (0, "URLNotFound"), (0, "CredentialInvalid"), (1, None)]
 
 
 def test_lc_log_lines_are_json_objects_carrying_the_node():
