@@ -100,8 +100,9 @@ class IncrementalLearningManager(JobManager):
             return [go_model(initial)]
         trained = matching_model(initial, condition_models(rec.obj, Stage.TRAIN, C))
         if trained is None:
-            self.log.warning("no trained model of an earlier round fits the initial model; training from it",
-                             object=rec.key, round=round_number)
+            self.log_change(rec, "base-model", ("initial", round_number),
+                            "no trained model of an earlier round fits the initial model; training from it",
+                            level="warning", round=round_number)
             return [go_model(initial)]
         return [go_model(trained)]
 

@@ -90,6 +90,7 @@ class JobRecord:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     deleted: bool = False
     problem: str = ""  # the problem last logged, to log each once
+    logged: dict[str, Any] = field(default_factory=dict, repr=False)  # topic → the state last logged (log_change)
     train_checked: tuple[str, float] | None = None  # (stage instance, clock time) of the last trigger evaluation
     dataset: DatasetSamples | None = field(default=None, repr=False)  # as last read (format, header, URL)
     obj: Mapping[str, Any] = field(init=False, repr=False)
@@ -338,7 +339,7 @@ class JobManager:
         fired = trigger.trigger(stats)
         rec.train_checked = (current.instance, now)
         if not fired:
-            self.log.debug("train trigger did not fire", object=rec.key, **stats)
+            self.log_change(rec, "train-trigger", stats, "train trigger did not fire", level="debug", **stats)
             return period
         try:
             files = self.write_data(rec, "train", round_number, rec.state.train_samples)
@@ -371,6 +372,15 @@ class JobManager:
         rec.state = state
         self.log.info("reported", object=rec.key, phase=content["phase"], status=content["status"],
                       round=state.round, message=content.get("message", ""))
+
+    def log_change(self, rec: JobRecord, topic: str, state: Any, event: str, level: str = "info",
+                   **fields: Any) -> None:
+        """Log ``event`` when the job's ``state`` of ``topic`` differs from the one last logged: a condition that
+        holds across checks is logged once, when it starts to hold, not on every check."""
+        if topic in rec.logged and rec.logged[topic] == state:
+            return
+        rec.logged[topic] = state
+        getattr(self.log, level)(event, object=rec.key, **fields)
 
     def save(self, rec: JobRecord, change: Callable[[RoundState], None]) -> None:
         """Store a state change that goes with no report (a pending decision, a hot update done)."""

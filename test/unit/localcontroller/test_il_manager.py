@@ -344,3 +344,25 @@ def test_a_bad_output_dir_is_reported_as_the_reason(lc):
     assert lc.wait_reports(KIND, 1) == [{"phase": "Train", "status": "Failed", "output": None, "message":
                                          "spec.outputDir: unsupported scheme 'http' (want a host path or "
                                          "s3://bucket/key)"}]
+
+
+def test_a_state_that_holds_across_trigger_checks_is_logged_once(lc, clock):
+    """Round 2 has no trained model of round 1 to start from: said once, not on each of the trigger's checks."""
+    import structlog.testing
+
+    setup_objects(lc, samples=20)
+    conds = Conditions().add("Train", "Waiting")
+    lc.send("insert", job(conditions=conds.list))
+    lc.wait_reports(KIND, 1)  # round 1 started, then failed without a trained model
+    conds.add("Train", "Ready").add("Train", "Failed").add("Train", "Waiting")
+    never = {"checkPeriodSeconds": 5, "condition": {"operator": ">", "threshold": 1000, "metric": "num_of_samples"}}
+    with structlog.testing.capture_logs() as logs:
+        lc.send("insert", job(conditions=conds.list, train_trigger=never))
+        wait_for("the first check", lambda: lc.il.record("default", "il").train_checked,
+                 check=lambda checked: checked is not None and checked[0].startswith("3/"))
+        for _ in range(4):
+            clock.step(5)
+            assert settled(lc) == 1
+    fallback = [e for e in logs if e["event"].startswith("no trained model of an earlier round")]
+    assert [(e["log_level"], e["round"], e["object"]) for e in fallback] == [("warning", 2, KEY)]
+    assert len([e for e in logs if e["event"] == "train trigger did not fire"]) == 1
