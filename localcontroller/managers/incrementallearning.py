@@ -12,7 +12,9 @@ What it acts on (the job's last condition) and reports (``{phase, status, input?
 
 The base model is the initial Model in round 1, later the last Train/Completed output model with the initial
 Model's format (the initial Model when there is none, where Go crashes); the trained model for eval and deploy is
-the one with the eval/deploy Model's format. Deleting the job removes its hot-update directory.
+the one with the eval/deploy Model's format. Deleting the job removes its hot-update directory; a ``delete`` that
+only takes the job off this node keeps it (see ``on_delete``). ``model_config.json`` and the model file beside it
+are replaced inside the existing directory, never the directory itself.
 """
 
 from __future__ import annotations
@@ -212,14 +214,21 @@ class IncrementalLearningManager(JobManager):
         self.save(rec, done)
         self.log.info("model hot update written", object=rec.key, config=config, model=model_file, version=version)
 
-    def on_delete(self, rec: JobRecord) -> None:
-        """Remove the hot-update directory (only below ``/var/lib/sedna/model-hot-update``, where the GM puts it)."""
-        config = _annotations(rec).get(HOT_UPDATE_ANNOTATION)
+    def on_delete(self, key: str, copies: list[Mapping[str, Any]], gone: bool) -> None:
+        """A job deleted for good: remove its hot-update directory (only below ``/var/lib/sedna/model-hot-update``,
+        where the GM puts it). A job only taken off this node keeps it: an inference pod here mounted that directory
+        when it started (a hostPath mount holds the directory itself), so a directory removed and made again later
+        would take the next ``model_config.json`` out of its sight."""
+        config = next((c for c in (_config_file(obj) for obj in copies) if c), "")
         if not config:
             return
         host_dir = posixpath.dirname(posixpath.normpath("/" + config.lstrip("/")))
+        if not gone:
+            self.log.info("kept the hot-update directory: the job was only taken off this node", object=key,
+                          path=host_dir)
+            return
         if not host_dir.startswith(HOT_UPDATE_HOST_PREFIX + "/"):
-            self.log.warning("not removing a hot-update directory outside the hot-update prefix", object=rec.key,
+            self.log.warning("not removing a hot-update directory outside the hot-update prefix", object=key,
                              path=host_dir, prefix=HOT_UPDATE_HOST_PREFIX)
             return
         try:
@@ -227,9 +236,15 @@ class IncrementalLearningManager(JobManager):
             if path.exists():
                 shutil.rmtree(path)
         except (StorageError, OSError) as exc:
-            self.log.warning("cannot remove the hot-update directory", object=rec.key, path=host_dir, error=str(exc))
+            self.log.warning("cannot remove the hot-update directory", object=key, path=host_dir, error=str(exc))
             return
-        self.log.info("removed the hot-update directory", object=rec.key, path=host_dir)
+        self.log.info("removed the hot-update directory", object=key, path=host_dir)
+
+
+def _config_file(obj: Mapping[str, Any]) -> str:
+    """The job's ``sedna.io/model-hot-update-config`` annotation (``""`` when it has none)."""
+    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(HOT_UPDATE_ANNOTATION)
+    return value if isinstance(value, str) else ""
 
 
 def _annotations(rec: JobRecord) -> Mapping[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import urllib.request
 from collections.abc import Iterator
 
@@ -197,9 +198,14 @@ def test_hot_update_writes_the_model_and_its_config_once_and_delete_removes_them
         wait_for("the job resumed", lambda: again.il.record("default", "il"))
         again.il.sync(KEY)
         assert config_path.read_text() == written and len(again.reports(KIND)) == 1
-        again.send("delete", hot_job(conditions=conds.list))
-        wait_for("the hot-update directory removed", lambda: not config_path.parent.exists())
+        again.send("delete", hot_job(conditions=conds.list))  # only taken off this node: the directory stays
+        wait_for("the job dropped", lambda: again.il.record("default", "il") is None)
         assert again.store.get_state("incrementallearningjob/default/il/round") is None
+        assert config_path.read_text() == written
+        deleted = hot_job(conditions=conds.list)
+        deleted["metadata"]["deletionTimestamp"] = "2026-01-05T10:00:00Z"
+        again.send("delete", deleted)  # deleted for good (the GM says so): removed, though this node no longer held it
+        wait_for("the hot-update directory removed", lambda: not config_path.parent.exists())
     finally:
         again.close()
 
@@ -366,3 +372,42 @@ def test_a_state_that_holds_across_trigger_checks_is_logged_once(lc, clock):
     fallback = [e for e in logs if e["event"].startswith("no trained model of an earlier round")]
     assert [(e["log_level"], e["round"], e["object"]) for e in fallback] == [("warning", 2, KEY)]
     assert len([e for e in logs if e["event"] == "train trigger did not fire"]) == 1
+
+
+def test_the_hot_update_reaches_the_directory_the_inference_pod_mounted(lc):
+    """The inference pod started on this node before round 1 (its hostPath mount holds the hot-update directory as
+    it was then); train and eval ran here too, and the GM took the job off this node after each. The
+    model_config.json written at Deploy/Running is seen through what the pod mounted."""
+    setup_objects(lc)
+    trained = lc.path("/output/il/train/1/model.pb")
+    trained.parent.mkdir(parents=True)
+    trained.write_bytes(b"hot")
+    mounted = lc.path(HOT_CONFIG).parent
+    mounted.mkdir(parents=True)  # the kubelet: hostPath DirectoryOrCreate, when the pod starts
+    pod_view = os.open(mounted, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        annotations = {"sedna.io/model-hot-update-config": HOT_CONFIG, "sedna.io/Train": "edge-1",
+                       "sedna.io/Eval": "edge-1", "sedna.io/Deploy": "edge-1"}
+        hot_job = functools.partial(job, hot_update=True, annotations=annotations)
+        conds = Conditions().add("Train", "Waiting").add("Train", "Ready").add("Train", "Running")
+        lc.send("insert", hot_job(conditions=conds.list))
+        conds.add("Train", "Completed", output={"models": [{"format": "pb", "url": "/output/il/train/1/model.pb"}]})
+        lc.send("delete", hot_job(conditions=conds.list))  # Train/Completed: not a resident node (Go's GM, round 1)
+        wait_for("the job dropped", lambda: lc.il.record("default", "il") is None)
+        conds = deploy_stage(Conditions(), new=0.9, old=0.7)
+        conds.add("Deploy", "Ready", {}).add("Deploy", "Starting").add("Deploy", "Running")
+        lc.send("insert", hot_job(conditions=conds.list))
+        wait_for("model_config.json", lambda: lc.path(HOT_CONFIG).exists())
+
+        def through_the_mount(name: str) -> bytes:
+            fd = os.open(name, os.O_RDONLY, dir_fd=pod_view)
+            try:
+                return os.read(fd, 1 << 16)
+            finally:
+                os.close(fd)
+
+        config = json.loads(through_the_mount("model_config.json"))
+        assert config["model_config"]["model_path"] == "/model-hot-update/model.pb"
+        assert through_the_mount("model.pb") == b"hot"
+    finally:
+        os.close(pod_view)
