@@ -10,6 +10,10 @@ What it acts on (the job's last condition) and reports (``{phase, status, input?
 | Deploy/Waiting | eval | deploy trigger on the eval metrics and their ``<metric>_delta`` (new − old); fires without hot update: copies the trained model to the deploy Model's URL | Deploy/Ready (``Failed`` if the copy failed) with ``input: {models: [trained, deploy model]}``; not firing: Deploy/Completed |
 | Deploy/Running, hot update | deploy | copies the trained model beside the hot-update config and to the deploy Model, writes ``model_config.json`` | nothing (the worker reports ``deploy`` ``completed``) |
 
+The Deploy stage is acted on only by the node the job names for it (``sedna.io/Eval`` at Deploy/Waiting,
+``sedna.io/Deploy`` at Deploy/Running; any node the GM sends it to while it names none): a copy of the job at that
+stage on another node (our GM sends resident nodes the job's current copy after a restart) is left alone.
+
 The base model is the initial Model in round 1, later the last Train/Completed output model with the initial
 Model's format (the initial Model when there is none, where Go crashes); the trained model for eval and deploy is
 the one with the eval/deploy Model's format. Deleting the job removes its hot-update directory; a ``delete`` that
@@ -52,6 +56,8 @@ REPORT_KIND = "IncrementalLearningJob"
 HOT_UPDATE_ANNOTATION = "sedna.io/model-hot-update-config"
 HOT_UPDATE_HOST_PREFIX = "/var/lib/sedna/model-hot-update"
 HOT_UPDATE_CONTAINER_PREFIX = "/model-hot-update"
+DEPLOY_DECIDER_ANNOTATION = "sedna.io/Eval"  # the node whose LC takes the deploy decision (Go's GM sends it there)
+DEPLOY_NODE_ANNOTATION = "sedna.io/Deploy"  # the node whose LC writes the hot update (the inference pod's)
 
 W, C = StageConditionType.WAITING, StageConditionType.COMPLETED
 
@@ -68,11 +74,29 @@ class IncrementalLearningManager(JobManager):
 
     def handler(self, rec: JobRecord, current: CurrentStage) -> tuple[str, Handler] | None:
         if current.type == W:
-            return {Stage.TRAIN: ("train", self.train), Stage.EVAL: ("eval", self.evaluate),
-                    Stage.DEPLOY: ("deploy", self.deploy)}.get(current.stage)
-        if current.stage == Stage.DEPLOY and current.type == StageConditionType.RUNNING and _hot_update(rec):
-            return "hotupdate", self.hot_update
-        return None
+            found = {Stage.TRAIN: ("train", self.train), Stage.EVAL: ("eval", self.evaluate),
+                     Stage.DEPLOY: ("deploy", self.deploy)}.get(current.stage)
+        elif current.stage == Stage.DEPLOY and current.type == StageConditionType.RUNNING and _hot_update(rec):
+            found = "hotupdate", self.hot_update
+        else:
+            return None
+        if found is not None and current.stage == Stage.DEPLOY and not self._acts_on_deploy(rec, current):
+            return None
+        return found
+
+    def _acts_on_deploy(self, rec: JobRecord, current: CurrentStage) -> bool:
+        """Whether this node is the one for the Deploy stage: the eval node (``sedna.io/Eval``) decides at
+        Deploy/Waiting, the deploy node (``sedna.io/Deploy``) hot-updates at Deploy/Running; when the job names none,
+        the node the GM sent it to. Another node may hold a copy at that stage (a resident node after a GM restart,
+        which sends each node the job's current copy) and must leave it alone: the trained model is on the named
+        node, and a hot update elsewhere fails the stage."""
+        annotation = DEPLOY_DECIDER_ANNOTATION if current.type == W else DEPLOY_NODE_ANNOTATION
+        named = str(_annotations(rec).get(annotation) or "")
+        if not named or named == self.ctx.config.node_name:
+            return True
+        self.log_change(rec, "deploy-elsewhere", current.instance, "the Deploy stage is another node's: leaving it",
+                        stage=f"{current.stage}/{current.type}", node=named, annotation=annotation)
+        return False
 
     # -- models -----------------------------------------------------------------------------------------------------
     def _model(self, rec: JobRecord, *path: str) -> Mapping[str, Any] | None:

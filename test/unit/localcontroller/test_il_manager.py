@@ -411,3 +411,36 @@ def test_the_hot_update_reaches_the_directory_the_inference_pod_mounted(lc):
         assert through_the_mount("model.pb") == b"hot"
     finally:
         os.close(pod_view)
+
+
+@pytest.mark.parametrize("extra,annotation", [
+    ((), "sedna.io/Eval"),  # Deploy/Waiting: the eval node decides
+    (("Ready", "Starting", "Running"), "sedna.io/Deploy"),  # Deploy/Running: the deploy node hot-updates
+])
+def test_a_copy_at_a_deploy_stage_named_for_another_node_is_left_alone(lc, extra, annotation):
+    """A GM restart sends each resident node (this Dataset's node too) the job's current copy: the Deploy stage is the
+    named node's; here it would fail (the trained model is on that node) and report Deploy/Failed."""
+    import structlog.testing
+
+    setup_objects(lc)
+    conds = deploy_stage(Conditions(), new=0.9, old=0.7)
+    for ctype in extra:
+        conds.add("Deploy", ctype, {} if ctype == "Ready" else None)
+    annotations = {"sedna.io/model-hot-update-config": HOT_CONFIG, "sedna.io/Eval": "edge-2",
+                   "sedna.io/Deploy": "edge-2"}
+    with structlog.testing.capture_logs() as logs:
+        lc.send("insert", job(conditions=conds.list, hot_update=True, annotations=annotations))
+        wait_for("the job", lambda: lc.il.record("default", "il"))
+        for _ in range(3):
+            assert settled(lc) == 0
+    assert not lc.path(HOT_CONFIG).parent.exists() and not lc.path("/models/deploy.pb").exists()
+    left = [e for e in logs if e["event"] == "the Deploy stage is another node's: leaving it"]
+    assert [(e["node"], e["annotation"]) for e in left] == [("edge-2", annotation)]
+    # named for this node, the same copy is acted on
+    lc.path("/output/il/train/1").mkdir(parents=True)
+    lc.path("/output/il/train/1/model.pb").write_bytes(b"trained")
+    lc.send("insert", job(conditions=conds.list, hot_update=True, annotations={**annotations, annotation: "edge-1"}))
+    if extra:
+        wait_for("model_config.json", lambda: lc.path(HOT_CONFIG).exists())
+    else:
+        assert lc.wait_reports(KIND, 1)[0]["status"] == "Ready"
