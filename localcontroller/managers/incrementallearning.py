@@ -7,7 +7,7 @@ What it acts on (the job's last condition) and reports (``{phase, status, input?
 |---|---|---|---|
 | Train/Waiting | dataset | train trigger on ``num_of_samples`` every ``checkPeriodSeconds``; fires: round + 1, writes ``<out>/data/train/<round>/data.txt`` (+ ``dataIndex.txt`` for an S3 Dataset) | Train/Ready, ``input: {models: [base], dataURL, dataIndexURL?, outputDir: <out>/train/<round>}`` |
 | Eval/Waiting | dataset | writes the eval samples to ``<out>/data/eval/<round>/`` | Eval/Ready, ``input: {models: [trained, eval model], dataURL, dataIndexURL?}`` |
-| Deploy/Waiting | eval | deploy trigger on the eval metrics and their ``<metric>_delta`` (new − old); fires without hot update: copies the trained model to the deploy Model's URL | Deploy/Ready (``Failed`` if the copy failed) with ``input: {models: [trained, deploy model]}``; not firing: Deploy/Completed |
+| Deploy/Waiting | eval | deploy trigger on the eval metrics and their ``<metric>_delta`` (new − old); fires without hot update: copies the trained model to the deploy Model's URL | Deploy/Ready (``Failed`` if the copy failed) with ``input: {models: [trained, deploy model]}``; not firing: Deploy/Completed (with a ``message`` when the trigger names a metric the eval did not report) |
 | Deploy/Running, hot update | deploy | copies the trained model beside the hot-update config and to the deploy Model, writes ``model_config.json`` | nothing (the worker reports ``deploy`` ``completed``) |
 
 The Deploy stage is acted on only by the node the job names for it (``sedna.io/Eval`` at Deploy/Waiting,
@@ -151,15 +151,21 @@ class IncrementalLearningManager(JobManager):
         deploy_obj = self._required_model(rec, "deploySpec", "model")
         eval_obj = None if hot else self._model(rec, "evalSpec", "initialEvalModel")
         pending = rec.state.pending.get("deploy")
+        why_not = ""
         if isinstance(pending, dict) and pending.get("instance") == current.instance:
             fire = bool(pending.get("fire"))
         else:
             trigger = self.trigger(rec, (rec.spec.get("deploySpec") or {}).get("trigger"), "spec.deploySpec.trigger")
-            fire = trigger.trigger(self._deploy_stats(rec))
+            stats = self._deploy_stats(rec)
+            fire = trigger.trigger(stats)
+            missing = trigger.missing_metrics(stats) if stats else []
+            if missing:  # said on the Deploy/Completed condition: otherwise no round would ever deploy, silently
+                why_not = (f"spec.deploySpec.trigger: metric {', '.join(map(repr, missing))} is not among the "
+                           f"evaluated metrics ({', '.join(stats)}); not deploying")
             if fire and not hot:  # copies follow: a restart must finish this decision, not take another
                 self.save(rec, lambda s: s.pending.__setitem__("deploy", {"instance": current.instance, "fire": True}))
         if not fire:
-            self.answer(rec, current, "deploy", upstream_message(Stage.DEPLOY, C))
+            self.answer(rec, current, "deploy", upstream_message(Stage.DEPLOY, C, message=why_not))
             return
         deploy = model_of(deploy_obj)
         trained = self._trained(rec, deploy, "deploy")

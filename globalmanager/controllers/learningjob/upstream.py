@@ -3,8 +3,10 @@
 Accepted content: ``{"phase": train|eval|deploy, "status": ready|completed|failed|waiting, "input"?: {"model"?,
 "models"?, "dataURL"?, "dataIndexURL"?, "outputDir"?}, "output"?: {"model"?, "models"?}}`` (phase and status in any
 case; other fields ignored). It becomes an appended condition ``{type, stage, status: "True", message: "reported by
-lc", data: JSON({input, output})}``. Anything else (a worker's ``running``, phase ``inference``, a field of the
-wrong type) raises ``InvalidReport``: the edge link logs and counts it, as Go returns an error.
+lc", data: JSON({input, output})}``; with our LC's optional ``message`` (why a stage failed or did not deploy),
+``"reported by lc: <message>"`` and a Warning Event (reason ``<Stage><Type>``, e.g. ``DeployFailed``). Anything
+else (a worker's ``running``, phase ``inference``, a field of the wrong type) raises ``InvalidReport``: the edge link
+logs and counts it, as Go returns an error.
 
 The write goes through the status subresource and changes only what the report owns (the appended condition, and
 for LL ``knowledgeBase``), re-applied to a fresh copy on conflict, so a GM write never loses it. A report whose
@@ -23,6 +25,7 @@ import structlog
 
 from apis import meta
 from globalmanager.runtime.edge import UpstreamMessage
+from globalmanager.runtime.events import WARNING
 
 from .conditions import Report, is_resent, out_of_stage, parse_report, reported_condition
 
@@ -78,3 +81,5 @@ def apply_report(controller: Any, msg: UpstreamMessage, extra: StatusExtra | Non
                     reason=outcome["why"], **fields)
     else:
         log.info("report applied", uid=meta.uid(job), **fields)
+        if report.reason:  # the LC says why a stage failed or did nothing: kubectl describe shows it
+            controller.recorder.event(job, WARNING, f"{report.stage}{report.type}", report.reason)

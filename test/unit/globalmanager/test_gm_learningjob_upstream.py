@@ -137,6 +137,7 @@ def test_the_lcs_reason_for_a_failure_becomes_the_condition_message(harness):
     failed = h.conditions("il")[-1]
     assert (failed["stage"], failed["type"]) == ("Deploy", "Failed")
     assert failed["message"] == f"reported by lc: {reason}"
+    assert h.events() == [("Warning", "DeployFailed", reason)]  # where kubectl describe shows it
     h.report("il", "eval-node", {"phase": "deploy", "status": "failed", "message": reason,  # resent: once
                                  "input": {"models": [{"format": "pb", "url": "/out/train/1/model.pb"}]}})
     h.step("il")  # Failed → Train/Waiting; the LC's reason stays on its condition

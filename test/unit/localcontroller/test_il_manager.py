@@ -444,3 +444,13 @@ def test_a_copy_at_a_deploy_stage_named_for_another_node_is_left_alone(lc, extra
         wait_for("model_config.json", lambda: lc.path(HOT_CONFIG).exists())
     else:
         assert lc.wait_reports(KIND, 1)[0]["status"] == "Ready"
+
+
+def test_a_deploy_trigger_on_a_metric_the_eval_did_not_report_says_why_it_does_not_deploy(lc):
+    setup_objects(lc)
+    trigger = {"condition": {"operator": ">", "threshold": 0.1, "metric": "no_such_metric_delta[0]"}}
+    lc.send("insert", il_job(conditions=deploy_stage(Conditions(), new=0.9, old=0.7).list, deploy_trigger=trigger))
+    assert lc.wait_reports(KIND, 1) == [{
+        "phase": "Deploy", "status": "Completed", "output": None,
+        "message": "spec.deploySpec.trigger: metric 'no_such_metric_delta[0]' is not among the evaluated metrics "
+                   "(precision, precision_delta, recall, recall_delta); not deploying"}]
