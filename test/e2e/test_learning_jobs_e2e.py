@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import signal
 from collections.abc import Iterator
@@ -291,19 +292,42 @@ def test_il_job_goes_train_eval_deploy_twice(sedna, request, backend):
     assert annotations.get("sedna.io/Train") == WORKER_NODE and annotations.get("sedna.io/Eval") == WORKER_NODE
 
 
+def open_as_mounted(directory: Path) -> int:
+    """What a hostPath (``DirectoryOrCreate``) mount gives a pod when it starts: the directory itself, made if
+    missing. A directory removed and made again later is another one, which the pod never sees."""
+    directory.mkdir(parents=True, exist_ok=True)
+    return os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+
+
+def read_through(mount: int, name: str) -> str:
+    fd = os.open(name, os.O_RDONLY, dir_fd=mount)
+    with os.fdopen(fd, encoding="utf-8") as file:
+        return file.read()
+
+
 def test_il_job_with_model_hot_update(sedna):
+    """Train and eval run on the inference pod's node, not the Dataset's (the sample job's topology): the hot update
+    written at Deploy/Running is seen through the directory the inference pod mounted when it started."""
     cs, job = sedna.cs, "il-hot"
     store = Storage(sedna, job)
     create_il_job(store, hot_update=True)
     wait_train_waiting(cs, "incremental_learning_jobs", job)
-    store.append("data/index.txt", samples(FIRST, FIRST + MORE[0]))
-    wait_rounds(cs, "incremental_learning_jobs", job, 1)
-    assert_stages(il_states(cs, job), ["Train/Waiting", *IL_HOT_UPDATE_ROUND])
-    # the inference pod was never restarted: the deploy node's LC put the model beside its model_config.json, which
-    # the worker polled and reported as loaded
-    [pod] = worker_pods(cs, "incrementallearningjob", job, "inference")
+    [pod] = wait_for("the inference pod", lambda: worker_pods(cs, "incrementallearningjob", job, "inference"),
+                     check=lambda pods: len(pods) == 1, timeout=TIMEOUT)
     config = meta.annotations(pod)["sedna.io/model-hot-update-config"]
-    written = json.loads((sedna.rootfs[WORKER_NODE] / config.lstrip("/")).read_text())["model_config"]
+    mount = open_as_mounted((sedna.rootfs[WORKER_NODE] / config.lstrip("/")).parent)
+    try:
+        store.append("data/index.txt", samples(FIRST, FIRST + MORE[0]))
+        wait_rounds(cs, "incremental_learning_jobs", job, 1)
+        assert_stages(il_states(cs, job), ["Train/Waiting", *IL_HOT_UPDATE_ROUND])
+        # the inference pod was never restarted: the deploy node's LC put the model beside its model_config.json,
+        # which the worker polled and reported as loaded
+        assert [meta.name(p) for p in worker_pods(cs, "incrementallearningjob", job, "inference")] == [meta.name(pod)]
+        written = json.loads(read_through(mount, "model_config.json"))["model_config"]
+        assert read_through(mount, "model_finetune_tensorflow.pb") == store.read(
+            "output/train/1/model_finetune_tensorflow.pb")
+    finally:
+        os.close(mount)
     assert written["model_path"] == "/model-hot-update/model_finetune_tensorflow.pb"
     assert store.read("models/deploy/model.pb") == store.read("output/train/1/model_finetune_tensorflow.pb")
     assert meta.annotations(cs.sedna_v1alpha1().incremental_learning_jobs(NS).get(job))["sedna.io/Deploy"] == WORKER_NODE
@@ -363,6 +387,32 @@ def test_a_deploy_copy_that_fails_is_reported_with_the_lcs_reason(sedna):
     assert f"{job}/models/deploy/model.pb" in failed["message"]
     assert [m["url"] for m in data(failed)["input"]["models"]] == [
         store.url("output/train/1/model_finetune_tensorflow.pb"), store.url("models/deploy/model.pb")]
+
+
+def test_a_train_trigger_on_an_unknown_metric_is_shown_on_the_job(sedna):
+    """Silent forever in Go Sedna: the GM says it on the job's condition and with a Warning Event (what ``kubectl
+    describe`` shows), and the note goes once the spec is fixed."""
+    cs, job = sedna.cs, "il-badmetric"
+    store = Storage(sedna, job)
+    create_il_job(store)
+    jobs = cs.sedna_v1alpha1().incremental_learning_jobs(NS)
+    current = jobs.get(job)
+    current["spec"]["trainSpec"]["trigger"]["condition"]["metric"] = "no_such_metric"
+    jobs.update(current)
+    last = wait_for("the job's note", lambda: (conditions(cs, "incremental_learning_jobs", job) or [{}])[-1],
+                    check=lambda c: c.get("reason") == "UnknownTriggerMetric", timeout=TIMEOUT)
+    assert (last["stage"], last["type"]) == ("Train", "Waiting") and "'no_such_metric'" in last["message"]
+    wait_for("the Warning Event", lambda: [(e["type"], e["involvedObject"]["name"])
+                                           for e in cs.core_v1().events(NS).list()["items"]
+                                           if e["reason"] == "UnknownTriggerMetric"],
+             check=lambda got: got == [("Warning", job)], timeout=TIMEOUT)
+    current = jobs.get(job)
+    current["spec"]["trainSpec"]["trigger"]["condition"]["metric"] = "num_of_samples"
+    jobs.update(current)
+    wait_for("the note cleared", lambda: conditions(cs, "incremental_learning_jobs", job)[-1],
+             check=lambda c: "reason" not in c, timeout=TIMEOUT)
+    store.append("data/index.txt", samples(FIRST, FIRST + MORE[0]))
+    wait_rounds(cs, "incremental_learning_jobs", job, 1)
 
 
 # -- LifelongLearningJob -------------------------------------------------------------------------------------------
