@@ -8,7 +8,10 @@ reporting to its node's LC. The Datasets grow on disk (or in S3) while the jobs 
 * IL, S3 (moto): the Dataset, the Models and the output in a bucket, credentials from a Secret; two rounds, the
   deploy Model's object replaced by the trained one;
 * IL with model hot update: the deploy node's LC writes ``model_config.json``, the inference worker loads the model and
-  reports it (no restart);
+  reports it (no restart); the config is read through the directory the inference pod mounted when it started;
+* IL: a GM restart at Deploy/Running: the Dataset's LC, sent the current copy, leaves the hot update to the deploy
+  node (no Deploy/Failed);
+* IL: a train trigger on an unknown metric is shown on the job (condition reason, Warning Event) until fixed;
 * IL: ``kill -9`` of the Dataset's LC in the middle of a round, then a restart on its database: the round
   completes, no condition twice;
 * IL: an eval worker that fails (reporting it, or crashing without a word) → ``Eval/Failed`` → ``Train/Waiting``;
