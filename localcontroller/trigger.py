@@ -163,6 +163,11 @@ class BinaryTrigger:
         object.__setattr__(self, "_name", name)
         object.__setattr__(self, "_index", index)
 
+    @property
+    def name(self) -> str:
+        """The metric's name (without ``[index]``)."""
+        return self._name
+
     def trigger(self, stats: Stats) -> bool:
         if self._name not in stats:
             return False
@@ -222,6 +227,10 @@ class AndTrigger:
     def trigger(self, stats: Stats | None = None) -> bool:
         stats = stats if stats is not None else {}
         return all(part.trigger(stats) for part in self.triggers)
+
+    def missing_metrics(self, stats: Stats) -> list[str]:
+        """The metrics (as the spec names them) of the conditions whose metric ``stats`` lacks: those never fire."""
+        return [part.metric for part in self.triggers if isinstance(part, BinaryTrigger) and part.name not in stats]
 
 
 def _mapping(spec: Mapping[str, object], key: str) -> Mapping[str, object] | None:

@@ -1,6 +1,6 @@
 """Controller metrics: ``sedna_gm_controller_sync_total{controller,result}``,
-``sedna_gm_controller_sync_duration_seconds{controller}`` and ``sedna_gm_controller_worker_restarts_total{controller}``.
-One set of families per registry."""
+``sedna_gm_controller_sync_duration_seconds{controller}``, ``sedna_gm_controller_worker_restarts_total{controller}``
+and ``sedna_gm_controller_edge_reports_total{controller,result}``. One set of families per registry."""
 
 from __future__ import annotations
 
@@ -33,6 +33,13 @@ class ControllerMetrics:
             "sedna_gm_controller_worker_restarts",
             "Worker threads restarted after an unexpected error.",
             ["controller"],
+            registry=registry,
+        )
+        self.edge_reports = Counter(
+            "sedna_gm_controller_edge_reports",
+            "Edge reports a controller handled, by result: applied, resent (recorded already), out_of_stage (it does "
+            "not answer the object's current stage: not applied).",
+            ["controller", "result"],
             registry=registry,
         )
 

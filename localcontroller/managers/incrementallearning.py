@@ -7,12 +7,18 @@ What it acts on (the job's last condition) and reports (``{phase, status, input?
 |---|---|---|---|
 | Train/Waiting | dataset | train trigger on ``num_of_samples`` every ``checkPeriodSeconds``; fires: round + 1, writes ``<out>/data/train/<round>/data.txt`` (+ ``dataIndex.txt`` for an S3 Dataset) | Train/Ready, ``input: {models: [base], dataURL, dataIndexURL?, outputDir: <out>/train/<round>}`` |
 | Eval/Waiting | dataset | writes the eval samples to ``<out>/data/eval/<round>/`` | Eval/Ready, ``input: {models: [trained, eval model], dataURL, dataIndexURL?}`` |
-| Deploy/Waiting | eval | deploy trigger on the eval metrics and their ``<metric>_delta`` (new − old); fires without hot update: copies the trained model to the deploy Model's URL | Deploy/Ready (``Failed`` if the copy failed) with ``input: {models: [trained, deploy model]}``; not firing: Deploy/Completed |
+| Deploy/Waiting | eval | deploy trigger on the eval metrics and their ``<metric>_delta`` (new − old); fires without hot update: copies the trained model to the deploy Model's URL | Deploy/Ready (``Failed`` if the copy failed) with ``input: {models: [trained, deploy model]}``; not firing: Deploy/Completed (with a ``message`` when the trigger names a metric the eval did not report) |
 | Deploy/Running, hot update | deploy | copies the trained model beside the hot-update config and to the deploy Model, writes ``model_config.json`` | nothing (the worker reports ``deploy`` ``completed``) |
+
+The Deploy stage is acted on only by the node the job names for it (``sedna.io/Eval`` at Deploy/Waiting,
+``sedna.io/Deploy`` at Deploy/Running; any node the GM sends it to while it names none): a copy of the job at that
+stage on another node (our GM sends resident nodes the job's current copy after a restart) is left alone.
 
 The base model is the initial Model in round 1, later the last Train/Completed output model with the initial
 Model's format (the initial Model when there is none, where Go crashes); the trained model for eval and deploy is
-the one with the eval/deploy Model's format. Deleting the job removes its hot-update directory.
+the one with the eval/deploy Model's format. Deleting the job removes its hot-update directory; a ``delete`` that
+only takes the job off this node keeps it (see ``on_delete``). ``model_config.json`` and the model file beside it
+are replaced inside the existing directory, never the directory itself.
 """
 
 from __future__ import annotations
@@ -50,6 +56,8 @@ REPORT_KIND = "IncrementalLearningJob"
 HOT_UPDATE_ANNOTATION = "sedna.io/model-hot-update-config"
 HOT_UPDATE_HOST_PREFIX = "/var/lib/sedna/model-hot-update"
 HOT_UPDATE_CONTAINER_PREFIX = "/model-hot-update"
+DEPLOY_DECIDER_ANNOTATION = "sedna.io/Eval"  # the node whose LC takes the deploy decision (Go's GM sends it there)
+DEPLOY_NODE_ANNOTATION = "sedna.io/Deploy"  # the node whose LC writes the hot update (the inference pod's)
 
 W, C = StageConditionType.WAITING, StageConditionType.COMPLETED
 
@@ -66,11 +74,29 @@ class IncrementalLearningManager(JobManager):
 
     def handler(self, rec: JobRecord, current: CurrentStage) -> tuple[str, Handler] | None:
         if current.type == W:
-            return {Stage.TRAIN: ("train", self.train), Stage.EVAL: ("eval", self.evaluate),
-                    Stage.DEPLOY: ("deploy", self.deploy)}.get(current.stage)
-        if current.stage == Stage.DEPLOY and current.type == StageConditionType.RUNNING and _hot_update(rec):
-            return "hotupdate", self.hot_update
-        return None
+            found = {Stage.TRAIN: ("train", self.train), Stage.EVAL: ("eval", self.evaluate),
+                     Stage.DEPLOY: ("deploy", self.deploy)}.get(current.stage)
+        elif current.stage == Stage.DEPLOY and current.type == StageConditionType.RUNNING and _hot_update(rec):
+            found = "hotupdate", self.hot_update
+        else:
+            return None
+        if found is not None and current.stage == Stage.DEPLOY and not self._acts_on_deploy(rec, current):
+            return None
+        return found
+
+    def _acts_on_deploy(self, rec: JobRecord, current: CurrentStage) -> bool:
+        """Whether this node is the one for the Deploy stage: the eval node (``sedna.io/Eval``) decides at
+        Deploy/Waiting, the deploy node (``sedna.io/Deploy``) hot-updates at Deploy/Running; when the job names none,
+        the node the GM sent it to. Another node may hold a copy at that stage (a resident node after a GM restart,
+        which sends each node the job's current copy) and must leave it alone: the trained model is on the named
+        node, and a hot update elsewhere fails the stage."""
+        annotation = DEPLOY_DECIDER_ANNOTATION if current.type == W else DEPLOY_NODE_ANNOTATION
+        named = str(_annotations(rec).get(annotation) or "")
+        if not named or named == self.ctx.config.node_name:
+            return True
+        self.log_change(rec, "deploy-elsewhere", current.instance, "the Deploy stage is another node's: leaving it",
+                        stage=f"{current.stage}/{current.type}", node=named, annotation=annotation)
+        return False
 
     # -- models -----------------------------------------------------------------------------------------------------
     def _model(self, rec: JobRecord, *path: str) -> Mapping[str, Any] | None:
@@ -100,8 +126,9 @@ class IncrementalLearningManager(JobManager):
             return [go_model(initial)]
         trained = matching_model(initial, condition_models(rec.obj, Stage.TRAIN, C))
         if trained is None:
-            self.log.warning("no trained model of an earlier round fits the initial model; training from it",
-                             object=rec.key, round=round_number)
+            self.log_change(rec, "base-model", ("initial", round_number),
+                            "no trained model of an earlier round fits the initial model; training from it",
+                            level="warning", round=round_number)
             return [go_model(initial)]
         return [go_model(trained)]
 
@@ -124,15 +151,21 @@ class IncrementalLearningManager(JobManager):
         deploy_obj = self._required_model(rec, "deploySpec", "model")
         eval_obj = None if hot else self._model(rec, "evalSpec", "initialEvalModel")
         pending = rec.state.pending.get("deploy")
+        why_not = ""
         if isinstance(pending, dict) and pending.get("instance") == current.instance:
             fire = bool(pending.get("fire"))
         else:
             trigger = self.trigger(rec, (rec.spec.get("deploySpec") or {}).get("trigger"), "spec.deploySpec.trigger")
-            fire = trigger.trigger(self._deploy_stats(rec))
+            stats = self._deploy_stats(rec)
+            fire = trigger.trigger(stats)
+            missing = trigger.missing_metrics(stats) if stats else []
+            if missing:  # said on the Deploy/Completed condition: otherwise no round would ever deploy, silently
+                why_not = (f"spec.deploySpec.trigger: metric {', '.join(map(repr, missing))} is not among the "
+                           f"evaluated metrics ({', '.join(stats)}); not deploying")
             if fire and not hot:  # copies follow: a restart must finish this decision, not take another
                 self.save(rec, lambda s: s.pending.__setitem__("deploy", {"instance": current.instance, "fire": True}))
         if not fire:
-            self.answer(rec, current, "deploy", upstream_message(Stage.DEPLOY, C))
+            self.answer(rec, current, "deploy", upstream_message(Stage.DEPLOY, C, message=why_not))
             return
         deploy = model_of(deploy_obj)
         trained = self._trained(rec, deploy, "deploy")
@@ -211,14 +244,21 @@ class IncrementalLearningManager(JobManager):
         self.save(rec, done)
         self.log.info("model hot update written", object=rec.key, config=config, model=model_file, version=version)
 
-    def on_delete(self, rec: JobRecord) -> None:
-        """Remove the hot-update directory (only below ``/var/lib/sedna/model-hot-update``, where the GM puts it)."""
-        config = _annotations(rec).get(HOT_UPDATE_ANNOTATION)
+    def on_delete(self, key: str, copies: list[Mapping[str, Any]], gone: bool) -> None:
+        """A job deleted for good: remove its hot-update directory (only below ``/var/lib/sedna/model-hot-update``,
+        where the GM puts it). A job only taken off this node keeps it: an inference pod here mounted that directory
+        when it started (a hostPath mount holds the directory itself), so a directory removed and made again later
+        would take the next ``model_config.json`` out of its sight."""
+        config = next((c for c in (_config_file(obj) for obj in copies) if c), "")
         if not config:
             return
         host_dir = posixpath.dirname(posixpath.normpath("/" + config.lstrip("/")))
+        if not gone:
+            self.log.info("kept the hot-update directory: the job was only taken off this node", object=key,
+                          path=host_dir)
+            return
         if not host_dir.startswith(HOT_UPDATE_HOST_PREFIX + "/"):
-            self.log.warning("not removing a hot-update directory outside the hot-update prefix", object=rec.key,
+            self.log.warning("not removing a hot-update directory outside the hot-update prefix", object=key,
                              path=host_dir, prefix=HOT_UPDATE_HOST_PREFIX)
             return
         try:
@@ -226,9 +266,15 @@ class IncrementalLearningManager(JobManager):
             if path.exists():
                 shutil.rmtree(path)
         except (StorageError, OSError) as exc:
-            self.log.warning("cannot remove the hot-update directory", object=rec.key, path=host_dir, error=str(exc))
+            self.log.warning("cannot remove the hot-update directory", object=key, path=host_dir, error=str(exc))
             return
-        self.log.info("removed the hot-update directory", object=rec.key, path=host_dir)
+        self.log.info("removed the hot-update directory", object=key, path=host_dir)
+
+
+def _config_file(obj: Mapping[str, Any]) -> str:
+    """The job's ``sedna.io/model-hot-update-config`` annotation (``""`` when it has none)."""
+    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(HOT_UPDATE_ANNOTATION)
+    return value if isinstance(value, str) else ""
 
 
 def _annotations(rec: JobRecord) -> Mapping[str, Any]:

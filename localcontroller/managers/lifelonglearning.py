@@ -56,7 +56,10 @@ class LifelongLearningManager(JobManager):
         self.answer(rec, current, "eval", upstream_message(Stage.EVAL, StageConditionType.READY, input_section))
 
     def deploy(self, rec: JobRecord, current: CurrentStage) -> None:
-        """Deploy/Waiting (Go ``deployTask``): deploy the evaluated knowledge base index."""
+        """Deploy/Waiting (Go ``deployTask``): deploy the evaluated knowledge base index. The Dataset's node's (as every
+        Waiting stage of LL): a copy on another node (the deploy node, resident, after a GM restart) waits for a
+        Dataset that never comes there instead of deploying the index where it is not."""
+        self.require_dataset(rec)
         models = condition_models(rec.obj, Stage.EVAL, StageConditionType.COMPLETED)
         if not models:
             self.answer(rec, current, "deploy", upstream_message(Stage.DEPLOY, StageConditionType.COMPLETED))

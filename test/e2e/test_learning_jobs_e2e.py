@@ -8,7 +8,10 @@ reporting to its node's LC. The Datasets grow on disk (or in S3) while the jobs 
 * IL, S3 (moto): the Dataset, the Models and the output in a bucket, credentials from a Secret; two rounds, the
   deploy Model's object replaced by the trained one;
 * IL with model hot update: the deploy node's LC writes ``model_config.json``, the inference worker loads the model and
-  reports it (no restart);
+  reports it (no restart); the config is read through the directory the inference pod mounted when it started;
+* IL: a GM restart at Deploy/Running: the Dataset's LC, sent the current copy, leaves the hot update to the deploy
+  node (no Deploy/Failed);
+* IL: a train trigger on an unknown metric is shown on the job (condition reason, Warning Event) until fixed;
 * IL: ``kill -9`` of the Dataset's LC in the middle of a round, then a restart on its database: the round
   completes, no condition twice;
 * IL: an eval worker that fails (reporting it, or crashing without a word) → ``Eval/Failed`` → ``Train/Waiting``;
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import signal
 from collections.abc import Iterator
@@ -31,7 +35,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testkit import Processes, free_port, http_get, start_gm, start_lc, start_workersim, wait_for
+from testkit import (
+    Processes,
+    free_port,
+    http_get,
+    json_log_lines,
+    start_gm,
+    start_lc,
+    start_workersim,
+    wait_for,
+)
 from testkit.flows.base import replace_file
 from testkit.learning import IL_HOT_UPDATE_ROUND, IL_ROUND, assert_stages, sample_lines
 from testkit.s3 import S3Server
@@ -56,7 +69,19 @@ class Sedna:
     procs: Processes
     gm_address: str
     rootfs: dict[str, Path]
+    gm_args: tuple[str, ...] = ()
+    gm: Any = None
     lc_ports: dict[str, int] = field(default_factory=dict)
+
+    def start_gm(self) -> None:
+        self.gm, _ = start_gm(self.procs, "gm", *self.gm_args, edge_port=int(self.gm_address.rsplit(":", 1)[1]),
+                              wait=True, timeout=TIMEOUT)
+
+    def restart_gm(self) -> None:
+        """Stop ``sedna-gm`` (SIGTERM) and start a new one on the same edge port: it knows nothing it sent."""
+        self.gm.send_signal(signal.SIGTERM)
+        assert self.gm.wait(TIMEOUT) == 0, self.procs.log("gm")
+        self.start_gm()
 
     def start_lc(self, node: str) -> Any:
         proc, url = start_lc(self.procs, node, self.gm_address, self.rootfs[node], "--dataset-check-period", "0.3",
@@ -74,10 +99,9 @@ def sedna(module_procs: Processes, module_tmp: Path, module_cluster: tuple[str, 
     kubeconfig, cs = module_cluster
     config = module_tmp / "gm.yaml"
     config.write_text("controllers: [Dataset, Model, IncrementalLearning, LifelongLearning]\n")
-    edge_port = free_port()
-    gm, _ = start_gm(module_procs, "gm", kubeconfig, "--no-leader-elect", "--config", str(config),
-                     edge_port=edge_port, wait=True, timeout=TIMEOUT)
-    system = Sedna(cs, module_procs, f"127.0.0.1:{edge_port}", {n: module_tmp / f"rootfs-{n}" for n in NODES})
+    system = Sedna(cs, module_procs, f"127.0.0.1:{free_port()}", {n: module_tmp / f"rootfs-{n}" for n in NODES},
+                   gm_args=(kubeconfig, "--no-leader-elect", "--config", str(config)))
+    system.start_gm()
     for node in NODES:
         system.start_lc(node)
     for node in NODES:
@@ -85,7 +109,7 @@ def sedna(module_procs: Processes, module_tmp: Path, module_cluster: tuple[str, 
     start_workersim(module_procs, kubeconfig, {n: f"http://127.0.0.1:{p}" for n, p in system.lc_ports.items()},
                     system.rootfs)
     yield system
-    assert gm.poll() is None, module_procs.log("gm")  # it never crashed
+    assert system.gm.poll() is None, module_procs.log("gm")  # it never crashed
 
 
 # -- the objects -------------------------------------------------------------------------------------------------
@@ -167,7 +191,8 @@ def train_trigger() -> dict[str, Any]:
 
 
 def create_il_job(store: Storage, eval_annotations: dict[str, str] | None = None, hot_update: bool = False,
-                  train_annotations: dict[str, str] | None = None) -> None:
+                  train_annotations: dict[str, str] | None = None,
+                  deploy_annotations: dict[str, str] | None = None) -> None:
     cs, job = store.sedna.cs, store.job
     store.setup()
     create_dataset(store)
@@ -183,7 +208,7 @@ def create_il_job(store: Storage, eval_annotations: dict[str, str] | None = None
         "evalSpec": {"template": template(WORKER_NODE, eval_annotations)},
         "deploySpec": {"model": {"name": f"{job}-deploy", **HOT_UPDATE} if hot_update else {"name": f"{job}-deploy"},
                        "trigger": {"condition": {"operator": ">", "threshold": 0.1, "metric": "precision_delta[0]"}},
-                       "hardExampleMining": {"name": "IBT"}, "template": template(WORKER_NODE)},
+                       "hardExampleMining": {"name": "IBT"}, "template": template(WORKER_NODE, deploy_annotations)},
         "outputDir": store.url("output"),
         **store.credential,
     })
@@ -291,22 +316,76 @@ def test_il_job_goes_train_eval_deploy_twice(sedna, request, backend):
     assert annotations.get("sedna.io/Train") == WORKER_NODE and annotations.get("sedna.io/Eval") == WORKER_NODE
 
 
+def open_as_mounted(directory: Path) -> int:
+    """What a hostPath (``DirectoryOrCreate``) mount gives a pod when it starts: the directory itself, made if
+    missing. A directory removed and made again later is another one, which the pod never sees."""
+    directory.mkdir(parents=True, exist_ok=True)
+    return os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+
+
+def read_through(mount: int, name: str) -> str:
+    fd = os.open(name, os.O_RDONLY, dir_fd=mount)
+    with os.fdopen(fd, encoding="utf-8") as file:
+        return file.read()
+
+
 def test_il_job_with_model_hot_update(sedna):
+    """Train and eval run on the inference pod's node, not the Dataset's (the sample job's topology): the hot update
+    written at Deploy/Running is seen through the directory the inference pod mounted when it started."""
     cs, job = sedna.cs, "il-hot"
     store = Storage(sedna, job)
     create_il_job(store, hot_update=True)
     wait_train_waiting(cs, "incremental_learning_jobs", job)
-    store.append("data/index.txt", samples(FIRST, FIRST + MORE[0]))
-    wait_rounds(cs, "incremental_learning_jobs", job, 1)
-    assert_stages(il_states(cs, job), ["Train/Waiting", *IL_HOT_UPDATE_ROUND])
-    # the inference pod was never restarted: the deploy node's LC put the model beside its model_config.json, which
-    # the worker polled and reported as loaded
-    [pod] = worker_pods(cs, "incrementallearningjob", job, "inference")
+    [pod] = wait_for("the inference pod", lambda: worker_pods(cs, "incrementallearningjob", job, "inference"),
+                     check=lambda pods: len(pods) == 1, timeout=TIMEOUT)
     config = meta.annotations(pod)["sedna.io/model-hot-update-config"]
-    written = json.loads((sedna.rootfs[WORKER_NODE] / config.lstrip("/")).read_text())["model_config"]
+    mount = open_as_mounted((sedna.rootfs[WORKER_NODE] / config.lstrip("/")).parent)
+    try:
+        store.append("data/index.txt", samples(FIRST, FIRST + MORE[0]))
+        wait_rounds(cs, "incremental_learning_jobs", job, 1)
+        assert_stages(il_states(cs, job), ["Train/Waiting", *IL_HOT_UPDATE_ROUND])
+        # the inference pod was never restarted: the deploy node's LC put the model beside its model_config.json,
+        # which the worker polled and reported as loaded
+        assert [meta.name(p) for p in worker_pods(cs, "incrementallearningjob", job, "inference")] == [meta.name(pod)]
+        written = json.loads(read_through(mount, "model_config.json"))["model_config"]
+        assert read_through(mount, "model_finetune_tensorflow.pb") == store.read(
+            "output/train/1/model_finetune_tensorflow.pb")
+    finally:
+        os.close(mount)
     assert written["model_path"] == "/model-hot-update/model_finetune_tensorflow.pb"
     assert store.read("models/deploy/model.pb") == store.read("output/train/1/model_finetune_tensorflow.pb")
     assert meta.annotations(cs.sedna_v1alpha1().incremental_learning_jobs(NS).get(job))["sedna.io/Deploy"] == WORKER_NODE
+
+
+def test_a_gm_restart_at_deploy_running_leaves_the_hot_update_to_the_deploy_node(sedna):
+    """A new GM sends every node the job is resident on its current copy: the Dataset's LC gets Deploy/Running. Only
+    the deploy node (``sedna.io/Deploy``) acts on it; the Dataset's LC, which has no trained model, leaves it (Go's
+    LC ran the hot update there and reported Deploy/Failed)."""
+    cs, job = sedna.cs, "il-gm-restart"
+    store = Storage(sedna, job)
+    # the inference worker polls its config once an hour: the job stays at Deploy/Running for the restart
+    create_il_job(store, hot_update=True, deploy_annotations={"sandbox.sedna.io/worker-period-seconds": "3600"})
+    wait_train_waiting(cs, "incremental_learning_jobs", job)
+    store.append("data/index.txt", samples(FIRST, FIRST + MORE[0]))
+    wait_for("Deploy/Running", lambda: il_states(cs, job), check=lambda s: s[-1:] == ["Deploy/Running"],
+             timeout=TIMEOUT)
+    sedna.restart_gm()
+
+    def left_alone() -> list[dict[str, Any]]:
+        return [e for e in json_log_lines(sedna.procs.log(DATASET_NODE))
+                if e.get("event") == "the Deploy stage is another node's: leaving it" and e.get("object") == f"{NS}/{job}"]
+
+    wait_for("the Dataset's LC to answer the copy it was sent", lambda: left_alone() or "Deploy/Failed" in il_states(
+        cs, job), timeout=TIMEOUT)
+    assert_stages(il_states(cs, job), ["Train/Waiting", *IL_HOT_UPDATE_ROUND[:13]])
+    [left] = left_alone()
+    assert (left["node"], left["annotation"], left["stage"]) == (WORKER_NODE, "sedna.io/Deploy", "Deploy/Running")
+    # the deploy node wrote the hot update, which its worker loads at its next poll
+    config = meta.annotations(cs.sedna_v1alpha1().incremental_learning_jobs(NS).get(job))[
+        "sedna.io/model-hot-update-config"]
+    written = wait_for("the deploy node's hot update", lambda: (sedna.rootfs[WORKER_NODE] / config.lstrip("/")).exists(),
+                       timeout=TIMEOUT)
+    assert written and not (sedna.rootfs[DATASET_NODE] / config.lstrip("/")).exists()
 
 
 def test_il_round_survives_kill_9_of_the_dataset_lc(sedna):
@@ -363,6 +442,32 @@ def test_a_deploy_copy_that_fails_is_reported_with_the_lcs_reason(sedna):
     assert f"{job}/models/deploy/model.pb" in failed["message"]
     assert [m["url"] for m in data(failed)["input"]["models"]] == [
         store.url("output/train/1/model_finetune_tensorflow.pb"), store.url("models/deploy/model.pb")]
+
+
+def test_a_train_trigger_on_an_unknown_metric_is_shown_on_the_job(sedna):
+    """Silent forever in Go Sedna: the GM says it on the job's condition and with a Warning Event (what ``kubectl
+    describe`` shows), and the note goes once the spec is fixed."""
+    cs, job = sedna.cs, "il-badmetric"
+    store = Storage(sedna, job)
+    create_il_job(store)
+    jobs = cs.sedna_v1alpha1().incremental_learning_jobs(NS)
+    current = jobs.get(job)
+    current["spec"]["trainSpec"]["trigger"]["condition"]["metric"] = "no_such_metric"
+    jobs.update(current)
+    last = wait_for("the job's note", lambda: (conditions(cs, "incremental_learning_jobs", job) or [{}])[-1],
+                    check=lambda c: c.get("reason") == "UnknownTriggerMetric", timeout=TIMEOUT)
+    assert (last["stage"], last["type"]) == ("Train", "Waiting") and "'no_such_metric'" in last["message"]
+    wait_for("the Warning Event", lambda: [(e["type"], e["involvedObject"]["name"])
+                                           for e in cs.core_v1().events(NS).list()["items"]
+                                           if e["reason"] == "UnknownTriggerMetric"],
+             check=lambda got: got == [("Warning", job)], timeout=TIMEOUT)
+    current = jobs.get(job)
+    current["spec"]["trainSpec"]["trigger"]["condition"]["metric"] = "num_of_samples"
+    jobs.update(current)
+    wait_for("the note cleared", lambda: conditions(cs, "incremental_learning_jobs", job)[-1],
+             check=lambda c: "reason" not in c, timeout=TIMEOUT)
+    store.append("data/index.txt", samples(FIRST, FIRST + MORE[0]))
+    wait_rounds(cs, "incremental_learning_jobs", job, 1)
 
 
 # -- LifelongLearningJob -------------------------------------------------------------------------------------------

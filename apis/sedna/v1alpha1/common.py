@@ -15,6 +15,7 @@ from ...typed import ApiType, api_field
 __all__ = [
     "PodTemplateSpec",
     "DeploymentSpec",
+    "TRAIN_TRIGGER_METRICS",
     "TRIGGER_OPERATORS",
     "DATE_TIME",
     "ConditionStatus",
@@ -46,6 +47,8 @@ DeploymentSpec = dict[str, Any]
 
 TRIGGER_OPERATORS = (">=", ">", "=", "==", "<=", "<", "!=", "ge", "gt", "eq", "le", "lt", "ne")
 """Comparison operators a trigger condition accepts (symbols and their word aliases)."""
+TRAIN_TRIGGER_METRICS = ("num_of_samples",)
+"""The metrics an LC evaluates a train trigger on (Sedna's LC: the round's new training samples), each a number."""
 
 DATE_TIME = {"format": "date-time"}
 

@@ -19,7 +19,7 @@ from apis import meta
 from apis.resources import DATASETS, INCREMENTAL_LEARNING_JOBS, MODELS
 from globalmanager.controllers.learningjob.conditions import condition_data
 from globalmanager.controllers.learningjob.controller import LearningJobController, dataset_refs
-from globalmanager.controllers.learningjob.fsm import TRAIN, Policy
+from globalmanager.controllers.learningjob.fsm import DEPLOY, TRAIN, Policy
 from globalmanager.controllers.learningjob.placement import Plan
 from globalmanager.controllers.learningjob.workers import Secrets
 from globalmanager.runtime.references import get_referenced
@@ -74,7 +74,8 @@ class IncrementalLearningController(LearningJobController):
             self.annotate(job, MODEL_HOT_UPDATE_ANNOTATION, model_hot_update_config_file(job))
 
     def plan(self, job: Mapping[str, Any], dataset_node: str) -> Plan:
-        return downstream.plan(job, dataset_node)
+        pod = self.newest_pod(job, DEPLOY)
+        return downstream.plan(job, dataset_node, str(((pod or {}).get("spec") or {}).get("nodeName") or ""))
 
 
 NAME = IncrementalLearningController.NAME

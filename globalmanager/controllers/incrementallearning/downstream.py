@@ -4,8 +4,14 @@
 Nodes: ``ds`` = the Dataset's ``spec.nodeName``; ``train``/``eval`` = annotations ``sedna.io/Train``/``sedna.io/Eval``;
 ``deploy`` = ``sedna.io/Deploy`` when the job has the hot-update annotation. The *decider* (the LC that takes the
 deploy decision) is the eval node (``ds`` while no eval node is known). Resident nodes keep the job through every
-stage: ``ds`` and the deploy node (with hot update) or the eval node (without, where Go's deploy node is the eval
-node). Nothing is placed without ``ds`` or before the first condition.
+stage: ``ds`` and, with hot update, the deploy node and the node of the newest inference pod; without, the eval node
+(Go's deploy node is the eval node then). Nothing is placed without ``ds`` or before the first condition.
+
+The inference pod's node is resident from the moment the pod has one (beyond Go, which learns the deploy node only at
+the first Deploy/Running): its pod mounted the job's hot-update directory on that node when it started, and a
+``delete`` there, at a Train/Eval ``Completed`` of a worker node that is also the inference node, is what made an LC
+remove that directory, so that the ``model_config.json`` written later went into a new directory the pod cannot
+see. (Our LC also keeps the directory on a ``delete`` that only takes the job off the node, for Go's GM.)
 
 | last condition    | job sent to (insert) | job kept on (others get a delete)   | Models routed                          |
 |-------------------|----------------------|-------------------------------------|----------------------------------------|
@@ -48,7 +54,8 @@ def model_names(job: Mapping[str, Any]) -> tuple[str, str, str]:
             str(((spec.get("evalSpec") or {}).get("initialEvalModel") or {}).get("name") or ""))
 
 
-def plan(job: Mapping[str, Any], ds: str) -> Plan:
+def plan(job: Mapping[str, Any], ds: str, inference_node: str = "") -> Plan:
+    """``inference_node``: where the job's newest inference pod runs (``""``: unknown)."""
     conditions = (job.get("status") or {}).get("conditions") or []
     if not ds or not conditions:
         return Plan()
@@ -56,7 +63,7 @@ def plan(job: Mapping[str, Any], ds: str) -> Plan:
     hot = hot_update_enabled(job)
     train, evaluator = stage_node(job, TRAIN), stage_node(job, EVAL)
     deploy = stage_node(job, DEPLOY) if MODEL_HOT_UPDATE_ANNOTATION in meta.annotations(job) else ""
-    resident = {ds, deploy if hot else evaluator} - {""}
+    resident = ({ds, deploy, inference_node} if hot else {ds, evaluator}) - {""}
     decider = evaluator or ds
     send: set[str] = set()
     extra: set[str] = set()

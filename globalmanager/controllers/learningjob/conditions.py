@@ -11,6 +11,10 @@
 * ``is_resent(conditions, condition)``: whether the current cycle (from the last ``Train/Waiting`` on) already has
   a condition with the same stage, type and data: a report delivered twice is applied once. Only LC reports carry
   ``data`` (at least ``{}``), so a GM condition never matches.
+* ``out_of_stage(conditions, report)``: why a report does not answer the job's current condition (``""`` when it
+  does): its stage must be the current one, that stage must not have ended (``Completed``/``Failed``), and a
+  ``Ready`` answers only ``Waiting``. A report that cannot tell its round (Sedna's SDK reports ``deploy completed``
+  with nothing else) is matched by stage alone.
 * ``condition_data(condition)``: the decoded ``data`` (``{}`` when absent or not JSON).
 """
 
@@ -26,7 +30,7 @@ from typing import Any
 from globalmanager.runtime.edge import InvalidReport
 from globalmanager.runtime.status import go_json
 
-from .fsm import STAGES, TRAIN, TYPES, WAITING
+from .fsm import COMPLETED, FAILED, READY, STAGES, TRAIN, TYPES, WAITING
 
 __all__ = [
     "InvalidConditionData",
@@ -38,6 +42,7 @@ __all__ = [
     "input_model_urls",
     "is_resent",
     "model_json",
+    "out_of_stage",
     "output_models",
     "parse_report",
     "reported_condition",
@@ -111,6 +116,20 @@ def is_resent(conditions: list[Mapping[str, Any]], condition: Mapping[str, Any])
         and condition_data(c) == data
         for c in conditions[start:]
     )
+
+
+def out_of_stage(conditions: list[Mapping[str, Any]], report: Report) -> str:
+    if not conditions:
+        return "the job has no condition yet"
+    last = conditions[-1]
+    stage, ctype = last.get("stage"), last.get("type")
+    if report.stage != stage:
+        return f"the job is at {stage}/{ctype}"
+    if ctype in (COMPLETED, FAILED):
+        return f"the job's {stage} stage has ended ({ctype})"
+    if report.type == READY and ctype != WAITING:
+        return f"{stage}/Ready answers {stage}/Waiting; the job is at {stage}/{ctype}"
+    return ""
 
 
 # -- parsing ---------------------------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@
 Each sync:
 1. resolves the job's Datasets/Models from the caches (``references``); a missing one is shown on the current
    condition (``reason`` ``DatasetNotFound``/``ModelNotFound``, a message naming it) with a Warning Event, never
-   ``Failed``; the job is woken when it appears (``REFERENCES`` index) and goes on;
+   ``Failed``; the job is woken when it appears (``REFERENCES`` index) and goes on. A train trigger whose metric
+   never fires is shown the same way (``UnknownTriggerMetric``, ``triggers``) until the spec is fixed;
 2. on the first sync sets ``startTime`` (IL first creates its inference pod unless the newest one is Pending or
    Running);
 3. takes one step of the state machine (``fsm.next_step``) from the last condition and the phase of the stage's
@@ -50,12 +51,13 @@ from .fsm import (
     stage_worker_type,
 )
 from .placement import ANNOTATION_PREFIX, EdgePlacement, Plan
+from .triggers import UNKNOWN_TRIGGER_METRIC, train_trigger_problem
 from .workers import Secrets
 
 __all__ = ["LearningJobController", "NOTE_REASONS", "POD_ORDER_ANNOTATION", "dataset_refs"]
 
 POD_ORDER_ANNOTATION = "sedna.io/condition-count"  # conditions the job had when the pod was created: newest first
-NOTE_REASONS = ("DatasetNotFound", "ModelNotFound", "SecretNotFound", "InvalidConditionData")
+NOTE_REASONS = ("DatasetNotFound", "ModelNotFound", "SecretNotFound", "InvalidConditionData", UNKNOWN_TRIGGER_METRIC)
 _TERMINAL = ("Succeeded", "Failed")
 _MARKER = "stage-pod-ended:"
 
@@ -182,6 +184,7 @@ class LearningJobController(KindController):
             refs = self.references(job)
         except MissingReference as exc:
             problem = (exc.reason, f"{exc}; waiting for it")
+        problem = problem or train_trigger_problem(job)
         secrets = Secrets(self.clientset, meta.namespace(job))
         start, built, retry = not status.get("startTime"), False, False
         if start and self.INFERENCE_AT_START:

@@ -4,13 +4,15 @@ A kind gives a pure ``plan(job, dataset_node) -> Plan``:
 * ``send``: the nodes that get the job now (``insert``), exactly where Go Sedna's table sends it for the current
   condition (an LC acts on the state it is sent, so a node outside ``send`` keeps the copy it had);
 * ``keep``: the nodes that may hold it (``send`` included); a node that holds the job and is not in ``keep`` gets a
-  ``delete``. ``None``: the dataset's node is unknown, nothing is sent or deleted;
+  ``delete`` (the job as cached). ``None``: the dataset's node is unknown, nothing is sent or deleted;
 * ``models``: the ``ModelRoute``s the kind needs now (given to the Model router, which sends and removes them).
 
 ``EdgePlacement`` applies plans: ``place(key)`` (on every job event and every sync; re-reads the job from the cache,
 so an older copy is never sent after a newer one; a copy whose resourceVersion a node has already got is not sent
 again), ``delete(job)`` (a ``delete`` to every node that held it, and to the dataset, train, eval and deploy nodes
-the job names, as Go does), and ``state_for(node)``, the edge link's state source: on (re)connection a node gets
+the job names, as Go does; the job sent carries ``metadata.deletionTimestamp``, which tells an LC that the job is gone
+for good, not only off that node: only then does it remove what a running pod may still use, the hot-update
+directory), and ``state_for(node)``, the edge link's state source: on (re)connection a node gets
 the copy it was last sent, or, for a node the job should be on that this GM has not sent it yet (after a GM
 restart), the current copy. Nothing about a job is kept once it is deleted. Thread-safe.
 """
@@ -137,11 +139,20 @@ class EdgePlacement:
         if nodes:
             obj = job if job is not None else next(iter(held.nodes.values())) if held is not None and held.nodes else None
             if obj is not None:
+                gone = self._marked_deleted(obj)
                 for node in sorted(nodes):
-                    self.controller.send_to_edge(node, DELETE, obj)
+                    self.controller.send_to_edge(node, DELETE, gone)
                 self._log.info("job deleted from nodes", key=key, nodes=sorted(nodes))
         if self.router is not None:
             self.router.set_routes(self.owner(key), [])
+
+    def _marked_deleted(self, job: Mapping[str, Any]) -> dict[str, Any]:
+        """The job as sent in the ``delete`` of a job that is gone: ``metadata.deletionTimestamp`` set (when the cache
+        had none), so that an LC tells it from a ``delete`` that only takes the job off the node."""
+        md = job.get("metadata") or {}
+        if md.get("deletionTimestamp"):
+            return dict(job)
+        return {**job, "metadata": {**md, "deletionTimestamp": self.controller.now()}}
 
     def _route(self, key: str, plan: Plan) -> None:
         if self.router is None:

@@ -3,13 +3,17 @@
 Accepted content: ``{"phase": train|eval|deploy, "status": ready|completed|failed|waiting, "input"?: {"model"?,
 "models"?, "dataURL"?, "dataIndexURL"?, "outputDir"?}, "output"?: {"model"?, "models"?}}`` (phase and status in any
 case; other fields ignored). It becomes an appended condition ``{type, stage, status: "True", message: "reported by
-lc", data: JSON({input, output})}``. Anything else (a worker's ``running``, phase ``inference``, a field of the
-wrong type) raises ``InvalidReport``: the edge link logs and counts it, as Go returns an error.
+lc", data: JSON({input, output})}``; with our LC's optional ``message`` (why a stage failed or did not deploy),
+``"reported by lc: <message>"`` and a Warning Event (reason ``<Stage><Type>``, e.g. ``DeployFailed``). Anything
+else (a worker's ``running``, phase ``inference``, a field of the wrong type) raises ``InvalidReport``: the edge link
+logs and counts it, as Go returns an error.
 
 The write goes through the status subresource and changes only what the report owns (the appended condition, and
 for LL ``knowledgeBase``), re-applied to a fresh copy on conflict, so a GM write never loses it. A report whose
 condition the current cycle already has (same stage, type and data: a resend after a reconnect or a GM restart) is
-applied once.
+applied once. A report that does not answer the job's current condition (``conditions.out_of_stage``: e.g. a restarted
+inference worker reporting ``deploy completed`` again during the next round's Eval) is not applied: logged with the
+job's current stage and counted (``sedna_gm_controller_edge_reports_total{result="out_of_stage"}``).
 """
 
 from __future__ import annotations
@@ -21,12 +25,15 @@ import structlog
 
 from apis import meta
 from globalmanager.runtime.edge import UpstreamMessage
+from globalmanager.runtime.events import WARNING
 
-from .conditions import Report, is_resent, parse_report, reported_condition
+from .conditions import Report, is_resent, out_of_stage, parse_report, reported_condition
 
-__all__ = ["StatusExtra", "apply_report"]
+__all__ = ["APPLIED", "OUT_OF_STAGE", "RESENT", "StatusExtra", "apply_report"]
 
 log = structlog.get_logger(__name__)
+
+APPLIED, RESENT, OUT_OF_STAGE = "applied", "resent", "out_of_stage"  # results counted per controller
 
 StatusExtra = Callable[[dict[str, Any], Report], bool]
 """``extra(status, report) -> changed``: more status fields a kind derives from a report (LL's knowledge base)."""
@@ -40,24 +47,39 @@ def apply_report(controller: Any, msg: UpstreamMessage, extra: StatusExtra | Non
         controller.log_report_dropped(msg, f"no such {controller.kind}")
         return
     condition = reported_condition(report, controller.now())
-    outcome = {"appended": False}
+    outcome = {"result": APPLIED, "why": "", "at": ""}
 
     def mutate(obj: dict[str, Any]) -> bool:
         status = obj.get("status")
         if not isinstance(status, dict):
             status = obj["status"] = {}
-        changed = extra(status, report) if extra is not None else False
         conditions = status.get("conditions") or []
-        outcome["appended"] = not is_resent(conditions, condition)
-        if outcome["appended"]:
-            status["conditions"] = [*conditions, condition]
-        return changed or outcome["appended"]
+        last = conditions[-1] if conditions else {}
+        outcome.update(result=APPLIED, why="", at=f"{last.get('stage', '')}/{last.get('type', '')}")
+        if is_resent(conditions, condition):
+            outcome["result"] = RESENT
+            return False
+        why = out_of_stage(conditions, report)
+        if why:
+            outcome.update(result=OUT_OF_STAGE, why=why)
+            return False
+        if extra is not None:
+            extra(status, report)
+        status["conditions"] = [*conditions, condition]
+        return True
 
     written = controller.update_job_status(job, mutate)
     fields = {"controller": controller.name, "key": key, "node": msg.node, "stage": report.stage, "type": report.type}
-    if not outcome["appended"]:
-        log.info("resent report: its condition is recorded already", **fields)
-    elif written is None:
+    if outcome["result"] == APPLIED and written is None:
         controller.log_report_dropped(msg, f"{controller.kind} is gone")
+        return
+    controller.metrics.edge_reports.labels(controller=controller.name, result=outcome["result"]).inc()
+    if outcome["result"] == RESENT:
+        log.info("resent report: its condition is recorded already", **fields)
+    elif outcome["result"] == OUT_OF_STAGE:
+        log.warning("report not applied: it does not answer the job's current stage", current=outcome["at"],
+                    reason=outcome["why"], **fields)
     else:
         log.info("report applied", uid=meta.uid(job), **fields)
+        if report.reason:  # the LC says why a stage failed or did nothing: kubectl describe shows it
+            controller.recorder.event(job, WARNING, f"{report.stage}{report.type}", report.reason)

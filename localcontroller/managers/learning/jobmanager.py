@@ -16,7 +16,9 @@ Guarantees:
   ``message``; a bad spec at ``Train/Waiting`` is reported once per problem (a report per check would loop with the
   GM's ``Failed → Train/Waiting``).
 * Worker reports for a job this node holds are relayed as ``{phase: kind, status, output: {models, ownerInfo}}``.
-* ``delete`` waits for a running step, drops the job's state and calls ``on_delete``.
+* ``delete`` waits for a running step, drops the job's state and calls ``on_delete``, telling a job deleted for good
+  (``metadata.deletionTimestamp`` set: our GM sets it on the ``delete`` of a deleted job) from one only taken off this
+  node (a ``delete`` when the job's stage moves on to other nodes, or a Go GM's ``delete``, which never tells).
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ class JobRecord:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     deleted: bool = False
     problem: str = ""  # the problem last logged, to log each once
+    logged: dict[str, Any] = field(default_factory=dict, repr=False)  # topic → the state last logged (log_change)
     train_checked: tuple[str, float] | None = None  # (stage instance, clock time) of the last trigger evaluation
     dataset: DatasetSamples | None = field(default=None, repr=False)  # as last read (format, header, URL)
     obj: Mapping[str, Any] = field(init=False, repr=False)
@@ -157,15 +160,18 @@ class JobManager:
     def delete(self, obj: Mapping[str, Any]) -> None:
         md = obj.get("metadata") or {}
         namespace, name = md.get("namespace") or "", md.get("name") or ""
+        gone = bool(md.get("deletionTimestamp"))
         with self._lock:
             rec = self._jobs.pop(f"{namespace}/{name}", None)
         if rec is not None:
             with rec.lock:
                 rec.deleted = True
                 rec.obj = rec.latest
-                self.on_delete(rec)
+                self.on_delete(f"{namespace}/{name}", [obj, rec.latest], gone)
+        else:
+            self.on_delete(f"{namespace}/{name}", [obj], gone)
         self.ctx.store.delete_state(self._state_key(namespace, name))
-        self.log.info("job stopped", object=f"{namespace}/{name}")
+        self.log.info("job stopped", object=f"{namespace}/{name}", deleted=gone)
 
     def add_worker_message(self, message: WorkerMessage) -> None:
         key = f"{message.namespace}/{message.owner_name}"
@@ -241,8 +247,10 @@ class JobManager:
         """``input.models`` of a Train/Ready report (``None``: no models, as LL)."""
         return None
 
-    def on_delete(self, rec: JobRecord) -> None:
-        """Called once when the job is deleted (its lock held)."""
+    def on_delete(self, key: str, copies: list[Mapping[str, Any]], gone: bool) -> None:
+        """Called on every ``delete`` of job ``key`` (its lock held when this node held it): ``copies`` are the job
+        as the ``delete`` carried it, then as this node held it; ``gone``: the job is deleted for good (the GM set
+        ``metadata.deletionTimestamp``), not only taken off this node."""
 
     def job_problem(self, rec: JobRecord) -> str:
         """Why the job's spec cannot be acted on (``""`` if it can)."""
@@ -338,7 +346,7 @@ class JobManager:
         fired = trigger.trigger(stats)
         rec.train_checked = (current.instance, now)
         if not fired:
-            self.log.debug("train trigger did not fire", object=rec.key, **stats)
+            self.log_change(rec, "train-trigger", stats, "train trigger did not fire", level="debug", **stats)
             return period
         try:
             files = self.write_data(rec, "train", round_number, rec.state.train_samples)
@@ -371,6 +379,15 @@ class JobManager:
         rec.state = state
         self.log.info("reported", object=rec.key, phase=content["phase"], status=content["status"],
                       round=state.round, message=content.get("message", ""))
+
+    def log_change(self, rec: JobRecord, topic: str, state: Any, event: str, level: str = "info",
+                   **fields: Any) -> None:
+        """Log ``event`` when the job's ``state`` of ``topic`` differs from the one last logged: a condition that
+        holds across checks is logged once, when it starts to hold, not on every check."""
+        if topic in rec.logged and rec.logged[topic] == state:
+            return
+        rec.logged[topic] = state
+        getattr(self.log, level)(event, object=rec.key, **fields)
 
     def save(self, rec: JobRecord, change: Callable[[RoundState], None]) -> None:
         """Store a state change that goes with no report (a pending decision, a hot update done)."""

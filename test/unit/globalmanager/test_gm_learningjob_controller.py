@@ -69,6 +69,32 @@ def test_il_waits_visibly_for_its_dataset_and_model(harness):
     assert all(c.get("type") != "Failed" for c in h.conditions("il"))
 
 
+@pytest.mark.parametrize("kind,make_job,refs", [(IL_KIND, il_job, IL_REFS), (LL_KIND, ll_job, LL_REFS)])
+@pytest.mark.parametrize("metric,why", [
+    ("no_such_metric", "is not a metric the train trigger is evaluated on (known: num_of_samples)"),
+    ("num_of_samples[0]", "indexes 'num_of_samples', which is a number, not a list"),
+])
+def test_a_train_trigger_that_never_fires_is_shown_on_the_job(harness, kind, make_job, refs, metric, why):
+    job = make_job()
+    job["spec"]["trainSpec"]["trigger"] = {"condition": {"operator": ">", "threshold": 5, "metric": metric}}
+    h = harness(kind, job, *refs)
+    name = meta.name(job)
+    h.step(name)
+    h.step(name)
+    last = h.conditions(name)[-1]
+    message = f"spec.trainSpec.trigger.condition.metric {metric!r} {why}; the trigger never fires"
+    assert (last["stage"], last["type"], last["reason"], last["message"]) == ("Train", "Waiting",
+                                                                              "UnknownTriggerMetric", message)
+    assert [e for e in h.events() if e[0] == "Warning"] == [("Warning", "UnknownTriggerMetric", message)]  # once
+    # fixed: the note goes, the job goes on waiting for its samples
+    fixed = h.job(name)
+    fixed["spec"]["trainSpec"]["trigger"]["condition"]["metric"] = "num_of_samples"
+    h.jobs.update(fixed)
+    h.step(name)
+    assert h.states(name) == [("Train", "Waiting")]
+    assert "reason" not in h.conditions(name)[-1] and "message" not in h.conditions(name)[-1]
+
+
 def test_a_reference_deleted_mid_cycle_holds_the_stage_pod(harness):
     h = harness(LL_KIND, ll_job(), *LL_REFS)
     h.set_conditions("ll", condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY))

@@ -205,6 +205,28 @@ def test_models_are_sent_and_removed_by_the_router(harness):
         {("ds-node", INSERT), ("eval-2", INSERT)}
 
 
+def test_the_inference_pods_node_keeps_a_hot_update_job(harness):
+    """Train and eval run on the inference pod's node (not the dataset's): the GM never takes the job off that node,
+    whose LC writes the model_config.json the pod mounted the directory of, and no delete there is a deletion."""
+    h = harness(IL_KIND, il_job(hot=True))
+    h.add_pod("il", "inference", "Running", node="worker-node")
+    move(h, "il", "Train", "Waiting", **{HOT: "/var/lib/sedna/model-hot-update/default/il/model_config.json"})
+    assert h.controller.placement.held_nodes(f"{NS}/il") == {"ds-node"}
+    for stage in ("Train", "Eval"):
+        move(h, "il", stage, "Running", **{f"sedna.io/{stage}": "worker-node"})
+        move(h, "il", stage, "Completed")
+        move(h, "il", "Eval" if stage == "Train" else "Deploy", "Waiting")
+    sent_to_worker = [(op, at) for node, op, at in sent(h) if node == "worker-node"]
+    assert sent_to_worker == [(INSERT, "Train/Running"), (INSERT, "Eval/Running"), (INSERT, "Deploy/Waiting")]
+    assert ("worker-node", "deploy-model") in {(route.node, route.name) for route in h.router.routes_of(
+        f"incrementallearningjob/{NS}/il")}
+    # routed off a node, the job is sent as it is (no deletionTimestamp): the LC keeps what a pod may use
+    move(h, "il", "Eval", "Running", **{"sedna.io/Eval": "other-node"})
+    move(h, "il", "Eval", "Completed")
+    [(node, gone)] = [(m.node, m.obj) for m in h.edge.sent if m.operation == DELETE and m.obj.get("kind") == IL_KIND]
+    assert node == "other-node" and meta.deletion_timestamp(gone) is None
+
+
 def test_deleting_the_job_tells_every_node_and_forgets_it(harness):
     h = harness(IL_KIND, il_job(hot=True))
     move(h, "il", "Train", "Waiting")
@@ -216,7 +238,11 @@ def test_deleting_the_job_tells_every_node_and_forgets_it(harness):
     h.jobs.delete("il")
     h.refresh()
     h.controller.delete_job(job)
-    assert sorted(n for n, op, _ in sent(h) if op == DELETE) == ["deploy-node", "ds-node", "eval-node", "train-node"]
+    deletes = [m for m in h.edge.sent if m.obj.get("kind") == IL_KIND and m.operation == DELETE]
+    assert sorted(m.node for m in deletes) == ["deploy-node", "ds-node", "eval-node", "train-node"]
+    # the job is gone for good, not only off those nodes: each LC can tell (and removes the hot-update directory)
+    assert all(meta.deletion_timestamp(m.obj) for m in deletes)
+    h.edge.sent.clear()
     assert h.controller.placement.tracked() == 0
     assert h.router.routes_of(f"incrementallearningjob/{NS}/il") == set()
     assert len(h.controller.job_states) == 0

@@ -3,12 +3,14 @@ refused (and counted), LL's knowledge base, a resent report applied once, and re
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 from typing import Any
 
 import pytest
 from learningjob_test_helpers import (
+    EVAL_READY,
     IL_KIND,
     LL_KIND,
     TRAIN_READY,
@@ -135,6 +137,7 @@ def test_the_lcs_reason_for_a_failure_becomes_the_condition_message(harness):
     failed = h.conditions("il")[-1]
     assert (failed["stage"], failed["type"]) == ("Deploy", "Failed")
     assert failed["message"] == f"reported by lc: {reason}"
+    assert h.events() == [("Warning", "DeployFailed", reason)]  # where kubectl describe shows it
     h.report("il", "eval-node", {"phase": "deploy", "status": "failed", "message": reason,  # resent: once
                                  "input": {"models": [{"format": "pb", "url": "/out/train/1/model.pb"}]}})
     h.step("il")  # Failed → Train/Waiting; the LC's reason stays on its condition
@@ -152,9 +155,6 @@ def test_a_resent_report_is_applied_once(harness):
     h.step("il")  # the GM moved on: Train/Starting
     h.report("il", "ds-node", ready)  # the same report again: still the same cycle
     assert h.states("il") == [("Train", "Waiting"), ("Train", "Ready"), ("Train", "Starting")]
-    # a report with other data is another report
-    h.report("il", "ds-node", {**ready, "input": {**TRAIN_READY["input"], "outputDir": "/output/train/2"}})
-    assert h.states("il")[-1] == ("Train", "Ready")
     # a new cycle (from the next Train/Waiting) records the same report again
     h.set_conditions("il", *h.conditions("il"), condition("Train", "Failed"), condition("Train", "Waiting"))
     h.report("il", "ds-node", ready)
@@ -204,17 +204,22 @@ def test_a_gm_sync_from_a_stale_cache_never_overwrites_a_report(harness):
     assert h.states("il")[-1] == ("Train", "Waiting")
 
 
-def test_concurrent_reports_and_syncs_lose_nothing(harness):
-    """Threads reporting while the GM syncs in a loop: every report's condition is in the final status."""
+def test_concurrent_reports_and_status_writes_lose_nothing(harness):
+    """A thread reporting while another writes the job's status in a loop (as the GM's syncs do): every report's
+    condition is in the final status, whatever conflicts the writes met."""
     h = harness()
-    h.set_conditions("il", condition("Train", "Waiting"), condition("Deploy", "Waiting"))
     stop = threading.Event()
     failures: list[BaseException] = []
+    beats = itertools.count()
+
+    def beat(obj: dict[str, Any]) -> bool:
+        obj["status"]["conditions"][0]["lastHeartbeatTime"] = f"2026-01-05T09:{next(beats) % 3600 // 60:02d}:00Z"
+        return True
 
     def gm() -> None:
         while not stop.is_set():
             try:
-                h.step("il")
+                h.controller.update_job_status(h.job("il"), beat)
             except errors.ConflictError:
                 pass  # requeued in production
             except BaseException as exc:  # pragma: no cover - reported below
@@ -224,9 +229,9 @@ def test_concurrent_reports_and_syncs_lose_nothing(harness):
     runner = threading.Thread(target=gm)
     runner.start()
     try:
-        for i in range(20):
+        for i in range(20):  # reports a stage waiting for its answer may get (a Go LC's "waiting")
             h.edge.report("ds-node", NS, "incrementallearningjob", "il",
-                          {"phase": "eval", "status": "completed", "output": {"models": [{"url": f"/m/{i}"}]}})
+                          {"phase": "train", "status": "waiting", "output": {"models": [{"url": f"/m/{i}"}]}})
     finally:
         stop.set()
         runner.join(10)
@@ -234,6 +239,59 @@ def test_concurrent_reports_and_syncs_lose_nothing(harness):
     reported = [json.loads(c["data"])["output"]["models"][0]["url"] for c in h.conditions("il")
                 if c.get("message") == "reported by lc"]
     assert reported == [f"/m/{i}" for i in range(20)]
+
+
+# -- answering the current stage -------------------------------------------------------------------------------------
+def edge_reports(h: LearningHarness, result: str) -> float:
+    return h.controller.metrics.edge_reports.labels(controller=h.controller.name, result=result)._value.get()
+
+
+ROUND_TO_EVAL_RUNNING = (condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY),
+                         condition("Train", "Starting"), condition("Train", "Running"),
+                         condition("Train", "Completed", {"output": {"models": [{"url": "/output/train/1/m.pb"}]}}),
+                         condition("Eval", "Waiting"), condition("Eval", "Ready", EVAL_READY),
+                         condition("Eval", "Starting"), condition("Eval", "Running"))
+
+
+@pytest.mark.parametrize("conditions,content", [
+    # a restarted inference worker re-reads the existing model_config.json: "deploy completed" during Eval
+    (ROUND_TO_EVAL_RUNNING, {"phase": "deploy", "status": "completed"}),
+    # a late train report after the GM moved on to Eval
+    (ROUND_TO_EVAL_RUNNING, {"phase": "train", "status": "completed", "output": {"models": [{"url": "/x"}]}}),
+    # a stage that has ended takes no more answers
+    ((condition("Train", "Waiting"), condition("Deploy", "Waiting"), condition("Deploy", "Completed", {})),
+     {"phase": "deploy", "status": "failed", "message": "late"}),
+    # Ready answers Waiting only (an LC acting on an old copy of the job)
+    (ROUND_TO_EVAL_RUNNING, {"phase": "eval", "status": "ready", **EVAL_READY}),
+    ((), {"phase": "train", "status": "ready", **TRAIN_READY}),
+])
+def test_a_report_that_does_not_answer_the_current_stage_is_not_applied_and_counted(harness, conditions, content):
+    import structlog.testing
+
+    h = harness()
+    h.set_conditions("il", *conditions)
+    before = h.conditions("il")
+    with structlog.testing.capture_logs() as logs:
+        h.report("il", "deploy-node", content)
+    assert h.conditions("il") == before
+    assert edge_reports(h, "out_of_stage") == 1 and edge_reports(h, "applied") == 0
+    [line] = [e for e in logs if e["event"].startswith("report not applied")]
+    last = f"{conditions[-1]['stage']}/{conditions[-1]['type']}" if conditions else "/"
+    assert (line["log_level"], line["key"], line["node"], line["current"]) == ("warning", "default/il",
+                                                                               "deploy-node", last)
+
+
+def test_reports_answering_the_current_stage_are_applied(harness):
+    h = harness()
+    h.set_conditions("il", *ROUND_TO_EVAL_RUNNING)
+    h.report("il", "eval-node", {"phase": "eval", "status": "completed", "output": {"models": [{"url": "/m"}]}})
+    h.set_conditions("il", *h.conditions("il"), condition("Deploy", "Waiting"), condition("Deploy", "Ready", {}),
+                     condition("Deploy", "Starting"))
+    h.report("il", "deploy-node", {"phase": "deploy", "status": "completed"})  # the hot update loaded
+    h.report("il", "deploy-node", {"phase": "deploy", "status": "completed"})  # resent
+    assert [s for s in h.states("il")[-5:]] == [("Eval", "Completed"), ("Deploy", "Waiting"), ("Deploy", "Ready"),
+                                                 ("Deploy", "Starting"), ("Deploy", "Completed")]
+    assert (edge_reports(h, "applied"), edge_reports(h, "resent"), edge_reports(h, "out_of_stage")) == (2, 1, 0)
 
 
 # -- LL knowledge base -----------------------------------------------------------------------------------------------

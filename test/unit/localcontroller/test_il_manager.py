@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import urllib.request
 from collections.abc import Iterator
 
@@ -197,9 +198,14 @@ def test_hot_update_writes_the_model_and_its_config_once_and_delete_removes_them
         wait_for("the job resumed", lambda: again.il.record("default", "il"))
         again.il.sync(KEY)
         assert config_path.read_text() == written and len(again.reports(KIND)) == 1
-        again.send("delete", hot_job(conditions=conds.list))
-        wait_for("the hot-update directory removed", lambda: not config_path.parent.exists())
+        again.send("delete", hot_job(conditions=conds.list))  # only taken off this node: the directory stays
+        wait_for("the job dropped", lambda: again.il.record("default", "il") is None)
         assert again.store.get_state("incrementallearningjob/default/il/round") is None
+        assert config_path.read_text() == written
+        deleted = hot_job(conditions=conds.list)
+        deleted["metadata"]["deletionTimestamp"] = "2026-01-05T10:00:00Z"
+        again.send("delete", deleted)  # deleted for good (the GM says so): removed, though this node no longer held it
+        wait_for("the hot-update directory removed", lambda: not config_path.parent.exists())
     finally:
         again.close()
 
@@ -344,3 +350,107 @@ def test_a_bad_output_dir_is_reported_as_the_reason(lc):
     assert lc.wait_reports(KIND, 1) == [{"phase": "Train", "status": "Failed", "output": None, "message":
                                          "spec.outputDir: unsupported scheme 'http' (want a host path or "
                                          "s3://bucket/key)"}]
+
+
+def test_a_state_that_holds_across_trigger_checks_is_logged_once(lc, clock):
+    """Round 2 has no trained model of round 1 to start from: said once, not on each of the trigger's checks."""
+    import structlog.testing
+
+    setup_objects(lc, samples=20)
+    conds = Conditions().add("Train", "Waiting")
+    lc.send("insert", job(conditions=conds.list))
+    lc.wait_reports(KIND, 1)  # round 1 started, then failed without a trained model
+    conds.add("Train", "Ready").add("Train", "Failed").add("Train", "Waiting")
+    never = {"checkPeriodSeconds": 5, "condition": {"operator": ">", "threshold": 1000, "metric": "num_of_samples"}}
+    with structlog.testing.capture_logs() as logs:
+        lc.send("insert", job(conditions=conds.list, train_trigger=never))
+        wait_for("the first check", lambda: lc.il.record("default", "il").train_checked,
+                 check=lambda checked: checked is not None and checked[0].startswith("3/"))
+        for _ in range(4):
+            clock.step(5)
+            assert settled(lc) == 1
+    fallback = [e for e in logs if e["event"].startswith("no trained model of an earlier round")]
+    assert [(e["log_level"], e["round"], e["object"]) for e in fallback] == [("warning", 2, KEY)]
+    assert len([e for e in logs if e["event"] == "train trigger did not fire"]) == 1
+
+
+def test_the_hot_update_reaches_the_directory_the_inference_pod_mounted(lc):
+    """The inference pod started on this node before round 1 (its hostPath mount holds the hot-update directory as
+    it was then); train and eval ran here too, and the GM took the job off this node after each. The
+    model_config.json written at Deploy/Running is seen through what the pod mounted."""
+    setup_objects(lc)
+    trained = lc.path("/output/il/train/1/model.pb")
+    trained.parent.mkdir(parents=True)
+    trained.write_bytes(b"hot")
+    mounted = lc.path(HOT_CONFIG).parent
+    mounted.mkdir(parents=True)  # the kubelet: hostPath DirectoryOrCreate, when the pod starts
+    pod_view = os.open(mounted, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        annotations = {"sedna.io/model-hot-update-config": HOT_CONFIG, "sedna.io/Train": "edge-1",
+                       "sedna.io/Eval": "edge-1", "sedna.io/Deploy": "edge-1"}
+        hot_job = functools.partial(job, hot_update=True, annotations=annotations)
+        conds = Conditions().add("Train", "Waiting").add("Train", "Ready").add("Train", "Running")
+        lc.send("insert", hot_job(conditions=conds.list))
+        conds.add("Train", "Completed", output={"models": [{"format": "pb", "url": "/output/il/train/1/model.pb"}]})
+        lc.send("delete", hot_job(conditions=conds.list))  # Train/Completed: not a resident node (Go's GM, round 1)
+        wait_for("the job dropped", lambda: lc.il.record("default", "il") is None)
+        conds = deploy_stage(Conditions(), new=0.9, old=0.7)
+        conds.add("Deploy", "Ready", {}).add("Deploy", "Starting").add("Deploy", "Running")
+        lc.send("insert", hot_job(conditions=conds.list))
+        wait_for("model_config.json", lambda: lc.path(HOT_CONFIG).exists())
+
+        def through_the_mount(name: str) -> bytes:
+            fd = os.open(name, os.O_RDONLY, dir_fd=pod_view)
+            try:
+                return os.read(fd, 1 << 16)
+            finally:
+                os.close(fd)
+
+        config = json.loads(through_the_mount("model_config.json"))
+        assert config["model_config"]["model_path"] == "/model-hot-update/model.pb"
+        assert through_the_mount("model.pb") == b"hot"
+    finally:
+        os.close(pod_view)
+
+
+@pytest.mark.parametrize("extra,annotation", [
+    ((), "sedna.io/Eval"),  # Deploy/Waiting: the eval node decides
+    (("Ready", "Starting", "Running"), "sedna.io/Deploy"),  # Deploy/Running: the deploy node hot-updates
+])
+def test_a_copy_at_a_deploy_stage_named_for_another_node_is_left_alone(lc, extra, annotation):
+    """A GM restart sends each resident node (this Dataset's node too) the job's current copy: the Deploy stage is the
+    named node's; here it would fail (the trained model is on that node) and report Deploy/Failed."""
+    import structlog.testing
+
+    setup_objects(lc)
+    conds = deploy_stage(Conditions(), new=0.9, old=0.7)
+    for ctype in extra:
+        conds.add("Deploy", ctype, {} if ctype == "Ready" else None)
+    annotations = {"sedna.io/model-hot-update-config": HOT_CONFIG, "sedna.io/Eval": "edge-2",
+                   "sedna.io/Deploy": "edge-2"}
+    with structlog.testing.capture_logs() as logs:
+        lc.send("insert", job(conditions=conds.list, hot_update=True, annotations=annotations))
+        wait_for("the job", lambda: lc.il.record("default", "il"))
+        for _ in range(3):
+            assert settled(lc) == 0
+    assert not lc.path(HOT_CONFIG).parent.exists() and not lc.path("/models/deploy.pb").exists()
+    left = [e for e in logs if e["event"] == "the Deploy stage is another node's: leaving it"]
+    assert [(e["node"], e["annotation"]) for e in left] == [("edge-2", annotation)]
+    # named for this node, the same copy is acted on
+    lc.path("/output/il/train/1").mkdir(parents=True)
+    lc.path("/output/il/train/1/model.pb").write_bytes(b"trained")
+    lc.send("insert", job(conditions=conds.list, hot_update=True, annotations={**annotations, annotation: "edge-1"}))
+    if extra:
+        wait_for("model_config.json", lambda: lc.path(HOT_CONFIG).exists())
+    else:
+        assert lc.wait_reports(KIND, 1)[0]["status"] == "Ready"
+
+
+def test_a_deploy_trigger_on_a_metric_the_eval_did_not_report_says_why_it_does_not_deploy(lc):
+    setup_objects(lc)
+    trigger = {"condition": {"operator": ">", "threshold": 0.1, "metric": "no_such_metric_delta[0]"}}
+    lc.send("insert", il_job(conditions=deploy_stage(Conditions(), new=0.9, old=0.7).list, deploy_trigger=trigger))
+    assert lc.wait_reports(KIND, 1) == [{
+        "phase": "Deploy", "status": "Completed", "output": None,
+        "message": "spec.deploySpec.trigger: metric 'no_such_metric_delta[0]' is not among the evaluated metrics "
+                   "(precision, precision_delta, recall, recall_delta); not deploying"}]

@@ -92,6 +92,20 @@ def test_deploy_without_eval_output_completes_and_a_failed_copy_fails(lc):
     assert "/output/ll/eval/2/index.pkl" in failed["message"]
 
 
+def test_deploy_is_the_dataset_nodes_a_copy_elsewhere_does_nothing(lc):
+    """A GM restart sends the resident deploy node the job's current copy: without the Dataset (only its node gets
+    it) that node neither deploys nor reports; the Dataset's node does."""
+    conds = Conditions().add("Train", "Waiting").add("Train", "Completed").add("Eval", "Waiting")
+    conds.add("Eval", "Completed").add("Deploy", "Waiting")
+    lc.send("insert", ll_job(conditions=conds.list))
+    wait_for("the job", lambda: lc.ll.record("default", "ll"))
+    for _ in range(3):
+        lc.ll.sync("default/ll")
+    assert lc.reports(KIND) == []
+    csv_dataset(lc)
+    assert lc.wait_reports(KIND, 1) == [{"phase": "Deploy", "status": "Completed", "output": None}]
+
+
 def test_eval_without_trained_models_fails_the_eval_stage(lc):
     csv_dataset(lc)
     conds = Conditions().add("Train", "Waiting").add("Train", "Completed").add("Eval", "Waiting")
