@@ -27,7 +27,7 @@ from localcontroller.gmclient import GMClient
 from localcontroller.logging import configure_logging
 from localcontroller.managers import ManagerContext, factories
 from localcontroller.metrics import LCMetrics
-from localcontroller.server import LCServer
+from localcontroller.server import DELIVERED, UNHANDLED, LCServer
 from localcontroller.store import Store
 from localcontroller.worker import WorkerMessage
 
@@ -79,19 +79,19 @@ class LocalController:
     def _on_resync(self, body: object) -> None:
         self.downstream.resync(body)
 
-    def _deliver(self, message: WorkerMessage) -> bool:
+    def _deliver(self, message: WorkerMessage) -> str:
         manager = self.ctx.managers.get(message.owner_kind)
         if manager is None:
             kind = self._holder_of(message)
             if kind is None:
-                return False
+                return UNHANDLED
             # Sedna's SDK FederatedLearning never sets its kind and reports ownerKind "default": the one object of
             # that name this node holds says whose report it is (Go's LC drops it, so FL rounds never arrive)
             log.debug("worker report routed by its owner's name", worker=message.name, owner_kind=message.owner_kind,
                       kind=kind, object=f"{message.namespace}/{message.owner_name}")
             manager, message = self.ctx.managers[kind], replace(message, owner_kind=kind)
         manager.add_worker_message(message)
-        return True
+        return DELIVERED
 
     def _holder_of(self, message: WorkerMessage) -> str | None:
         """The kind of the one object named ``ownerName`` this node holds, None when none or several are."""

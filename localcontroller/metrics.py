@@ -19,8 +19,9 @@ class LCMetrics:
         self.upstream_pending.set_function(pending_reports)
         self.worker_reports = Counter(
             "sedna_lc_worker_reports",
-            "Worker reports received on the worker API, by result (ok, unhandled: no manager for its ownerKind, "
-            "bad_request).",
+            "Worker reports received on the worker API, by result (ok: relayed; pending: kept for a job this node "
+            "does not hold yet; unhandled: no manager for its ownerKind; dropped: no ownerName; refused: 503, the "
+            "outbox or the pending reports are full; bad_request).",
             ["result"],
             registry=registry,
         )
