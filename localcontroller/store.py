@@ -255,7 +255,7 @@ class Store:
         drained = self._outbox_count == 0 and self._pending_count == 0
         if free == 0 or (not drained and free * self._page_size < COMPACT_BYTES):
             return
-        self._db.execute("PRAGMA incremental_vacuum").fetchall()
+        self._db.executescript("PRAGMA incremental_vacuum")  # execute() would step it once: one page
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()  # the main file shrinks at the checkpoint
         log.debug("database compacted", db=self.path, freed_bytes=free * self._page_size)
 
