@@ -128,7 +128,8 @@ class HTTPServer:
         limits = self.limits
         adj = Adjustments(
             host=self.host, port=self._requested_port, ipv6=":" in self.host, ipv4=":" not in self.host,
-            threads=limits.threads, connection_limit=limits.connection_limit, backlog=limits.backlog,
+            # waitress counts its listening socket and its wake-up pipe as connections too
+            threads=limits.threads, connection_limit=limits.connection_limit + 2, backlog=limits.backlog,
             channel_timeout=limits.idle_timeout, cleanup_interval=limits.check_interval,
             # waitress refuses a body of exactly max_request_body_size: one more lets max_body_bytes itself through
             max_request_body_size=limits.max_body_bytes + 1,

@@ -293,5 +293,5 @@ def _tighten(path: str, mode: int) -> None:
         return
     if current & 0o077:
         os.chmod(path, current & mode)
-        log.info("tightened the mode of the LC's database file", path=path, mode=oct(current & mode),
+        log.info("tightened the mode of a path of the LC's database", path=path, mode=oct(current & mode),
                  was=oct(current))
