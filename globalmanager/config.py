@@ -114,7 +114,8 @@ class WebsocketConfig:
     address: str = field(default="0.0.0.0", metadata=_key("address"))
     port: int = field(default=9000, metadata=_key("port"))
     ping_interval_seconds: float = field(default=20.0, metadata=_key("pingIntervalSeconds"))
-    max_frame_bytes: int = field(default=4 * 1024 * 1024, metadata=_key("maxFrameBytes"))
+    # 16 MiB: a worker report at the LC's 8 MiB bound, base64-encoded in its frame (docs/edge.md)
+    max_frame_bytes: int = field(default=16 * 1024 * 1024, metadata=_key("maxFrameBytes"))
     token_file: str = field(default="", metadata=_key("tokenFile"))  # "" = no bearer token required
     # how long the previous token stays accepted once the file changed
     token_grace_seconds: float = field(default=300.0, metadata=_key("tokenGraceSeconds"))

@@ -1,22 +1,25 @@
-"""The operability HTTP server of sedna-gm: ``/metrics`` (Prometheus text), ``/healthz`` and ``/readyz``.
+"""The operability HTTP server of sedna-gm: ``/metrics`` (Prometheus text), ``/healthz``, ``/livez`` and ``/readyz``.
 
-Checks are named callables returning ``(ok, detail)``; ``/healthz`` and ``/readyz`` answer 200 ``ok`` when every check
-passes and 503 with one line per check otherwise. ``/readyz/<name>`` and ``/healthz/<name>`` run a single check.
-GET and HEAD are served; an unknown path is 404. One thread per connection, and a connection idle for
-``request_timeout`` seconds is closed, so a slow or stuck client neither blocks other requests nor holds a thread forever.
+Checks are named callables returning ``(ok, detail)``; ``/healthz`` (and ``/livez``, the same health checks under
+kube's liveness name) and ``/readyz`` answer 200 ``ok`` when every check passes and 503 with one line per check
+otherwise. ``/readyz/<name>`` and ``/healthz/<name>`` run a single check. GET and HEAD are served (another method is
+405); an unknown path is 404. Served by waitress through ``apis.httpserver``: a connection idle for
+``request_timeout`` seconds is closed and a request not complete within it is answered 408, so a slow or stuck client
+neither blocks other requests nor holds a connection forever.
 """
 
 from __future__ import annotations
 
-import socket
-import sys
+import math
 import threading
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Iterable
+from http import HTTPStatus
+from typing import Any
 
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 
+from apis.httpserver import HTTPLimits, HTTPServer
 from globalmanager.config import parse_address
 
 __all__ = ["Check", "OperabilityServer"]
@@ -24,6 +27,7 @@ __all__ = ["Check", "OperabilityServer"]
 log = structlog.get_logger(__name__)
 
 Check = Callable[[], "tuple[bool, str]"]
+_TEXT = "text/plain; charset=utf-8"
 
 
 class OperabilityServer:
@@ -38,8 +42,7 @@ class OperabilityServer:
         self._healthz: dict[str, Check] = {}
         self._readyz: dict[str, Check] = {}
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._httpd: HTTPServer | None = None
 
     def add_healthz_check(self, name: str, check: Check) -> None:
         with self._lock:
@@ -53,7 +56,7 @@ class OperabilityServer:
     def port(self) -> int:
         if self._httpd is None:
             raise RuntimeError("server not started")
-        return self._httpd.server_address[1]
+        return self._httpd.port
 
     @property
     def url(self) -> str:
@@ -61,47 +64,20 @@ class OperabilityServer:
         return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
 
     def start(self) -> None:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            timeout = self.request_timeout  # socket timeout: an idle or trickling client is dropped
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server API
-                server._handle(self, send_body=True)
-
-            def do_HEAD(self) -> None:  # noqa: N802 - http.server API
-                server._handle(self, send_body=False)
-
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server API
-                return
-
-        class Server(ThreadingHTTPServer):
-            # an IPv6 literal needs an AF_INET6 socket; the base class always makes AF_INET
-            address_family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-            daemon_threads = True
-
-            def handle_error(self, request: object, client_address: object) -> None:
-                # the base class prints a raw traceback to stderr, which would break the JSON log stream
-                exc = sys.exc_info()[1]
-                client = client_address
-                if isinstance(client, tuple):
-                    client = ":".join(str(part) for part in client[:2])
-                log.warning("http connection failed", client=client, error=repr(exc))
-
-        self._httpd = Server((self.host, self._requested_port), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="gm-http", daemon=True)
-        self._thread.start()
+        """Bind (raises ``OSError``; port 0 picks a free one) and serve in the background."""
+        limits = HTTPLimits(max_body_bytes=64 * 1024, connection_limit=128, threads=4,
+                            idle_timeout=max(1, math.ceil(self.request_timeout)),
+                            request_deadline=self.request_timeout)
+        httpd = HTTPServer(self.host, self._requested_port, self._app, limits, name="gm-http")
+        httpd.start()
+        self._httpd = httpd
         shown = f"[{self.host}]" if ":" in self.host else self.host
         log.info("operability server listening", address=f"{shown}:{self.port}", url=self.url)
 
     def stop(self) -> None:
         if self._httpd is None:
             return
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        self._httpd.stop()
         self._httpd = None
 
     def _run_checks(self, checks: dict[str, Check], only: str | None) -> tuple[int, str]:
@@ -124,25 +100,25 @@ class OperabilityServer:
             return 200, "ok\n" if only is None else lines[0] + "\n"
         return 503, "\n".join(lines) + "\n"
 
-    def _handle(self, req: BaseHTTPRequestHandler, send_body: bool) -> None:
-        path = req.path.split("?", 1)[0].rstrip("/") or "/"
+    def _app(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        method = environ["REQUEST_METHOD"]
+        if method in ("GET", "HEAD"):
+            code, body, content_type = self._handle(environ.get("PATH_INFO", ""))
+            headers = [("Content-Type", content_type), ("Content-Length", str(len(body)))]  # HEAD: GET's length
+        else:
+            code, body = 405, b"method not allowed\n"
+            headers = [("Content-Type", _TEXT), ("Content-Length", str(len(body))), ("Allow", "GET, HEAD")]
+        start_response(f"{code} {HTTPStatus(code).phrase}", headers)
+        return [] if method == "HEAD" else [body]
+
+    def _handle(self, raw_path: str) -> tuple[int, bytes, str]:
+        path = raw_path.rstrip("/") or "/"
         if path == "/metrics":
-            body = generate_latest(self.registry)
-            self._reply(req, 200, body, CONTENT_TYPE_LATEST, send_body)
-            return
-        for prefix, checks in (("/healthz", self._healthz), ("/readyz", self._readyz)):
+            return 200, generate_latest(self.registry), CONTENT_TYPE_LATEST
+        # /livez is kube's name for liveness beside /healthz: the same checks (the process serves)
+        for prefix, checks in (("/healthz", self._healthz), ("/livez", self._healthz), ("/readyz", self._readyz)):
             if path == prefix or path.startswith(prefix + "/"):
                 only = path[len(prefix) + 1 :] or None if path != prefix else None
                 code, text = self._run_checks(checks, only)
-                self._reply(req, code, text.encode(), "text/plain; charset=utf-8", send_body)
-                return
-        self._reply(req, 404, b"not found\n", "text/plain; charset=utf-8", send_body)
-
-    @staticmethod
-    def _reply(req: BaseHTTPRequestHandler, code: int, body: bytes, content_type: str, send_body: bool) -> None:
-        req.send_response(code)
-        req.send_header("Content-Type", content_type)
-        req.send_header("Content-Length", str(len(body)))  # HEAD: the length GET would send
-        req.end_headers()
-        if send_body:
-            req.wfile.write(body)
+                return code, text.encode(), _TEXT
+        return 404, b"not found\n", _TEXT

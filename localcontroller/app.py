@@ -7,13 +7,13 @@ worker API server → GM client. SIGTERM/SIGINT stop it with exit 0. Exit codes:
 
 from __future__ import annotations
 
+import os
 import signal
 import sqlite3
 import ssl
 import sys
 import threading
 from collections.abc import Sequence
-from dataclasses import replace
 
 import structlog
 from prometheus_client import CollectorRegistry
@@ -21,7 +21,8 @@ from prometheus_client import CollectorRegistry
 from apis.edge import Frame
 from apis.tokenfile import TokenFile
 from localcontroller import __version__
-from localcontroller.config import LCConfig, SettingError, load_settings
+from localcontroller.config import DB_UNDER_ROOTFS, LCConfig, SettingError, load_settings
+from localcontroller.delivery import WorkerReports
 from localcontroller.downstream import Downstream
 from localcontroller.gmclient import GMClient
 from localcontroller.logging import configure_logging
@@ -29,7 +30,6 @@ from localcontroller.managers import ManagerContext, factories
 from localcontroller.metrics import LCMetrics
 from localcontroller.server import LCServer
 from localcontroller.store import Store
-from localcontroller.worker import WorkerMessage
 
 __all__ = ["LocalController", "main"]
 
@@ -46,11 +46,12 @@ class LocalController:
     def __init__(self, cfg: LCConfig, registry: CollectorRegistry | None = None) -> None:
         self.cfg = cfg
         try:
-            self.store = Store(cfg.db_path)
+            default_db = os.path.abspath(os.path.join(cfg.rootfs, DB_UNDER_ROOTFS))
+            self.store = Store(cfg.db_path, private_dir=os.path.abspath(cfg.db_path) == default_db)
         except (sqlite3.Error, OSError) as exc:
             raise SettingError("--db", f"cannot open {cfg.db_path!r}: {exc}") from None
         self.registry = registry if registry is not None else CollectorRegistry()
-        self.metrics = LCMetrics(self.registry, self.store.pending_reports)
+        self.metrics = LCMetrics(self.registry, self.store.pending_reports, lambda: self.store.pending_usage()[0])
         context = None
         if cfg.gm_url.startswith("wss://"):
             try:
@@ -70,8 +71,10 @@ class LocalController:
         self.ctx = ManagerContext(cfg, self.store, self.client.report)
         for kind, factory in factories().items():
             self.ctx.managers[kind] = factory(self.ctx)
-        self.downstream = Downstream(self.store, self.ctx.managers)
-        self.server = LCServer(cfg.bind_host, cfg.bind_port, self.metrics, self._deliver, self.client.connected.is_set)
+        self.reports = WorkerReports(self.store, self.ctx.managers)
+        self.downstream = Downstream(self.store, self.ctx.managers, arrivals=self.reports)
+        self.server = LCServer(cfg.bind_host, cfg.bind_port, self.metrics, self.reports.deliver,
+                               self.client.connected.is_set)
 
     def _on_frame(self, frame: Frame) -> None:
         self.downstream.handle(frame)
@@ -79,30 +82,11 @@ class LocalController:
     def _on_resync(self, body: object) -> None:
         self.downstream.resync(body)
 
-    def _deliver(self, message: WorkerMessage) -> bool:
-        manager = self.ctx.managers.get(message.owner_kind)
-        if manager is None:
-            kind = self._holder_of(message)
-            if kind is None:
-                return False
-            # Sedna's SDK FederatedLearning never sets its kind and reports ownerKind "default": the one object of
-            # that name this node holds says whose report it is (Go's LC drops it, so FL rounds never arrive)
-            log.debug("worker report routed by its owner's name", worker=message.name, owner_kind=message.owner_kind,
-                      kind=kind, object=f"{message.namespace}/{message.owner_name}")
-            manager, message = self.ctx.managers[kind], replace(message, owner_kind=kind)
-        manager.add_worker_message(message)
-        return True
-
-    def _holder_of(self, message: WorkerMessage) -> str | None:
-        """The kind of the one object named ``ownerName`` this node holds, None when none or several are."""
-        kinds = [kind for kind in self.ctx.managers
-                 if self.store.get_resource(kind, message.namespace, message.owner_name) is not None]
-        return kinds[0] if len(kinds) == 1 else None
-
     def run(self, stop: threading.Event) -> int:
         # the stored objects are back in their managers before the worker API answers: a report that arrives at
         # once is about an object its manager already holds
         resumed = self.downstream.resume()
+        self.reports.expire()
         self.downstream.start()
         for manager in self.ctx.managers.values():
             manager.start(stop)
@@ -116,7 +100,8 @@ class LocalController:
         self.client.start(stop)
         log.info("sedna-lc started", version=__version__, gm=self.cfg.gm_url, rootfs=self.cfg.rootfs,
                  db=self.cfg.db_path, address=f"{self.cfg.bind_host}:{self.server.port}", resumed=resumed,
-                 pending_reports=self.store.pending_reports(), managers=sorted(self.ctx.managers))
+                 pending_reports=self.store.pending_reports(), kept_worker_reports=self.store.pending_usage()[0],
+                 managers=sorted(self.ctx.managers))
         try:
             stop.wait()
         finally:

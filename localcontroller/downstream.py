@@ -3,7 +3,8 @@
 Guarantees: the messages of one object are applied one at a time and in the order they arrived; different objects
 run on a few worker threads (never one thread per message, unlike Go Sedna's LC). ``insert`` and ``update`` both
 store the object and call the manager's ``insert`` (Go's LC rejected ``update``); ``delete`` calls ``delete`` and
-forgets the object. A ``resync`` deletes, in the same per-object order, what the LC holds of the listed kinds beyond
+forgets the object. After a manager's ``insert`` (here and in ``resume``) ``arrivals.arrived`` hands it the worker
+reports kept for that object; before its ``delete``, ``arrivals.departed`` (``delivery.WorkerReports``). A ``resync`` deletes, in the same per-object order, what the LC holds of the listed kinds beyond
 the listed objects. A bad message (undecodable content, unknown kind or operation) is logged and dropped; a manager
 that raises is logged with the object and does not stop anything else.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
@@ -22,7 +23,7 @@ from workqueue.keyed import KeyedFIFO
 from .managers import Manager
 from .store import Store
 
-__all__ = ["Change", "Downstream"]
+__all__ = ["Arrivals", "Change", "Downstream"]
 
 log = structlog.get_logger("sedna-lc.downstream")
 
@@ -36,10 +37,20 @@ class Change:
     obj: Mapping[str, Any]
 
 
+class Arrivals(Protocol):
+    """Told when an object reaches its manager and before it leaves it (the worker reports kept for it)."""
+
+    def arrived(self, kind: str, namespace: str, name: str) -> None: ...
+
+    def departed(self, kind: str, namespace: str, name: str) -> None: ...
+
+
 class Downstream:
-    def __init__(self, store: Store, managers: Mapping[str, Manager], workers: int = 2) -> None:
+    def __init__(self, store: Store, managers: Mapping[str, Manager], workers: int = 2,
+                 arrivals: Arrivals | None = None) -> None:
         self.store = store
         self.managers = managers
+        self.arrivals = arrivals
         self._workers = workers
         self._fifo = KeyedFIFO()
 
@@ -55,6 +66,8 @@ class Downstream:
                 count += 1
             except Exception:
                 log.exception("manager failed to resume an object", kind=kind, object=f"{namespace}/{name}")
+                continue
+            self._arrived(kind, namespace, name)
         return count
 
     def handle(self, frame: Frame) -> None:
@@ -124,9 +137,21 @@ class Downstream:
                 self.store.put_resource(change.kind, change.namespace, change.name, change.obj)
                 manager.insert(change.obj)
                 log.debug("applied insert", **where)
+                self._arrived(change.kind, change.namespace, change.name)
             else:
+                if self.arrivals is not None:
+                    self.arrivals.departed(change.kind, change.namespace, change.name)
                 manager.delete(change.obj)
                 self.store.delete_resource(change.kind, change.namespace, change.name)
                 log.info("deleted object", **where)
         except Exception:
             log.exception("applying a message from the GM failed", operation=change.operation, **where)
+
+    def _arrived(self, kind: str, namespace: str, name: str) -> None:
+        if self.arrivals is None:
+            return
+        try:
+            self.arrivals.arrived(kind, namespace, name)
+        except Exception:
+            log.exception("delivering the worker reports kept for an object failed; they stay kept", kind=kind,
+                          object=f"{namespace}/{name}")

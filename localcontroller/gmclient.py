@@ -58,7 +58,7 @@ BACKOFF_MAX = 30.0
 HELLO_TIMEOUT = 2.0
 PING_INTERVAL = 20.0
 STABLE_CONNECTION_SECONDS = 10.0
-MAX_REPORT_BYTES = 4 * 1024 * 1024  # the GM's default websocket.maxFrameBytes
+MAX_REPORT_BYTES = 16 * 1024 * 1024  # the GM's default websocket.maxFrameBytes
 _SEND_BATCH = 256
 
 

@@ -1,35 +1,53 @@
-"""The LC's HTTP server: the worker API exactly as Sedna's SDK calls it, plus ``/healthz``, ``/readyz``, ``/metrics``.
+"""The LC's HTTP server: the worker API exactly as Sedna's SDK calls it, plus ``/healthz``, ``/livez``, ``/readyz``,
+``/metrics``; served by waitress through ``apis.httpserver`` (framing, connection and deadline bounds there).
 
-* ``POST /sedna/workers/{worker-name}/info`` → 200 ``{"Status": 200, "Message": "OK"}``; bad JSON, a body over
-  1 MiB (or without Content-Length), ``name`` ≠ the path's worker name, a missing ``ownerKind``/``ownerName`` → 400
-  ``{"Status": 400, "Message": "<reason>"}``. A report whose ``ownerKind`` no manager handles is answered 200 and
-  dropped (as in Go Sedna), counted as ``unhandled``.
-* ``/healthz``: 200 while the process serves; ``/readyz``: 200 only while connected to the GM, else 503.
-One thread per connection; an idle connection is closed after ``request_timeout`` seconds.
+* ``POST /sedna/workers/{worker-name}/info`` → 200 ``{"Status": 200, "Message": "OK"}`` once the report is durable
+  (relayed to the outbox, or kept for a job this node does not hold yet). Bad JSON, ``name`` ≠ the path's worker name,
+  a missing ``ownerKind`` → 400 ``{"Status": 400, "Message": "<reason>"}``. A body over ``MAX_BODY_BYTES`` → 413 (from
+  the server library). An empty ``ownerName`` is answered 200 and dropped with a log line (as Go's LC does). A report
+  the LC cannot keep now (the outbox or the pending reports are full) → 503 with ``Retry-After`` and the reason: Sedna's
+  SDK retries it. A report whose ``ownerKind`` no manager handles is answered 200 and dropped (as in Go Sedna).
+* ``/healthz`` and ``/livez``: 200 while the process serves; ``/readyz``: 200 only while connected to the GM, else 503.
 """
 
 from __future__ import annotations
 
 import re
-import socket
-import threading
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import orjson
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from apis.httpserver import HTTPLimits, HTTPServer
+
 from .metrics import LCMetrics
 from .worker import WorkerMessage, parse_worker_message
 
-__all__ = ["MAX_BODY_BYTES", "LCServer"]
+__all__ = ["MAX_BODY_BYTES", "LCServer", "ReportRefused"]
 
 log = structlog.get_logger("sedna-lc.server")
 
-MAX_BODY_BYTES = 1024 * 1024
-_MAX_DRAIN_BYTES = 16 * MAX_BODY_BYTES
+# Sedna's SDK sends a whole eval (every metric of every model) in one report: 8 MiB leaves room for thousands of
+# metrics and still fits, base64-encoded in one edge frame, under the GM's websocket.maxFrameBytes (docs/edge.md).
+MAX_BODY_BYTES = 8 * 1024 * 1024
 _WORKER_PATH = re.compile(r"/sedna/workers/([^/]+)/info")
+_TEXT = "text/plain; charset=utf-8"
+
+# what a delivery did with a report (the worker_reports metric's label)
+DELIVERED = "ok"
+KEPT = "pending"  # for a job this node does not hold yet
+UNHANDLED = "unhandled"
+
+
+class ReportRefused(Exception):
+    """The LC cannot keep a report now; answered 503 with ``Retry-After: retry_after``."""
+
+    def __init__(self, reason: str, retry_after: int = 5) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
 
 
 class LCServer:
@@ -38,117 +56,94 @@ class LCServer:
         host: str,
         port: int,
         metrics: LCMetrics,
-        deliver: Callable[[WorkerMessage], bool],
+        deliver: Callable[[WorkerMessage], str],
         ready: Callable[[], bool],
-        request_timeout: float = 30.0,
+        limits: HTTPLimits | None = None,
     ) -> None:
+        """``deliver(message)`` returns ``DELIVERED``, ``KEPT`` or ``UNHANDLED``, or raises ``ReportRefused``."""
         self.host = host
-        self._requested_port = port
         self.metrics = metrics
         self._deliver = deliver
         self._ready = ready
-        self._timeout = request_timeout
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._http = HTTPServer(host, port, self._app, limits or HTTPLimits(max_body_bytes=MAX_BODY_BYTES),
+                                name="lc-http")
+
+    @property
+    def _httpd(self) -> object | None:
+        """The running server (``None`` before ``start``), as tests wait for it."""
+        return self._http._httpd
 
     @property
     def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("server not started")
-        return int(self._httpd.server_address[1])
+        return self._http.port
 
     def start(self) -> None:
-        """Bind (raises ``OSError``) and serve in a background thread."""
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            timeout = self._timeout
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server API
-                server._get(self)
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
-                server._post(self)
-
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server API
-                return
-
-        class Server(ThreadingHTTPServer):
-            daemon_threads = True
-            address_family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-
-        self._httpd = Server((self.host, self._requested_port), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.1,), name="lc-http", daemon=True)
-        self._thread.start()
+        """Bind (raises ``OSError``) and serve in the background."""
+        self._http.start()
 
     def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
+        self._http.stop()
 
-    # -- handlers ---------------------------------------------------------------------------------------------------
-    def _get(self, req: BaseHTTPRequestHandler) -> None:
-        path = req.path.split("?", 1)[0]
-        if path == "/healthz":
-            _send(req, 200, b"ok\n", "text/plain; charset=utf-8")
-        elif path == "/readyz":
-            if self._ready():
-                _send(req, 200, b"ok\n", "text/plain; charset=utf-8")
-            else:
-                _send(req, 503, b"not connected to the GM\n", "text/plain; charset=utf-8")
-        elif path == "/metrics":
-            _send(req, 200, generate_latest(self.metrics.registry), CONTENT_TYPE_LATEST)
-        else:
-            _send(req, 404, b"not found\n", "text/plain; charset=utf-8")
-
-    def _post(self, req: BaseHTTPRequestHandler) -> None:
-        match = _WORKER_PATH.fullmatch(req.path.split("?", 1)[0])
-        if match is None:
-            req.close_connection = True  # the body is left unread
-            _send(req, 404, b"not found\n", "text/plain; charset=utf-8")
-            return
-        worker = match.group(1)
-        length_text = req.headers.get("Content-Length")
-        if length_text is None or not length_text.isdigit():
-            return self._reject(req, worker, "a Content-Length header is required", close=True)
-        length = int(length_text)
-        if length > MAX_BODY_BYTES:
-            # read (and drop) a moderately oversized body so that the client sees the answer, not a reset
-            drainable = length <= _MAX_DRAIN_BYTES
-            if drainable:
-                while length > 0:
-                    length -= len(req.rfile.read(min(length, 65536))) or length
-            return self._reject(req, worker, f"the message body is over {MAX_BODY_BYTES} bytes", close=not drainable)
-        body = req.rfile.read(length)
+    # -- WSGI -------------------------------------------------------------------------------------------------------
+    def _app(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        method = environ["REQUEST_METHOD"]
+        path = environ.get("PATH_INFO", "")
         try:
-            message = parse_worker_message(body, worker)
+            if method == "POST":
+                match = _WORKER_PATH.fullmatch(path)
+                status, body, ctype, extra = (self._post(match.group(1), environ) if match is not None
+                                              else (404, b"not found\n", _TEXT, []))
+            elif method in ("GET", "HEAD"):
+                status, body, ctype = self._get(path)
+                extra = []
+            else:
+                status, body, ctype, extra = 405, b"method not allowed\n", _TEXT, [("Allow", "GET, HEAD, POST")]
+        except Exception:
+            log.exception("the worker API failed on a request", method=method, path=path)
+            status, body, ctype, extra = 500, b"internal error\n", _TEXT, []
+        start_response(_STATUS_LINES.get(status, str(status)),
+                       [("Content-Type", ctype), ("Content-Length", str(len(body))), *extra])
+        return [] if method == "HEAD" else [body]
+
+    def _get(self, path: str) -> tuple[int, bytes, str]:
+        if path in ("/healthz", "/livez"):
+            return 200, b"ok\n", _TEXT
+        if path == "/readyz":
+            return (200, b"ok\n", _TEXT) if self._ready() else (503, b"not connected to the GM\n", _TEXT)
+        if path == "/metrics":
+            return 200, generate_latest(self.metrics.registry), CONTENT_TYPE_LATEST
+        return 404, b"not found\n", _TEXT
+
+    def _post(self, worker: str, environ: dict[str, Any]) -> tuple[int, bytes, str, list[tuple[str, str]]]:
+        length = int(environ.get("CONTENT_LENGTH") or 0)  # waitress has checked it and read the whole body
+        try:
+            message = parse_worker_message(environ["wsgi.input"].read(length), worker)
         except ValueError as exc:
-            return self._reject(req, worker, str(exc))
-        handled = self._deliver(message)
-        self.metrics.worker_reports.labels("ok" if handled else "unhandled").inc()
-        if not handled:
-            log.info("no manager for the worker's ownerKind; report dropped", worker=worker,
-                     owner_kind=message.owner_kind, object=f"{message.namespace}/{message.owner_name}")
-        _reply(req, 200, "OK")
+            self.metrics.worker_reports.labels("bad_request").inc()
+            log.warning("rejected a worker report", worker=worker, reason=str(exc))
+            return _reply(400, str(exc))
+        where = {"worker": worker, "owner_kind": message.owner_kind,
+                 "object": f"{message.namespace}/{message.owner_name}"}
+        if not message.owner_name:
+            self.metrics.worker_reports.labels("dropped").inc()
+            log.warning("dropped a worker report without ownerName (the worker has no JOB_NAME?)", **where)
+            return _reply(200, "OK")
+        try:
+            result = self._deliver(message)
+        except ReportRefused as exc:
+            self.metrics.worker_reports.labels("refused").inc()
+            log.warning("refused a worker report for now; the worker retries it", reason=exc.reason,
+                        retry_after=exc.retry_after, **where)
+            return (*_reply(503, exc.reason)[:3], [("Retry-After", str(exc.retry_after))])
+        self.metrics.worker_reports.labels(result).inc()
+        if result == UNHANDLED:
+            log.info("no manager for the worker's ownerKind; report dropped", **where)
+        return _reply(200, "OK")
 
-    def _reject(self, req: BaseHTTPRequestHandler, worker: str, reason: str, close: bool = False) -> None:
-        self.metrics.worker_reports.labels("bad_request").inc()
-        log.warning("rejected a worker report", worker=worker, reason=reason)
-        if close:
-            req.close_connection = True
-        _reply(req, 400, reason)
+
+_STATUS_LINES = {200: "200 OK", 400: "400 Bad Request", 404: "404 Not Found", 405: "405 Method Not Allowed",
+                 500: "500 Internal Server Error", 503: "503 Service Unavailable"}
 
 
-def _reply(req: BaseHTTPRequestHandler, status: int, message: str) -> None:
-    _send(req, status, orjson.dumps({"Status": status, "Message": message}), "application/json")
-
-
-def _send(req: BaseHTTPRequestHandler, status: int, body: bytes, content_type: str) -> None:
-    req.send_response(status)
-    req.send_header("Content-Type", content_type)
-    req.send_header("Content-Length", str(len(body)))
-    if req.close_connection:
-        req.send_header("Connection", "close")
-    req.end_headers()
-    req.wfile.write(body)
+def _reply(status: int, message: str) -> tuple[int, bytes, str, list[tuple[str, str]]]:
+    return status, orjson.dumps({"Status": status, "Message": message}), "application/json", []

@@ -1,14 +1,22 @@
-"""The LC's SQLite database (stdlib ``sqlite3``, WAL): what the GM sent, the managers' state, the upstream outbox.
+"""The LC's SQLite database (stdlib ``sqlite3``, WAL): what the GM sent, the managers' state, the upstream outbox and
+the worker reports kept for a job this node does not hold yet.
 
 Tables carry an ``lc_`` prefix so that a database file left by Go Sedna's LC (table ``resources``) does not clash.
 Every method is safe from any thread (one connection, one lock) and each write is its own committed transaction,
 so a process killed at any point finds every completed call on restart.
+
+The database holds S3 credentials (in the objects the GM sent): the file and its ``-wal``/``-shm`` are mode 0600
+(SQLite gives the journal files the database's mode) and the directories the LC creates 0700; an existing database
+found with looser modes, and its directory when ``private_dir`` is set (the default ``<rootfs>/var/lib/sedna``), are
+tightened at open. Space freed by delivered reports is given back to the file system (``auto_vacuum=INCREMENTAL``,
+set on an existing database too): when the outbox and the pending reports are empty, or ``COMPACT_BYTES`` are free.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import threading
 import uuid
 from collections.abc import Iterator
@@ -16,8 +24,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import structlog
 
-__all__ = ["OutboxEntry", "Store"]
+__all__ = ["OutboxEntry", "PendingEntry", "Store"]
+
+log = structlog.get_logger("sedna-lc.store")
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+COMPACT_BYTES = 4 * 1024 * 1024  # free pages worth this much are given back at once
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS lc_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -26,6 +41,8 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS lc_state (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS lc_outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, namespace TEXT NOT NULL, "
     "kind TEXT NOT NULL, name TEXT NOT NULL, content BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS lc_pending (seq INTEGER PRIMARY KEY AUTOINCREMENT, owner_kind TEXT NOT NULL, "
+    "namespace TEXT NOT NULL, name TEXT NOT NULL, received REAL NOT NULL, message BLOB NOT NULL)",
 )
 
 
@@ -38,20 +55,44 @@ class OutboxEntry:
     content: bytes  # the report's JSON
 
 
+@dataclass(frozen=True)
+class PendingEntry:
+    """A worker report kept for a job this node does not hold yet."""
+
+    seq: int
+    owner_kind: str
+    namespace: str
+    name: str
+    received: float  # wall-clock seconds
+    message: bytes  # the worker message as JSON
+
+
 class Store:
     """Open (creating it and its directory) the database at ``path``; raises ``sqlite3.Error``/``OSError``."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, private_dir: bool = False) -> None:
         parent = os.path.dirname(os.path.abspath(path))
-        os.makedirs(parent, exist_ok=True)
+        _make_private_dirs(parent)
+        if private_dir:
+            _tighten(parent, DIR_MODE)
+        # created 0600 before SQLite opens it: SQLite then creates -wal and -shm with the same mode
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE))
         self.path = path
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10.0)
+        if self._db.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
+            self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
+            self._db.execute("VACUUM")  # an existing database takes the setting only when rebuilt
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
+        for name in (path, f"{path}-wal", f"{path}-shm"):
+            _tighten(name, FILE_MODE)
+        self._page_size = int(self._db.execute("PRAGMA page_size").fetchone()[0])
         with self._lock:
             for statement in _SCHEMA:
                 self._db.execute(statement)
+            self._outbox_count, self._outbox_bytes = self._usage("lc_outbox", "content")
+            self._pending_count, self._pending_bytes = self._usage("lc_pending", "message")
             row = self._db.execute("SELECT value FROM lc_meta WHERE key = 'epoch'").fetchone()
             if row is None:
                 self.epoch = uuid.uuid4().hex[:12]
@@ -116,7 +157,9 @@ class Store:
                   (namespace, kind, name, content))
         if state is None:
             with self._lock:
-                return int(self._db.execute(*insert).lastrowid or 0)
+                seq = int(self._db.execute(*insert).lastrowid or 0)
+                self._outbox_count, self._outbox_bytes = self._outbox_count + 1, self._outbox_bytes + len(content)
+                return seq
         key, value = state[0], orjson.dumps(state[1])
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
@@ -127,6 +170,7 @@ class Store:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+            self._outbox_count, self._outbox_bytes = self._outbox_count + 1, self._outbox_bytes + len(content)
             return seq
 
     def reports_after(self, seq: int, limit: int = 256) -> list[OutboxEntry]:
@@ -139,14 +183,115 @@ class Store:
 
     def remove_report(self, seq: int) -> None:
         with self._lock:
-            self._db.execute("DELETE FROM lc_outbox WHERE seq = ?", (seq,))
+            row = self._db.execute("DELETE FROM lc_outbox WHERE seq = ? RETURNING length(content)", (seq,)).fetchone()
+            if row is not None:
+                self._outbox_count, self._outbox_bytes = self._outbox_count - 1, self._outbox_bytes - int(row[0])
+                self._compact()
 
     def pending_reports(self) -> int:
+        """Reports in the outbox (not yet acked by the GM)."""
         with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM lc_outbox").fetchone()[0])
+            return self._outbox_count
+
+    def outbox_usage(self) -> tuple[int, int]:
+        """``(reports, content bytes)`` in the outbox."""
+        with self._lock:
+            return self._outbox_count, self._outbox_bytes
 
     def iter_reports(self) -> Iterator[OutboxEntry]:
         seq = 0
         while batch := self.reports_after(seq):
             yield from batch
             seq = batch[-1].seq
+
+    # -- worker reports for a job this node does not hold yet ---------------------------------------------------
+    def add_pending(self, owner_kind: str, namespace: str, name: str, received: float, message: bytes) -> int:
+        with self._lock:
+            seq = int(self._db.execute(
+                "INSERT INTO lc_pending (owner_kind, namespace, name, received, message) VALUES (?, ?, ?, ?, ?)",
+                (owner_kind, namespace, name, received, message)).lastrowid or 0)
+            self._pending_count, self._pending_bytes = self._pending_count + 1, self._pending_bytes + len(message)
+            return seq
+
+    def pending_for(self, namespace: str, name: str) -> list[PendingEntry]:
+        """The kept reports about ``namespace/name`` (any owner kind), in arrival order."""
+        with self._lock:
+            rows = self._db.execute(f"SELECT {_PENDING_COLUMNS} FROM lc_pending WHERE namespace = ? AND name = ? "
+                                    "ORDER BY seq", (namespace, name)).fetchall()
+        return [_pending(row) for row in rows]
+
+    def remove_pending(self, seqs: list[int]) -> None:
+        with self._lock:
+            for seq in seqs:
+                row = self._db.execute("DELETE FROM lc_pending WHERE seq = ? RETURNING length(message)",
+                                       (seq,)).fetchone()
+                if row is not None:
+                    self._pending_count, self._pending_bytes = self._pending_count - 1, self._pending_bytes - int(row[0])
+            self._compact()
+
+    def expire_pending(self, received_before: float) -> list[PendingEntry]:
+        """Remove and return the kept reports received before ``received_before``."""
+        with self._lock:
+            rows = self._db.execute(f"SELECT {_PENDING_COLUMNS} FROM lc_pending WHERE received < ? ORDER BY seq",
+                                    (received_before,)).fetchall()
+        expired = [_pending(row) for row in rows]
+        if expired:
+            self.remove_pending([entry.seq for entry in expired])
+        return expired
+
+    def pending_usage(self) -> tuple[int, int]:
+        """``(reports, message bytes)`` kept for jobs this node does not hold yet."""
+        with self._lock:
+            return self._pending_count, self._pending_bytes
+
+    # -- internals (called with the lock held) ------------------------------------------------------------------
+    def _usage(self, table: str, column: str) -> tuple[int, int]:
+        count, size = self._db.execute(f"SELECT COUNT(*), COALESCE(SUM(length({column})), 0) FROM {table}").fetchone()
+        return int(count), int(size)
+
+    def _compact(self) -> None:
+        """Give free pages back to the file system once the queues are empty or much is free."""
+        free = int(self._db.execute("PRAGMA freelist_count").fetchone()[0])
+        drained = self._outbox_count == 0 and self._pending_count == 0
+        if free == 0 or (not drained and free * self._page_size < COMPACT_BYTES):
+            return
+        self._db.executescript("PRAGMA incremental_vacuum")  # execute() would step it once: one page
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()  # the main file shrinks at the checkpoint
+        log.debug("database compacted", db=self.path, freed_bytes=free * self._page_size)
+
+
+_PENDING_COLUMNS = "seq, owner_kind, namespace, name, received, message"
+
+
+def _pending(row: tuple[Any, ...]) -> PendingEntry:
+    seq, owner_kind, namespace, name, received, message = row
+    return PendingEntry(int(seq), owner_kind, namespace, name, float(received), bytes(message))
+
+
+def _make_private_dirs(path: str) -> None:
+    """Create ``path`` and every missing parent with mode 0700 (``os.makedirs`` applies a mode to the leaf only)."""
+    missing: list[str] = []
+    while not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, DIR_MODE)
+        except FileExistsError:
+            continue
+        os.chmod(directory, DIR_MODE)  # whatever the umask
+
+
+def _tighten(path: str, mode: int) -> None:
+    """Take group and other permissions off ``path`` (when it exists and has any), with a log line."""
+    try:
+        current = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return
+    if current & 0o077:
+        os.chmod(path, current & mode)
+        log.info("tightened the mode of a path of the LC's database", path=path, mode=oct(current & mode),
+                 was=oct(current))

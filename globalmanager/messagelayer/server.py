@@ -59,7 +59,7 @@ __all__ = [
 log = structlog.get_logger("sedna-gm.edge")
 
 DEFAULT_PING_INTERVAL = 20.0
-DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024
+DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024  # an 8 MiB worker report, base64-encoded (docs/edge.md)
 HELLO_TIMEOUT = 2.0
 _BACKPRESSURE_POLL = 0.02
 _CLOSE_TIMEOUT = 2.0  # a dead peer never completes the closing handshake

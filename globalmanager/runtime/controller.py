@@ -43,6 +43,7 @@ from informers import (
 )
 from workqueue import RateLimiter, RateLimitingQueue
 
+from . import reports
 from .edge import DELETE, INSERT, UPDATE, EdgeLink, InvalidReport, UpstreamMessage
 from .events import EventRecorder
 from .jobstate import JobState, JobStates, PreventRecreationView, RecreatedPodsView
@@ -290,7 +291,11 @@ class BaseController(OwnedObjects):
                 handler(msg)
             except InvalidReport:
                 raise  # a refusal: the edge link logs and counts it
-            except (errors.ApiError, ConnectionError, TimeoutError):
+            except errors.ApiError as exc:
+                if not reports.is_too_large(exc):
+                    raise  # the edge link retries the transient ones and logs the rest
+                reports.report_too_large(self, msg, exc)  # never retried: it would not fit next time either
+            except (ConnectionError, TimeoutError):
                 raise  # the edge link retries the transient ones (conflict, 429, 5xx, connection) and logs the rest
             except Exception as exc:
                 self._log.error("upstream report not applied", key=key, node=msg.node, **failure_fields(exc))

@@ -12,12 +12,21 @@ status write never loses them and they never lose the GM's.
   appending, so a worker reporting every period keeps the list short. Such a condition never finishes the job
   (``jobstatus.REPORTED_BY_EDGE``): the GM decides that from the pods. A report with another ``status`` is dropped
   (logged with its node and object).
+* ``report_too_large(controller, msg, exc)`` (every kind, from ``BaseController.register_upstream`` when writing a
+  report failed because the object would be larger than the API server accepts: ``is_too_large``): the report is not
+  lost silently. The job gets a condition saying so (IL/LL: ``{stage: <the report's phase>, type: Failed}``, as if
+  the worker had failed, so the round moves on; other kinds: type ``ReportTooLarge``), reason ``ReportTooLarge``, and
+  a Warning Event with the same message.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from apis import errors
 
 from .edge import UpstreamMessage
 from .jobstatus import REPORTED_BY_EDGE
@@ -26,7 +35,11 @@ from .status import convert_map_to_metrics, go_json, last_condition
 if TYPE_CHECKING:
     from .controller import BaseController
 
-__all__ = ["REPORT_CONDITION_TYPES", "owner_info_metrics", "report_condition"]
+__all__ = ["REPORT_CONDITION_TYPES", "REPORT_TOO_LARGE", "is_too_large", "owner_info_metrics", "report_condition",
+           "report_too_large"]
+
+REPORT_TOO_LARGE = "ReportTooLarge"
+_STAGED_KINDS = ("IncrementalLearningJob", "LifelongLearningJob")  # conditions carry a stage; Failed ends that stage
 
 _IGNORED_KEYS = ("startTime", "updateTime")
 REPORT_CONDITION_TYPES = {
@@ -84,3 +97,36 @@ def report_condition(controller: BaseController, msg: UpstreamMessage) -> None:
         return True
 
     controller.update_job_status(job, mutate)
+
+
+def is_too_large(exc: errors.ApiError) -> bool:
+    """The API server refused a write because the object or request is too large (kube-apiserver: 413; etcd's
+    ``request is too large`` comes back as a 500 with that message)."""
+    return exc.status == 413 or exc.reason == "RequestEntityTooLarge" or "request is too large" in exc.message
+
+
+def report_too_large(controller: BaseController, msg: UpstreamMessage, exc: errors.ApiError) -> None:
+    job = controller.get_job(f"{msg.namespace}/{msg.name}")
+    if job is None:
+        controller.log_report_dropped(msg, f"no such {controller.kind}")
+        return
+    phase = str(msg.content.get("phase") or "")
+    reported = str(msg.content.get("status") or "")
+    size = len(orjson.dumps(dict(msg.content)))
+    what = " ".join(part for part in (phase, reported, "report") if part)
+    message = (f"the {what} from node {msg.node} ({size} bytes as JSON) makes the {controller.kind} larger than "
+               f"the API server accepts ({exc.message}); it was not recorded")
+    now = controller.now()
+    condition: dict[str, Any] = {"type": REPORT_TOO_LARGE, "status": "True", "lastHeartbeatTime": now,
+                                 "lastTransitionTime": now, "reason": REPORT_TOO_LARGE, "message": message}
+    if controller.kind in _STAGED_KINDS and phase:
+        condition.update(type="Failed", stage=phase.capitalize())
+
+    def mutate(current: dict[str, Any]) -> bool:
+        conditions = current.setdefault("status", {}).setdefault("conditions", [])
+        conditions.append(condition)
+        return True
+
+    controller.update_job_status(job, mutate)
+    controller.recorder.event(job, "Warning", REPORT_TOO_LARGE, message)
+    controller.log_report_dropped(msg, message)

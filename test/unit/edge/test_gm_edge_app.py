@@ -28,7 +28,7 @@ def test_websocket_address_flag_and_defaults():
     assert (cfg.websocket.address, cfg.websocket.port) == ("127.0.0.1", 9443)
     defaults = GMConfig().websocket
     assert (defaults.address, defaults.port, defaults.ping_interval_seconds, defaults.max_frame_bytes,
-            defaults.token_file) == ("0.0.0.0", 9000, 20.0, 4 * 1024 * 1024, "")
+            defaults.token_file) == ("0.0.0.0", 9000, 20.0, 16 * 1024 * 1024, "")
     with pytest.raises(ConfigError) as info:
         config_from_args(["--websocket-address", "nowhere"])
     assert info.value.key == "--websocket-address"

@@ -30,6 +30,7 @@ def test_endpoints():
     try:
         base = server.url
         assert get(base + "/healthz") == (200, "ok\n")
+        assert get(base + "/livez") == (200, "ok\n")
         code, body = get(base + "/readyz")
         assert code == 503 and "[-]controllers failed: caches not synced" in body and "[-]broken" in body
         ready["ok"] = True

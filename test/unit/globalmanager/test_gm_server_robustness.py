@@ -1,4 +1,5 @@
-"""Operability server robustness: IPv6 and wildcard binds, HEAD, slow clients, errors never printed as raw tracebacks."""
+"""Operability server robustness: IPv6 and wildcard binds, HEAD, slow clients, RFC 9112 framing (never a raw traceback),
+/livez, many concurrent scrapes."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from contextlib import redirect_stderr
 import pytest
 import structlog
 from prometheus_client import CollectorRegistry, Counter
+from testkit.rawhttp import concurrent_gets, exchange, statuses
 
 from globalmanager.server import OperabilityServer
 
@@ -73,19 +75,38 @@ def test_a_client_that_never_sends_its_request_is_disconnected_and_blocks_nobody
         idle.sendall(b"GET /healthz HTTP/1.1\r\n")  # the request line, then nothing more
         assert request(server.url + "/healthz")[0] == 200  # served by another thread meanwhile
         idle.settimeout(5)
-        assert idle.recv(1024) == b""  # the server gave up on the slow client (request_timeout=0.5)
+        answer = b""
+        while chunk := idle.recv(1024):  # the server gave up on the slow client (request_timeout=0.5) and closed
+            answer += chunk
+        assert statuses(answer) == [408]
 
 
-def test_a_failing_connection_is_logged_not_printed_as_a_traceback(server):
+@pytest.mark.parametrize("framing", [
+    "Content-Length: \u00b2".encode(), b"Content-Length: 1\r\nContent-Length: 2",
+    b"Transfer-Encoding: chunked\r\nContent-Length: 40",
+])
+def test_bad_framing_is_a_400_and_a_close_logged_not_printed_as_a_traceback(server, framing):
+    smuggled = b"0\r\n\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
     stderr = io.StringIO()
     with redirect_stderr(stderr), structlog.testing.capture_logs() as logs:
-        try:
-            raise ConnectionResetError("peer reset")
-        except ConnectionResetError:
-            server._httpd.handle_error(None, ("127.0.0.1", 5555))
-    assert stderr.getvalue() == ""
-    entry = [e for e in logs if e["event"] == "http connection failed"]
-    assert entry and entry[0]["client"] == "127.0.0.1:5555" and "peer reset" in entry[0]["error"]
+        answer = exchange(server.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + framing + b"\r\n\r\n" + smuggled)
+    assert statuses(answer) == [400]  # one answer: nothing after the bad request is read as another one
+    assert "Traceback" not in stderr.getvalue()
+    assert any(e["event"] == "refused an HTTP request" and e["status"] == 400 for e in logs)
+
+
+def test_livez_runs_the_health_checks(server):
+    code, _, body = request(server.url + "/livez")
+    assert (code, body) == (200, b"ok\n")
+    assert request(server.url + "/livez/ping")[0] == 200 and request(server.url + "/livez/nope")[0] == 404
+
+
+def test_64_concurrent_scrapes_get_no_reset(server):
+    assert concurrent_gets(server.port, "/healthz", 64) == [200] * 64
+
+
+def test_another_method_is_a_405(server):
+    assert request(server.url + "/healthz", "POST")[0] == 405
 
 
 def test_stop_is_prompt_even_with_an_idle_keepalive_connection(server):

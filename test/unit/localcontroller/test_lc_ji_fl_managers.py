@@ -132,7 +132,7 @@ def test_fl_round_reports_carry_the_results_as_models(edge):
                                      "output": {"models": None, "ownerInfo": None}}
 
 
-def test_reports_about_objects_the_node_does_not_hold_are_dropped_with_the_reason(edge):
+def test_reports_about_objects_the_node_does_not_hold_are_kept_not_relayed(edge):
     edge.send(JI, "insert", ji_service())
     edge.send(FL, "insert", fl_job())
     edge.wait_held(JI, "helmet")
@@ -141,19 +141,21 @@ def test_reports_about_objects_the_node_does_not_hold_are_dropped_with_the_reaso
         post(edge.lc, ji_report(owner="other"))
         post(edge.lc, ji_report(owner="sedna"))  # the SDK: JOB_NAME's default shadows SERVICE_NAME
         post(edge.lc, fl_report(owner="other"))
-        post(edge.lc, fl_report(owner="other", ownerKind="default"))  # no object of that name: nobody's report
+        post(edge.lc, fl_report(owner="other", ownerKind="default"))  # no object of that name yet
         post(edge.lc, ji_report(namespace="elsewhere"))
+        post(edge.lc, ji_report(owner="nobody", ownerKind="nosuchkind"))  # no manager: 200 and dropped, as Go's LC
         post(edge.lc, ji_report())
     # only the last report went upstream: the first status frame the GM sees is it
     header, content = edge.next_status()
     assert header["resourceName"] == "helmet" and content["output"]["ownerInfo"] == OWNER_INFO
-    dropped = [e for e in logs if e["event"] == "worker report dropped"]
-    assert [(e["kind"], e["object"]) for e in dropped] == [
-        (JI, f"{NS}/other"), (JI, f"{NS}/sedna"), (FL, f"{NS}/other"), (JI, "elsewhere/helmet")]
-    assert all(e["log_level"] == "warning" and "this node holds no" in e["reason"] for e in dropped)
-    assert "JOB_NAME" in dropped[1]["reason"] and "JOB_NAME" not in dropped[0]["reason"]
+    kept = [e for e in logs if e["event"].startswith("kept a worker report")]
+    assert [(e["owner_kind"], e["object"]) for e in kept] == [
+        (JI, f"{NS}/other"), (JI, f"{NS}/sedna"), (FL, f"{NS}/other"), ("default", f"{NS}/other"),
+        (JI, "elsewhere/helmet")]
+    assert "JOB_NAME" in kept[1]["hint"] and "hint" not in kept[0]
+    assert metric_value(edge.lc.url + "/metrics", "sedna_lc_worker_reports_total", result="pending") == 5
     assert metric_value(edge.lc.url + "/metrics", "sedna_lc_worker_reports_total", result="unhandled") == 1
-    assert edge.lc.lc.store.pending_reports() == 0
+    assert edge.lc.lc.store.pending_usage()[0] == 5 and edge.lc.lc.store.pending_reports() == 0
 
 
 def test_a_report_of_the_sdks_default_kind_reaches_the_one_object_of_its_name(edge):
