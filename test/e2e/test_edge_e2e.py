@@ -12,7 +12,9 @@ Every wait is bounded; every process is killed at teardown.
 
 from __future__ import annotations
 
+import shutil
 import signal
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +28,7 @@ from testkit import (
     http_get,
     json_log_lines,
     metric_value,
+    self_signed_cert,
     start_gm,
     start_lc,
     wait_for,
@@ -307,3 +310,34 @@ def test_node_identity_a_node_token_proves_one_node_and_a_revoked_node_is_cut_of
     assert http_get(e.lc_urls["edge-1"] + "/readyz")[0] == 200
     for name in ("gm", "edge-1", "edge-2"):
         assert "token-of-edge" not in procs.log(name)
+
+
+def test_node_identity_with_client_certificates(procs, tmp_path, cluster):
+    """``websocket.clientCAFile``: sedna-lc's ``--cert-file`` proves its node; a certificate of another node is a
+    403 and the LC stays unready."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    server_cert, server_key = self_signed_cert(tmp_path)
+    certs = {}
+    for node in ("edge-1", "edge-2"):
+        certs[node] = (tmp_path / f"{node}.crt", tmp_path / f"{node}.key")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                        f"/CN={node}", "-addext", f"subjectAltName=DNS:{node}", "-keyout", str(certs[node][1]),
+                        "-out", str(certs[node][0])], check=True, capture_output=True, timeout=60)
+    client_ca = tmp_path / "clients.pem"
+    client_ca.write_text(certs["edge-1"][0].read_text() + certs["edge-2"][0].read_text())
+    config = tmp_path / "gm.yaml"
+    config.write_text(f"websocket:\n  certFile: {server_cert}\n  keyFile: {server_key}\n  clientCAFile: {client_ca}\n")
+    e = make_edge(procs, tmp_path, cluster, "--config", str(config))
+    e.start_gm()
+    tls = ("--gm-ca-file", str(server_cert))
+    e.start_lc("edge-1", *tls, "--cert-file", str(certs["edge-1"][0]), "--key-file", str(certs["edge-1"][1]))
+    e.start_lc("edge-2", *tls, "--cert-file", str(certs["edge-1"][0]), "--key-file", str(certs["edge-1"][1]),
+               wait_ready=False)  # edge-1's certificate
+    wait_for("edge-2 refused", lambda: [
+        x for x in e.log_events("edge-2", "the GM refused the connection") if x.get("status") == 403], timeout=30)
+    assert http_get(e.lc_urls["edge-2"] + "/readyz")[0] == 503
+    e.write("edge-1", "/data/train.txt", 2)
+    e.create_dataset("d1", "edge-1")
+    e.wait_samples("d1", 2)
+    assert metric_value(e.gm_url + "/metrics", "sedna_gm_edge_rejected_connections_total", reason="forbidden") >= 1
