@@ -226,8 +226,10 @@ class EdgeServer:
 
     async def recheck_credentials(self) -> None:
         """Close every connection whose credential no longer proves its node (run on the server's loop)."""
-        for session, credential in list(self._live.items()):
-            problem = await asyncio.to_thread(self._auth.still_valid, session.node, credential)
+        live = list(self._live.items())
+        problems = await asyncio.to_thread(  # one thread for all: each check is a stat, maybe a small read
+            lambda: [(session, self._auth.still_valid(session.node, credential)) for session, credential in live])
+        for session, problem in problems:
             if problem and session in self._live:
                 self.layer.metrics.rejected_connections.labels("revoked").inc()
                 log.warning("closing a connection: its credential no longer proves its node", node=session.node,
