@@ -113,20 +113,29 @@ def unpack_library_event(_logger: Any, _method: str, event_dict: MutableMapping[
 
 REDACTED = "[REDACTED]"
 
-_SECRET_KEYS = frozenset({
+# credential-like names, as keys (any case) and as ``name: value`` / ``name=value`` inside text
+_SECRET_NAMES = (
     "authorization", "proxy-authorization", "x-auth-token", "cookie", "set-cookie", "token", "bearer_token",
-    "access_token", "refresh_token", "id-token", "password", "client-key-data", "secret_access_key",
-    "sedna.io/credential",
-})
+    "access_token", "refresh_token", "id-token", "password", "client-key-data", "sedna.io/credential",
+    # S3 / AWS: the sedna.io/credential keys, boto's arguments, SigV4 headers and presigned-URL query parameters
+    "secret_access_key", "access_key_id", "aws_access_key_id", "aws_secret_access_key", "aws_session_token",
+    "session_token", "x-amz-security-token", "x-amz-credential", "x-amz-signature", "awsaccesskeyid", "signature",
+    "credential",
+)
+_SECRET_KEYS = frozenset(_SECRET_NAMES)
+_NAME_ALTERNATIVES = "|".join(re.escape(name) for name in sorted(_SECRET_NAMES, key=len, reverse=True)
+                              if name not in ("token", "cookie", "set-cookie", "signature", "credential"))
 _SECRET_TEXT = [
     # an Authorization header or scheme anywhere in a text: "Bearer abc", "authorization: Basic abc"
     (re.compile(r"(?i)\b(bearer)(\s+)[A-Za-z0-9\-._~+/]+=*"), rf"\1\2{REDACTED}"),
     (re.compile(r"\b(Basic)(\s+)[A-Za-z0-9+/]{8,}=*"), rf"\1\2{REDACTED}"),
-    # "authorization": "...", 'Authorization': '...', authorization=... in reprs, JSON and key=value text; a quoted
-    # value cut short (a truncated repr) is blanked to the end of the text
-    (re.compile(r"""(?i)((?:proxy-)?authorization|x-auth-token|sedna\.io/credential|access_token|refresh_token|"""
-                r"""id-token|bearer_token|password|client-key-data|secret_access_key)(['"]?\s*[:=]\s*)"""
-                r"""(?:'(?:[^'\\]|\\.)*'?|"(?:[^"\\]|\\.)*"?|[^\s,;}\]]+)"""), rf"\1\2'{REDACTED}'"),
+    # "authorization": "...", 'Authorization': b'...', authorization=... in reprs, JSON, key=value text, headers and
+    # URL queries; a quoted value cut short (a truncated repr) is blanked to the end of the text
+    (re.compile(rf"""(?i)(?<![\w-])({_NAME_ALTERNATIVES})(['"]?\s*[:=]\s*)"""
+                r"""(?:b?'(?:[^'\\]|\\.)*'?|b?"(?:[^"\\]|\\.)*"?|[^\s,;}\]&]+)"""), rf"\1\2'{REDACTED}'"),
+    # what is left of a SigV4/SigV2 Authorization value or a presigned URL: "Credential=AKIA.../...",
+    # "Signature=abc", "Signature:\nabc" (botocore's debug lines)
+    (re.compile(r"(?i)(?<![\w-])((?:x-amz-)?(?:credential|signature))(\s*[:=]\s*)[^\s,;&'\"]+"), rf"\1\2{REDACTED}"),
 ]
 _MAX_DEPTH = 20
 
@@ -152,8 +161,9 @@ def _redact(value: Any, depth: int = 0) -> Any:
 
 
 def redact_secrets(_logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-    """structlog processor: blank ``Authorization`` headers, bearer/basic credentials, tokens, passwords and the
-    ``sedna.io/credential`` annotation, as keys at any depth and inside any text (messages, rendered tracebacks).
+    """structlog processor: blank ``Authorization`` headers, bearer/basic credentials, tokens, passwords, the
+    ``sedna.io/credential`` annotation and its keys, AWS keys, session tokens and SigV4/presigned-URL credentials and
+    signatures, as keys at any depth and inside any text (messages, rendered tracebacks).
     Put it after the exception processor and before the renderer."""
     for key in list(event_dict):
         if key in ("_record", "_from_structlog", "exc_info"):

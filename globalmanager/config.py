@@ -121,6 +121,10 @@ class WebsocketConfig:
     token_grace_seconds: float = field(default=300.0, metadata=_key("tokenGraceSeconds"))
     cert_file: str = field(default="", metadata=_key("certFile"))  # with keyFile: serve wss://
     key_file: str = field(default="", metadata=_key("keyFile"))
+    # node identity (docs/edge.md): a directory of per-node tokens (file name = node name), and/or the CA of client
+    # certificates whose CN or DNS SAN names the node (needs certFile)
+    node_tokens_dir: str = field(default="", metadata=_key("nodeTokensDir"))
+    client_ca_file: str = field(default="", metadata=_key("clientCAFile"))
 
     def validate(self) -> None:
         if not self.address:
@@ -133,9 +137,14 @@ class WebsocketConfig:
         if bool(self.cert_file) != bool(self.key_file):
             raise ConfigError("websocket.certFile" if not self.cert_file else "websocket.keyFile",
                               "websocket.certFile and websocket.keyFile go together")
-        for key, path in (("tokenFile", self.token_file), ("certFile", self.cert_file), ("keyFile", self.key_file)):
+        for key, path in (("tokenFile", self.token_file), ("certFile", self.cert_file), ("keyFile", self.key_file),
+                          ("clientCAFile", self.client_ca_file)):
             if path and not os.path.isfile(path):
                 raise ConfigError(f"websocket.{key}", f"file {path!r} does not exist")
+        if self.node_tokens_dir and not os.path.isdir(self.node_tokens_dir):
+            raise ConfigError("websocket.nodeTokensDir", f"directory {self.node_tokens_dir!r} does not exist")
+        if self.client_ca_file and not self.cert_file:
+            raise ConfigError("websocket.clientCAFile", "client certificates need TLS: set websocket.certFile and keyFile")
 
 
 @dataclass

@@ -58,6 +58,11 @@ class LocalController:
                 context = ssl.create_default_context(cafile=cfg.gm_ca_file or None)
             except (ssl.SSLError, OSError) as exc:
                 raise SettingError("--gm-ca-file", f"cannot load {cfg.gm_ca_file!r}: {exc}") from None
+            if cfg.cert_file:
+                try:
+                    context.load_cert_chain(cfg.cert_file, cfg.key_file)
+                except (ssl.SSLError, OSError) as exc:
+                    raise SettingError("--cert-file", f"cannot load {cfg.cert_file!r} with its key: {exc}") from None
         token: str | TokenFile = cfg.token
         if cfg.token_file:
             try:

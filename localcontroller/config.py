@@ -47,6 +47,8 @@ class LCConfig:
     token: str = ""  # read from --token-file at start
     token_file: str = ""  # --token-file: read again on each connection attempt (a rotated token is picked up)
     gm_ca_file: str = ""
+    cert_file: str = ""  # --cert-file/--key-file: a client certificate naming this node (wss:// only)
+    key_file: str = ""
     dataset_check_period: float = DEFAULT_DATASET_CHECK_PERIOD
     log_level: str = "info"
     log_format: str = ""  # "" = console on a TTY, else JSON
@@ -68,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", help=f"SQLite database (default <rootfs>/{DB_UNDER_ROOTFS})")
     p.add_argument("--token-file", help="file holding the bearer token the GM requires")
     p.add_argument("--gm-ca-file", help="CA bundle to verify the GM's TLS certificate (implies wss://)")
+    p.add_argument("--cert-file", help="client certificate naming this node (CN or DNS SAN), sent to a wss:// GM "
+                                       "that checks node identity (with --key-file)")
+    p.add_argument("--key-file", help="the key of --cert-file")
     p.add_argument("--dataset-check-period", type=str,
                    help=f"seconds between dataset sample counts (default {DEFAULT_DATASET_CHECK_PERIOD:g})")
     p.add_argument("--log-level", choices=LOG_LEVELS)
@@ -87,6 +92,14 @@ def load_settings(argv: Sequence[str] | None, environ: Mapping[str, str] | None 
     if cfg.gm_ca_file and not os.path.isfile(cfg.gm_ca_file):
         raise SettingError("--gm-ca-file", f"file {cfg.gm_ca_file!r} does not exist")
     cfg.gm_url = gm_url(*_pick(args.gm_address, env, "--gm-address", "GM_ADDRESS"), tls=bool(cfg.gm_ca_file))
+    cfg.cert_file, cfg.key_file = args.cert_file or "", args.key_file or ""
+    if bool(cfg.cert_file) != bool(cfg.key_file):
+        raise SettingError("--key-file" if cfg.cert_file else "--cert-file", "--cert-file and --key-file go together")
+    for flag, path in (("--cert-file", cfg.cert_file), ("--key-file", cfg.key_file)):
+        if path and not os.path.isfile(path):
+            raise SettingError(flag, f"file {path!r} does not exist")
+    if cfg.cert_file and not cfg.gm_url.startswith("wss://"):
+        raise SettingError("--cert-file", "a client certificate needs TLS: give --gm-ca-file or a wss:// address")
 
     node, where = _pick(args.node_name, env, "--node-name", "NODENAME")
     if not node:

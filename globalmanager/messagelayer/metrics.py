@@ -33,7 +33,8 @@ class EdgeMetrics:
         )
         self.rejected_connections = Counter(
             "sedna_gm_edge_rejected_connections",
-            "Websocket upgrades refused, by reason (bad_node_name, unauthorized).",
+            "Websocket upgrades refused and live connections closed for their credential, by reason (bad_node_name, "
+            "bad_header, unauthorized, forbidden, revoked).",
             ["reason"],
             registry=registry,
         )

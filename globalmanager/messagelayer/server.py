@@ -1,8 +1,12 @@
 """The websocket server LCs connect to (Go Sedna's ``messagelayer/ws``), on its own asyncio thread.
 
-* Any path. The upgrade must name the node in ``Node-Name`` (a DNS-1123 subdomain), else HTTP 400; with a token
-  configured it must carry ``Authorization: Bearer <token>`` with an accepted token (``tokens.EdgeTokens``: the token
-  file is checked on every upgrade, so a rotated token takes effect without a restart), else HTTP 401.
+* Any path. The upgrade must name the node in ``Node-Name`` (a DNS-1123 subdomain, given once), else HTTP 400; with
+  edge auth on, its credential must prove that node (``auth.EdgeAuth``: a client certificate, a per-node token or the
+  shared token; token files are checked on every upgrade, so a rotation takes effect without a restart), else HTTP
+  401 (403 for a certificate of another node). A refusal is logged with the claimed node and the reason and counted
+  in ``sedna_gm_edge_rejected_connections_total{reason}``. A connection admitted with a per-node token is closed
+  (1008) once that token no longer proves the node (revoked, or rotated and past the grace): checked every
+  ``credential_check_interval`` seconds.
 * The LC's first frame may be a ``hello``: the features both sides speak are answered in a ``hello``, then (with
   ``resync``) the node's full state as a ``resync`` frame, then the queued messages. Any other first frame (Go's
   empty-header greeting) is handled as a normal frame and no extension is used.
@@ -21,6 +25,7 @@ import logging
 import re
 import ssl
 import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,12 +45,13 @@ from apis.edge import (
     hello_frame,
     parse_features,
 )
-from apis.tokenfile import TokenFile, read_token
+from apis.tokenfile import TokenFile, read_token  # read_token: re-exported
 from globalmanager.config import WebsocketConfig
 
+from .auth import NONE, Credential, EdgeAuth, Verdict
 from .layer import MessageLayer
 from .session import Session
-from .tokens import EdgeTokens
+from .tokens import EdgeTokens, NodeTokens
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
@@ -61,6 +67,8 @@ log = structlog.get_logger("sedna-gm.edge")
 DEFAULT_PING_INTERVAL = 20.0
 DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024  # an 8 MiB worker report, base64-encoded (docs/edge.md)
 HELLO_TIMEOUT = 2.0
+CREDENTIAL_CHECK_INTERVAL = 10.0
+_MAX_LOGGED_NODE = 253
 _BACKPRESSURE_POLL = 0.02
 _CLOSE_TIMEOUT = 2.0  # a dead peer never completes the closing handshake
 
@@ -82,17 +90,26 @@ class EdgeServer:
         *,
         ping_interval: float = DEFAULT_PING_INTERVAL,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
-        token: str | EdgeTokens = "",
+        token: str | EdgeTokens | EdgeAuth = "",
         ssl_context: ssl.SSLContext | None = None,
         features: Sequence[str] = FEATURES,
         hello_timeout: float = HELLO_TIMEOUT,
+        credential_check_interval: float = CREDENTIAL_CHECK_INTERVAL,
     ) -> None:
         self.layer = layer
         self.host = host
         self._port = port
         self.ping_interval = ping_interval
         self.max_frame_bytes = max_frame_bytes
-        self._tokens = token if isinstance(token, EdgeTokens) else EdgeTokens(token)
+        if isinstance(token, EdgeAuth):
+            self._auth = token
+        else:
+            self._auth = EdgeAuth(token if isinstance(token, EdgeTokens) else EdgeTokens(token))
+        self._credential_check_interval = credential_check_interval
+        # between the handshake and _handle (loop thread); weak: a handshake may still fail after process_request
+        self._admitted: weakref.WeakKeyDictionary[ServerConnection, Credential] = weakref.WeakKeyDictionary()
+        self._live: dict[Session, Credential] = {}  # loop thread only
+        self._recheck_task: asyncio.Task[None] | None = None
         self._ssl = ssl_context
         self._features = tuple(features)
         self._hello_timeout = hello_timeout
@@ -136,9 +153,11 @@ class EdgeServer:
             raise failure[0]
         scheme = "wss" if self._ssl is not None else "ws"
         log.info("edge server listening", address=f"{scheme}://{self.host}:{self.port}",
-                 ping_interval=self.ping_interval, max_frame_bytes=self.max_frame_bytes, token=self._tokens.enabled)
+                 ping_interval=self.ping_interval, max_frame_bytes=self.max_frame_bytes, auth=self._auth.mode)
 
     async def _serve(self) -> Server:
+        if self._auth.nodes is not None:
+            self._recheck_task = asyncio.get_running_loop().create_task(self._recheck_credentials_forever())
         return await serve(
             self._handle,
             self.host,
@@ -158,6 +177,8 @@ class EdgeServer:
             return
 
         async def shutdown() -> None:
+            if self._recheck_task is not None:
+                self._recheck_task.cancel()
             server.close()
             await server.wait_closed()
 
@@ -171,26 +192,61 @@ class EdgeServer:
 
     # -- handshake --------------------------------------------------------------------------------------------------
     def _check_request(self, conn: ServerConnection, request: Request) -> Response | None:
-        node = request.headers.get(NODE_NAME_HEADER)
         remote = _remote(conn)
+        claimed = ", ".join(request.headers.get_all(NODE_NAME_HEADER))[:_MAX_LOGGED_NODE]
+        verdict = self._auth.check_headers(request.headers)
+        if verdict.status:
+            return self._refuse(conn, verdict, claimed, remote)
+        node = request.headers.get(NODE_NAME_HEADER)
         if not valid_node_name(node):
-            self.layer.metrics.rejected_connections.labels("bad_node_name").inc()
-            log.warning("refused a connection: missing or invalid Node-Name", node=node or "", remote=remote)
-            return conn.respond(http.HTTPStatus.BAD_REQUEST,
-                                "missing or invalid Node-Name header: it must be a DNS-1123 subdomain\n")
-        if self._tokens.enabled:
-            if not self._tokens.accepts(request.headers.get("Authorization", "")):
-                self.layer.metrics.rejected_connections.labels("unauthorized").inc()
-                log.warning("refused a connection: missing or wrong bearer token", node=node, remote=remote)
-                response = conn.respond(http.HTTPStatus.UNAUTHORIZED, "missing or wrong bearer token\n")
-                response.headers["WWW-Authenticate"] = "Bearer"
-                return response
+            return self._refuse(conn, Verdict(http.HTTPStatus.BAD_REQUEST, "bad_node_name",
+                                              "missing or invalid Node-Name header: it must be a DNS-1123 subdomain"),
+                                claimed, remote)
+        peercert = conn.transport.get_extra_info("peercert") if self._ssl is not None else None
+        verdict = self._auth.authenticate(node, request.headers, peercert)  # type: ignore[arg-type]
+        if verdict.status:
+            return self._refuse(conn, verdict, claimed, remote)
+        if verdict.credential is not None:
+            self._admitted[conn] = verdict.credential
         return None
+
+    def _refuse(self, conn: ServerConnection, verdict: Verdict, claimed: str, remote: str) -> Response:
+        self.layer.metrics.rejected_connections.labels(verdict.reason).inc()
+        log.warning("refused a connection", node=claimed, remote=remote, status=int(verdict.status),
+                    reason=verdict.reason, detail=verdict.detail)
+        response = conn.respond(verdict.status, f"{verdict.detail}\n")
+        if verdict.status == http.HTTPStatus.UNAUTHORIZED:
+            response.headers["WWW-Authenticate"] = "Bearer"
+        return response
+
+    async def _recheck_credentials_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self._credential_check_interval)
+            await self.recheck_credentials()
+
+    async def recheck_credentials(self) -> None:
+        """Close every connection whose credential no longer proves its node (run on the server's loop)."""
+        live = list(self._live.items())
+        problems = await asyncio.to_thread(  # one thread for all: each check is a stat, maybe a small read
+            lambda: [(session, self._auth.still_valid(session.node, credential)) for session, credential in live])
+        for session, problem in problems:
+            if problem and session in self._live:
+                self.layer.metrics.rejected_connections.labels("revoked").inc()
+                log.warning("closing a connection: its credential no longer proves its node", node=session.node,
+                            reason=problem)
+                session.close(1008, "credential revoked")
 
     # -- connection -------------------------------------------------------------------------------------------------
     async def _handle(self, conn: ServerConnection) -> None:
         node = conn.request.headers[NODE_NAME_HEADER] if conn.request is not None else ""
         session = Session(node, conn, asyncio.get_running_loop(), frozenset(), send_timeout=2 * self.ping_interval)
+        self._live[session] = self._admitted.pop(conn, Credential(NONE))
+        try:
+            await self._serve_session(conn, session, node)
+        finally:
+            del self._live[session]
+
+    async def _serve_session(self, conn: ServerConnection, session: Session, node: str) -> None:
         try:
             first: Any = await asyncio.wait_for(conn.recv(), self._hello_timeout)
         except asyncio.TimeoutError:
@@ -241,14 +297,22 @@ class EdgeServer:
 
 
 def edge_server_from_config(layer: MessageLayer, ws: WebsocketConfig) -> EdgeServer:
-    """The server ``websocket.*`` describes; raises ``OSError``/``ValueError`` for an unreadable token, cert or key."""
+    """The server ``websocket.*`` describes; raises ``OSError``/``ValueError`` for an unreadable token, cert, key,
+    CA or node tokens directory."""
     context = None
     if ws.cert_file:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(ws.cert_file, ws.key_file)
-    tokens = EdgeTokens(TokenFile(ws.token_file), ws.token_grace_seconds) if ws.token_file else EdgeTokens()
+        if ws.client_ca_file:
+            context.load_verify_locations(ws.client_ca_file)
+            # a client without a certificate may still prove its node with a token, when one is configured
+            token_auth = bool(ws.token_file or ws.node_tokens_dir)
+            context.verify_mode = ssl.CERT_OPTIONAL if token_auth else ssl.CERT_REQUIRED
+    shared = EdgeTokens(TokenFile(ws.token_file), ws.token_grace_seconds) if ws.token_file else EdgeTokens()
+    nodes = NodeTokens(ws.node_tokens_dir, ws.token_grace_seconds) if ws.node_tokens_dir else None
+    auth = EdgeAuth(shared, nodes, client_certs=bool(ws.client_ca_file))
     return EdgeServer(layer, ws.address, ws.port, ping_interval=ws.ping_interval_seconds,
-                      max_frame_bytes=ws.max_frame_bytes, token=tokens, ssl_context=context)
+                      max_frame_bytes=ws.max_frame_bytes, token=auth, ssl_context=context)
 
 
 def _remote(conn: ServerConnection) -> str:

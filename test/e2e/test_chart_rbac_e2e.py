@@ -1,6 +1,7 @@
 """RBAC proven with the code: ``sedna-gm`` runs with the chart's ServiceAccount token against the sandbox API server
 in RBAC mode, with the ServiceAccount, ClusterRole/Binding and the lease Role/Binding rendered from the chart's
-templates by Helm's engine, its config file from the chart's ConfigMap and its edge token from the chart's Secret.
+templates by Helm's engine, its config file from the chart's ConfigMap and the node tokens from the chart's per-node
+Secrets (``edge.nodes``: node identity).
 
 * every registered controller goes through its flow (``testkit.flows.FLOWS``: its sample applied, the work done,
   workers deleted from under it and recreated, its spec changed, conflicts answered, the object deleted) and the
@@ -10,7 +11,8 @@ templates by Helm's engine, its config file from the chart's ConfigMap and its e
   controller, the job and the refused request, and a Warning Event ``FailedCreate`` on the job; with the verb back,
   the job goes on.
 
-Two LocalControllers (``edge-node-1``, ``edge-node-2``, the samples' nodes) connect with the chart's token and the
+Two LocalControllers (``edge-node-1``, ``edge-node-2``, the samples' nodes) connect, each with its own token from the
+chart (and one node's token cannot connect as the other), and the
 worker simulator plays the workers. The LC talks to no API server (its DaemonSet mounts no ServiceAccount token), so
 it has no RBAC to prove.
 """
@@ -25,13 +27,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import websockets
 import yaml
 from kubernetes import client
 from testkit import (
+    GoLC,
     Processes,
     free_port,
     http_get,
     json_log_lines,
+    metric_value,
     start_gm,
     start_lc,
     start_workersim,
@@ -62,6 +67,8 @@ class Cluster:
     rootfs: dict[str, Path]
     objects: list[dict[str, Any]]  # what the chart rendered
     flows_done: set[str]
+    edge_port: int
+    token_files: dict[str, Path]  # each LC's own token
 
 
 def _create_rendered(cs: Clientset, objects: list[dict[str, Any]], kinds: tuple[str, ...]) -> None:
@@ -86,7 +93,7 @@ def _service_account_token(server: SandboxAPIServer, admin_kubeconfig: Path) -> 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     tmp = tmp_path_factory.mktemp("chart-rbac")
-    objects = chart_objects()
+    objects = chart_objects({"edge": {"nodes": list(NODES)}})
     server = SandboxAPIServer(crd_dirs=[CHART / "crds"], rbac=True).start()
     procs = Processes(tmp)
     try:
@@ -96,12 +103,19 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         _create_rendered(cs, objects, ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"))
         sa_kubeconfig = server.write_kubeconfig(tmp / "gm.kubeconfig", token=_service_account_token(server, admin_kubeconfig))
 
-        # the GM's config file and edge token, as the chart mounts them
-        token_file = tmp / "edge-token"
-        token_file.write_bytes(base64.b64decode(find(objects, "Secret", "sedna-edge-token")["data"]["token"]))
+        # the GM's config file and the node tokens, as the chart mounts them (a file per node in the GM, each LC its own)
+        tokens_dir = tmp / "edge-node-tokens"
+        tokens_dir.mkdir()
+        token_files: dict[str, Path] = {}
+        for node in NODES:
+            token = base64.b64decode(find(objects, "Secret", f"sedna-lc-token-{node}")["data"]["token"])
+            (tokens_dir / node).write_bytes(token)
+            token_files[node] = tmp / f"token-{node}"
+            token_files[node].write_bytes(token)
         gm_config = yaml.safe_load(find(objects, "ConfigMap", "sedna-gm-config")["data"]["gm.yaml"])
-        assert gm_config["websocket"]["tokenFile"] == "/etc/sedna/edge-token/token"
-        gm_config["websocket"]["tokenFile"] = str(token_file)
+        assert gm_config["websocket"]["nodeTokensDir"] == "/etc/sedna/edge-node-tokens"
+        assert "tokenFile" not in gm_config["websocket"]
+        gm_config["websocket"]["nodeTokensDir"] = str(tokens_dir)
         # the chart's lease timings, shortened so that a GM restarted by a test does not wait 15 s for its lease
         gm_config["leaderElection"].update(leaseDuration=4, renewDeadline=3, retryPeriod=0.5)
         config_file = tmp / "gm.yaml"
@@ -117,12 +131,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         for node in NODES:
             rootfs[node] = tmp / node
             _, lc_urls[node] = start_lc(procs, node, f"127.0.0.1:{edge_port}", rootfs[node], "--token-file",
-                                        str(token_file), "--dataset-check-period", "0.5")
+                                        str(token_files[node]), "--dataset-check-period", "0.5")
         for node in NODES:
             wait_for(f"LC {node} connected", lambda node=node: http_get(lc_urls[node] + "/readyz")[0] == 200,
                      timeout=30)
         start_workersim(procs, admin_kubeconfig, lc_urls, rootfs)
-        yield Cluster(server, cs, procs, gm_url, rootfs, objects, set())
+        yield Cluster(server, cs, procs, gm_url, rootfs, objects, set(), edge_port, token_files)
         cs.close()
     finally:
         procs.cleanup()
@@ -268,3 +282,14 @@ def test_a_verb_taken_away_is_a_403_the_gm_reports_and_giving_it_back_heals(clus
     # the key is retried with backoff: the job goes on once the verb is back
     wait_for("the job to succeed once pods may be created again",
              lambda: (jobs.get("mnist-training").get("status") or {}).get("phase") == "Succeeded", timeout=60)
+
+
+def test_a_nodes_chart_token_cannot_connect_as_another_node(cluster: Cluster) -> None:
+    url = f"ws://127.0.0.1:{cluster.edge_port}/"
+    other = cluster.token_files[NODES[1]].read_text().strip()
+    with pytest.raises(websockets.exceptions.InvalidStatus) as info:
+        GoLC(url, NODES[0], headers={"Authorization": f"Bearer {other}"})
+    assert info.value.response.status_code == 401
+    refused = metric_value(cluster.gm_url + "/metrics", "sedna_gm_edge_rejected_connections_total",
+                           reason="unauthorized")
+    assert refused is not None and refused >= 1

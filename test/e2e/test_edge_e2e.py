@@ -12,12 +12,15 @@ Every wait is bounded; every process is killed at teardown.
 
 from __future__ import annotations
 
+import shutil
 import signal
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import websockets
 from testkit import (
     GoLC,
     Processes,
@@ -25,6 +28,7 @@ from testkit import (
     http_get,
     json_log_lines,
     metric_value,
+    self_signed_cert,
     start_gm,
     start_lc,
     wait_for,
@@ -257,3 +261,83 @@ def test_the_edge_token_rotates_without_a_restart(procs, tmp_path, cluster):
                                                                            "new one")] == [0.0]
     for name in ("gm", "edge-1", "edge-2"):
         assert "first-token" not in procs.log(name) and "second-token" not in procs.log(name)
+
+
+def test_node_identity_a_node_token_proves_one_node_and_a_revoked_node_is_cut_off(procs, tmp_path, cluster):
+    """docs/operating.md, "Edge credentials": with ``websocket.nodeTokensDir`` each LC proves its node with its own
+    token. edge-2's token can neither connect as edge-1 nor report for edge-1's Dataset; deleting edge-2's file
+    revokes it without a restart: its live connection is closed and it is refused from then on."""
+    tokens = tmp_path / "node-tokens"
+    tokens.mkdir()
+    lc_tokens = {}
+    for node in ("edge-1", "edge-2"):
+        (tokens / node).write_text(f"token-of-{node}\n")
+        lc_tokens[node] = tmp_path / f"{node}-token"
+        lc_tokens[node].write_text(f"token-of-{node}\n")
+    config = tmp_path / "gm.yaml"
+    config.write_text(f"websocket:\n  nodeTokensDir: {tokens}\n")
+    e = make_edge(procs, tmp_path, cluster, "--config", str(config))
+    e.start_gm()
+    e.start_lc("edge-1", "--token-file", str(lc_tokens["edge-1"]))
+    e.start_lc("edge-2", "--token-file", str(lc_tokens["edge-2"]))
+    e.write("edge-1", "/data/train.txt", 3)
+    e.create_dataset("d1", "edge-1")
+    e.wait_samples("d1", 3)
+
+    url = f"ws://{e.gm_address}/"
+    stolen = {"Authorization": "Bearer token-of-edge-2"}
+    with pytest.raises(websockets.exceptions.InvalidStatus) as info:
+        GoLC(url, "edge-1", headers=stolen)
+    assert info.value.response.status_code == 401
+    refused = e.log_events("gm", "refused a connection")
+    assert [(x["node"], x["reason"], x["status"]) for x in refused] == [("edge-1", "unauthorized", 401)]
+    forger = GoLC(url, "edge-2", headers=stolen)  # edge-2 itself (replacing its LC for a moment)
+    try:
+        forger.send_status(NS, "Dataset", "d1", {"numberOfSamples": 424242})
+        wait_for("the forged report dropped", lambda: metric_value(
+            e.gm_url + "/metrics", "sedna_gm_edge_rejected_frames_total", reason="not_routed") == 1)
+    finally:
+        forger.close()
+    e.write("edge-1", "/data/train.txt", 1, append=True)
+    e.wait_samples("d1", 4)  # edge-1's own LC kept reporting; the forged count never landed
+    assert http_get(e.lc_urls["edge-1"] + "/readyz")[0] == 200
+
+    wait_for("edge-2's LC back", lambda: http_get(e.lc_urls["edge-2"] + "/readyz")[0] == 200, timeout=60)
+    (tokens / "edge-2").unlink()  # revoked
+    wait_for("edge-2 cut off", lambda: http_get(e.lc_urls["edge-2"] + "/readyz")[0] == 503, timeout=60)
+    wait_for("edge-2 refused", lambda: [
+        x for x in e.log_events("edge-2", "the GM refused the connection") if x.get("status") == 401], timeout=60)
+    assert http_get(e.lc_urls["edge-1"] + "/readyz")[0] == 200
+    for name in ("gm", "edge-1", "edge-2"):
+        assert "token-of-edge" not in procs.log(name)
+
+
+def test_node_identity_with_client_certificates(procs, tmp_path, cluster):
+    """``websocket.clientCAFile``: sedna-lc's ``--cert-file`` proves its node; a certificate of another node is a
+    403 and the LC stays unready."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    server_cert, server_key = self_signed_cert(tmp_path)
+    certs = {}
+    for node in ("edge-1", "edge-2"):
+        certs[node] = (tmp_path / f"{node}.crt", tmp_path / f"{node}.key")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                        f"/CN={node}", "-addext", f"subjectAltName=DNS:{node}", "-keyout", str(certs[node][1]),
+                        "-out", str(certs[node][0])], check=True, capture_output=True, timeout=60)
+    client_ca = tmp_path / "clients.pem"
+    client_ca.write_text(certs["edge-1"][0].read_text() + certs["edge-2"][0].read_text())
+    config = tmp_path / "gm.yaml"
+    config.write_text(f"websocket:\n  certFile: {server_cert}\n  keyFile: {server_key}\n  clientCAFile: {client_ca}\n")
+    e = make_edge(procs, tmp_path, cluster, "--config", str(config))
+    e.start_gm()
+    tls = ("--gm-ca-file", str(server_cert))
+    e.start_lc("edge-1", *tls, "--cert-file", str(certs["edge-1"][0]), "--key-file", str(certs["edge-1"][1]))
+    e.start_lc("edge-2", *tls, "--cert-file", str(certs["edge-1"][0]), "--key-file", str(certs["edge-1"][1]),
+               wait_ready=False)  # edge-1's certificate
+    wait_for("edge-2 refused", lambda: [
+        x for x in e.log_events("edge-2", "the GM refused the connection") if x.get("status") == 403], timeout=30)
+    assert http_get(e.lc_urls["edge-2"] + "/readyz")[0] == 503
+    e.write("edge-1", "/data/train.txt", 2)
+    e.create_dataset("d1", "edge-1")
+    e.wait_samples("d1", 2)
+    assert metric_value(e.gm_url + "/metrics", "sedna_gm_edge_rejected_connections_total", reason="forbidden") >= 1

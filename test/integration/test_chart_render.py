@@ -44,7 +44,8 @@ CASES = documented_values()
 
 
 def test_the_guide_shows_the_combinations_the_chart_offers() -> None:
-    assert {"gm-config", "single-gm", "own-rbac", "gm-only", "tls-inline", "tls-existing", "service-monitor"} <= set(CASES)
+    assert {"gm-config", "single-gm", "own-rbac", "gm-only", "tls-inline", "tls-existing", "service-monitor",
+            "node-tokens", "shared-token", "auth-off"} <= set(CASES)
 
 
 def test_helm_lint_strict_is_clean() -> None:
@@ -90,20 +91,43 @@ def test_every_rendered_object_is_accepted_by_the_api_server(sandbox, case: str)
         assert not warning, (obj["kind"], warning)
 
 
-def _mounted(tmp: Path, objects: list[dict[str, Any]], path: str) -> str:
-    """Where a file the chart mounts is in ``tmp`` (written from the rendered Secret/ConfigMap when the chart makes
-    it, else a stand-in for the operator's own object)."""
-    local = tmp / path.lstrip("/")
-    local.parent.mkdir(parents=True, exist_ok=True)
-    key = Path(path).name
-    for obj in objects:
-        data = obj.get("data") or {}
-        if obj["kind"] in ("Secret", "ConfigMap") and key in data:
-            local.write_bytes(base64.b64decode(data[key]) if obj["kind"] == "Secret" else data[key].encode())
-            break
-    else:
-        local.write_text("from the operator's own object\n")
-    return str(local)
+def _volume_files(objects: list[dict[str, Any]], volume: dict[str, Any]) -> dict[str, bytes] | None:
+    """The files a Secret, ConfigMap or projected volume holds (``None`` for an object the chart does not make)."""
+    sources = volume["projected"]["sources"] if "projected" in volume else [volume]
+    files: dict[str, bytes] = {}
+    for source in sources:
+        ref = source.get("secret") or source.get("configMap")
+        if ref is None:
+            continue
+        kind = "Secret" if "secret" in source else "ConfigMap"
+        name = ref.get("secretName") or ref.get("name")
+        made = [o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name]
+        if not made:
+            if ref.get("optional"):
+                continue
+            return None
+        data = made[0].get("data") or {}
+        for item in ref.get("items") or [{"key": k, "path": k} for k in data]:
+            value = data[item["key"]]
+            files[item["path"]] = base64.b64decode(value) if kind == "Secret" else value.encode()
+    return files
+
+
+def _mounted(tmp: Path, objects: list[dict[str, Any]], pod: dict[str, Any], path: str) -> str:
+    """Where a file or directory the pod ``pod`` mounts at ``path`` is in ``tmp``: written from the volume's rendered
+    Secrets/ConfigMaps, or a stand-in for the operator's own object."""
+    container = pod["containers"][0]
+    mount = next(m for m in container["volumeMounts"] if path == m["mountPath"] or
+                 path.startswith(m["mountPath"].rstrip("/") + "/"))
+    volume = next(v for v in pod["volumes"] if v["name"] == mount["name"])
+    root = tmp / container["name"] / mount["mountPath"].lstrip("/")
+    root.mkdir(parents=True, exist_ok=True)
+    files = _volume_files(objects, volume)
+    if files is None:
+        files = {Path(path).name: b"from the operator's own object\n"}
+    for name, data in files.items():
+        (root / name).write_bytes(data)
+    return str(tmp / container["name"] / path.lstrip("/"))
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -112,16 +136,16 @@ def test_the_gm_config_is_one_sedna_gm_loads(tmp_path: Path, case: str) -> None:
     text = find(objects, "ConfigMap", "sedna-gm-config")["data"]["gm.yaml"]
     data = yaml.safe_load(text)
     websocket = data["websocket"]
-    for key in ("tokenFile", "certFile", "keyFile"):  # as the Deployment mounts them
+    deployment = find(objects, "Deployment")
+    for key in ("tokenFile", "certFile", "keyFile", "nodeTokensDir"):  # as the Deployment mounts them
         if key in websocket:
-            websocket[key] = _mounted(tmp_path, objects, websocket[key])
+            websocket[key] = _mounted(tmp_path, objects, deployment["spec"]["template"]["spec"], websocket[key])
     config_file = tmp_path / "gm.yaml"
     config_file.write_text(yaml.safe_dump(data))
     config = load_config(str(config_file))
     config.validate(known_controllers=registered())
     assert config.leader_election.namespace == "sedna"
     assert config.log_format == "json"
-    deployment = find(objects, "Deployment")
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert container["command"] == ["sedna-gm", "--config", "/etc/sedna/gm/gm.yaml"]
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
@@ -137,19 +161,35 @@ def test_the_gm_config_is_one_sedna_gm_loads(tmp_path: Path, case: str) -> None:
 @pytest.mark.parametrize("case", sorted(c for c in CASES if CASES[c].get("lc", {}).get("enabled", True)))
 def test_the_lc_daemonset_gives_settings_sedna_lc_accepts(tmp_path: Path, case: str) -> None:
     objects = chart_objects(CASES[case])
-    daemonset = find(objects, "DaemonSet")
-    pod = daemonset["spec"]["template"]["spec"]
+    edge = CASES[case].get("edge", {})
+    daemonsets = [o for o in objects if o["kind"] == "DaemonSet"]
+    assert len(daemonsets) == max(1, len(edge.get("nodes", [])))
+    for daemonset in daemonsets:
+        pod = daemonset["spec"]["template"]["spec"]
+        pinned = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"][0].get("matchFields", [{"values": ["edge-node-1"]}])[0]["values"][0]
+        config = _lc_settings(tmp_path / daemonset["metadata"]["name"], objects, pod, pinned)
+        assert config.node_name == pinned and config.bind_port == 9100
+        gm_service = find(objects, "Service")
+        assert config.gm_url.startswith(("ws://", "wss://"))
+        assert f"{gm_service['metadata']['name']}.sedna:9000" in config.gm_url
+        assert config.gm_url.startswith("wss://") == bool(edge.get("tls", {}).get("enabled"))
+        assert bool(config.token) == (bool(edge.get("nodes")) or edge.get("token", {}).get("enabled", True))
+
+
+def _lc_settings(tmp_path: Path, objects: list[dict[str, Any]], pod: dict[str, Any], node: str) -> Any:
+    """The settings ``sedna-lc`` loads from the pod's command and environment on node ``node``."""
     container = pod["containers"][0]
     assert container["command"][0] == "sedna-lc"
     env: dict[str, str] = {}
     for var in container["env"]:
         if "valueFrom" in var:
             assert var["valueFrom"] == {"fieldRef": {"fieldPath": "spec.nodeName"}}
-            env[var["name"]] = "edge-node-1"  # what the downward API gives
+            env[var["name"]] = node  # what the downward API gives
         else:
             env[var["name"]] = var["value"]
     rootfs = tmp_path / "rootfs"  # the host's / as mounted
-    rootfs.mkdir()
+    rootfs.mkdir(parents=True)
     assert env["ROOTFS_MOUNT_DIR"] == "/rootfs"
     assert {"name": "localcontroller", "mountPath": "/rootfs"} in container["volumeMounts"]
     env["ROOTFS_MOUNT_DIR"] = str(rootfs)
@@ -157,15 +197,43 @@ def test_the_lc_daemonset_gives_settings_sedna_lc_accepts(tmp_path: Path, case: 
     for arg in container["command"][1:]:
         flag, _, value = arg.partition("=")
         if flag in ("--token-file", "--gm-ca-file"):
-            value = _mounted(tmp_path, objects, value)
+            value = _mounted(tmp_path, objects, pod, value)
         argv.append(f"{flag}={value}")
     config, version = load_settings(argv, env)
-    assert not version and config.node_name == "edge-node-1" and config.bind_port == 9100
-    gm_service = find(objects, "Service")
-    assert config.gm_url.startswith(("ws://", "wss://"))
-    assert f"{gm_service['metadata']['name']}.sedna:9000" in config.gm_url
-    assert config.gm_url.startswith("wss://") == bool(CASES[case].get("edge", {}).get("tls", {}).get("enabled"))
-    assert bool(config.token) == CASES[case].get("edge", {}).get("token", {}).get("enabled", True)
+    assert not version
+    return config
+
+
+def test_node_identity_gives_each_lc_only_its_own_token(tmp_path: Path) -> None:
+    values = CASES["node-tokens"]
+    objects = chart_objects(values)
+    nodes = [n if isinstance(n, str) else n["name"] for n in values["edge"]["nodes"]]
+    assert not [o for o in objects if o["kind"] == "Secret" and o["metadata"]["name"] == "sedna-edge-token"]
+    tokens = {node: base64.b64decode(find(objects, "Secret", f"sedna-lc-token-{node}")["data"]["token"]).decode()
+              for node in nodes}
+    assert len(set(tokens.values())) == len(nodes)
+    assert all(len(t) == 48 and t.isalnum() for t in tokens.values())
+    for node in nodes:
+        daemonset = find(objects, "DaemonSet", f"sedna-lc-{node}")
+        pod = daemonset["spec"]["template"]["spec"]
+        assert daemonset["spec"]["selector"]["matchLabels"]["sedna.io/node"] == node
+        assert pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == {
+            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+        secrets = [v["secret"]["secretName"] for v in pod["volumes"] if "secret" in v]
+        assert secrets == [f"sedna-lc-token-{node}"]  # this node's token only
+        config = _lc_settings(tmp_path / node, objects, pod, node)
+        assert config.token == tokens[node]
+    # the GM: every node's token as a file named after the node, read by the config sedna-gm loads
+    deployment = find(objects, "Deployment")
+    gm_pod = deployment["spec"]["template"]["spec"]
+    websocket = yaml.safe_load(find(objects, "ConfigMap", "sedna-gm-config")["data"]["gm.yaml"])["websocket"]
+    assert "tokenFile" not in websocket
+    directory = Path(_mounted(tmp_path / "gm", objects, gm_pod, websocket["nodeTokensDir"]))
+    assert {p.name: p.read_text() for p in directory.iterdir()} == tokens
+    projected = next(v for v in gm_pod["volumes"] if v["name"] == "edge-node-tokens")["projected"]["sources"]
+    assert all(s["secret"]["optional"] is True for s in projected)  # a deleted node Secret revokes, never blocks
+    given = chart_objects({"edge": {"nodes": [{"name": "edge-node-1", "token": "my-own-token"}]}})
+    assert base64.b64decode(find(given, "Secret", "sedna-lc-token-edge-node-1")["data"]["token"]) == b"my-own-token"
 
 
 def test_the_defaults_are_what_the_guide_promises() -> None:
@@ -242,6 +310,8 @@ def test_the_service_monitor_scrapes_the_gm_service() -> None:
     ({"edge": {"tls": {"enabled": True}}}, "edge.tls.enabled needs edge.tls.existingSecret"),
     ({"edge": {"tls": {"enabled": True, "cert": "c", "key": "k"}}}, "needs the CA for the LCs"),
     ({"gm": {"leaderElection": {"enabled": False}}}, "gm.replicas > 1 needs gm.leaderElection.enabled"),
+    ({"edge": {"nodes": ["Edge_1"]}}, 'edge.nodes: "Edge_1" is not a node name'),
+    ({"edge": {"nodes": ["edge-1", {"name": "edge-1"}]}}, 'edge.nodes: "edge-1" is listed twice'),
 ])
 def test_bad_values_fail_with_a_reason(values: dict[str, Any], message: str) -> None:
     engine = helm()

@@ -76,10 +76,63 @@ new random one. Computed once per render (remembered in .Values) so that the Sec
 {{- .Values.edge.token.value -}}
 {{- end -}}
 
-{{/* Checksum of what the edge link's pods read at start: a change rolls them. */}}
+{{/*
+Node identity: the names of edge.nodes (an entry is a name or {name, token}), checked. With nodes listed, each node
+has its own token and LC DaemonSet and the shared token is off.
+*/}}
+{{- define "sedna.edgeNodeNames" -}}
+{{- $names := list -}}
+{{- range .Values.edge.nodes -}}
+{{- $name := ternary . (get (kindIs "map" . | ternary . dict) "name") (kindIs "string" .) -}}
+{{- if not (regexMatch "^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$" (toString $name)) -}}
+{{- fail (printf "edge.nodes: %q is not a node name of at most 63 characters (a DNS-1123 subdomain)" (toString $name)) -}}
+{{- end -}}
+{{- if has $name $names -}}
+{{- fail (printf "edge.nodes: %q is listed twice" $name) -}}
+{{- end -}}
+{{- $names = append $names $name -}}
+{{- end -}}
+{{- join "\n" $names -}}
+{{- end -}}
+
+{{/* "true" when LCs authenticate with the one shared token (edge.token.enabled and no edge.nodes). */}}
+{{- define "sedna.sharedTokenOn" -}}
+{{- if and .Values.edge.token.enabled (not .Values.edge.nodes) -}}true{{- end -}}
+{{- end -}}
+
+{{- define "sedna.nodeTokenSecret" -}}
+{{- $root := index . 0 -}}
+{{- printf "%s-lc-token-%s" (include "sedna.fullname" $root) (index . 1) -}}
+{{- end -}}
+
+{{/*
+The token of node (index . 1): the value given in edge.nodes, else the one already installed (kept on upgrades and
+after a rotation done with kubectl), else a new random one.
+*/}}
+{{- define "sedna.nodeToken" -}}
+{{- $root := index . 0 -}}
+{{- $node := index . 1 -}}
+{{- $token := "" -}}
+{{- range $root.Values.edge.nodes -}}
+{{- if and (kindIs "map" .) (eq (toString (get . "name")) $node) -}}
+{{- $token = toString (get . "token" | default "") -}}
+{{- end -}}
+{{- end -}}
+{{- if not $token -}}
+{{- $existing := lookup "v1" "Secret" $root.Release.Namespace (include "sedna.nodeTokenSecret" (list $root $node)) -}}
+{{- if and $existing $existing.data (hasKey $existing.data "token") -}}
+{{- $token = index $existing.data "token" | b64dec -}}
+{{- else -}}
+{{- $token = randAlphaNum 48 -}}
+{{- end -}}
+{{- end -}}
+{{- $token -}}
+{{- end -}}
+
+{{/* Checksum of what the edge link's pods read at start: a change rolls them (node tokens are re-read live). */}}
 {{- define "sedna.edgeChecksum" -}}
 {{- $parts := list -}}
-{{- if .Values.edge.token.enabled -}}
+{{- if include "sedna.sharedTokenOn" . -}}
 {{- $parts = append $parts (ternary .Values.edge.token.existingSecret (include "sedna.edgeToken" .) (ne .Values.edge.token.existingSecret "")) -}}
 {{- end -}}
 {{- if .Values.edge.tls.enabled -}}

@@ -4,6 +4,7 @@ fields kept; ``redact_secrets`` blanks credentials."""
 from __future__ import annotations
 
 import logging
+import re
 import subprocess
 import sys
 
@@ -111,3 +112,70 @@ def test_redaction_blanks_secret_keys_at_any_depth_and_leaves_the_rest():
     assert out["object"]["metadata"]["annotations"] == {"sedna.io/credential": REDACTED, "other": "kept"}
     assert out["headers"][1] == {"Authorization": REDACTED} and out["count"] == 3
     assert pod["metadata"]["annotations"]["sedna.io/credential"] == "s3-secret"  # the caller's object is untouched
+
+
+@pytest.mark.parametrize("text", [
+    # botocore's request dict (bytes values): the whole SigV4 value goes, not only its scheme
+    "{'Authorization': b'AWS4-HMAC-SHA256 Credential=abc.def-ghi/20260101/us-east-1/s3/aws4_request, "
+    "SignedHeaders=host, Signature=abc.def-ghi', 'X-Amz-Security-Token': b'abc.def-ghi'}",
+    "x-amz-date:20260101T000000Z\nx-amz-security-token:abc.def-ghi\n",  # a canonical request
+    "Signature:\nabc.def-ghi",
+    "http://s3/b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=abc.def-ghi%2F2026&X-Amz-Signature=abc.def-ghi",
+    "http://s3/b/k?AWSAccessKeyId=abc.def-ghi&Signature=abc.def-ghi%3D&Expires=1",
+    "env ACCESS_KEY_ID=abc.def-ghi SECRET_ACCESS_KEY=abc.def-ghi",
+    "Session(aws_access_key_id='abc.def-ghi', aws_secret_access_key='abc.def-ghi', aws_session_token='abc.def-ghi')",
+])
+def test_redaction_blanks_s3_credentials_inside_text(text):
+    out = redact_secrets(None, "debug", {"event": text})
+    assert "abc.def-ghi" not in out["event"] and REDACTED in out["event"], out["event"]
+
+
+def test_redaction_keeps_what_only_looks_like_a_secret_name():
+    text = "signature_version=s3v4 SignedHeaders=host;x-amz-date credentials found in env tokens=3"
+    assert redact_secrets(None, "debug", {"event": text})["event"] == text
+
+
+# An S3 round of the LC's storage (upload, download, exists, a missing object), a client with a session token and a
+# presigned URL, at debug level through the programs' logging set-up, in a fresh interpreter.
+S3_ROUND = """
+import json, logging, sys, tempfile
+from pathlib import Path
+import boto3, structlog
+from apis.logs import configure_process_logging
+configure_process_logging("debug", sys.argv[2], component="test")
+from localcontroller.storage.s3 import S3Client, parse_credential
+from localcontroller.storage import S3Location, StorageError
+credential = json.loads(sys.argv[1])
+client = S3Client(parse_credential(sys.argv[1]))
+work = Path(tempfile.mkdtemp())
+(work / "a.txt").write_text("hello")
+location = S3Location(sys.argv[3], "a.txt")
+client.upload(work / "a.txt", location)
+client.download(location, work / "b.txt")
+assert client.exists(location) and not client.exists(S3Location(sys.argv[3], "missing.txt"))
+temporary = boto3.client("s3", endpoint_url="http://" + credential["s3-endpoint"], region_name="us-east-1",
+                         aws_access_key_id="ASIATEMPORARYKEYID", aws_secret_access_key="temporary-secret-key",
+                         aws_session_token="temporary-session-token")
+temporary.list_objects_v2(Bucket=sys.argv[3])
+url = temporary.generate_presigned_url("get_object", Params={"Bucket": sys.argv[3], "Key": "a.txt"})
+logging.getLogger("urllib3.test").debug("fetching %s", url)
+structlog.get_logger("test").debug("dataset credential", annotations={"sedna.io/credential": sys.argv[1]},
+                                   env={"ACCESS_KEY_ID": credential["ACCESS_KEY_ID"]}, text=sys.argv[1])
+print("done")
+"""
+
+
+@pytest.mark.parametrize("fmt", ["json", "console"])
+def test_no_credential_reaches_the_log_of_an_s3_round_at_debug_level(s3_server, s3_bucket, fmt):
+    from testkit.s3 import ACCESS_KEY_ID, SECRET_ACCESS_KEY
+
+    result = subprocess.run([sys.executable, "-c", S3_ROUND, s3_server.credential_json(), fmt, s3_bucket], cwd=REPO,
+                            capture_output=True, text=True, timeout=120,
+                            env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert result.returncode == 0 and result.stdout == "done\n", result.stderr[-3000:]
+    log = result.stderr
+    assert "Authorization" in log and "x-amz-security-token" in log.lower()  # botocore did log its requests
+    for secret in (ACCESS_KEY_ID, SECRET_ACCESS_KEY, "ASIATEMPORARYKEYID", "temporary-secret-key",
+                   "temporary-session-token"):
+        assert secret not in log, [line for line in log.splitlines() if secret in line][:3]
+    assert not re.search(r"Signature[=:]\s*[0-9A-Za-z%+/]{8,}", log), re.findall(r".{40}Signature.{40}", log)[:3]
