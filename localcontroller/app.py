@@ -7,7 +7,6 @@ worker API server → GM client. SIGTERM/SIGINT stop it with exit 0. Exit codes:
 
 from __future__ import annotations
 
-import signal
 import sqlite3
 import ssl
 import sys
@@ -19,6 +18,7 @@ import structlog
 from prometheus_client import CollectorRegistry
 
 from apis.edge import Frame
+from apis.signals import stop_event_on_signals
 from apis.tokenfile import TokenFile
 from localcontroller import __version__
 from localcontroller.config import LCConfig, SettingError, load_settings
@@ -145,17 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sedna-lc: invalid setting {exc}", file=sys.stderr)
         return EXIT_CONFIG
     stop = threading.Event()
-
-    def on_signal(signum: int, frame: object) -> None:
-        log.info("signal received: shutting down", signal=signal.Signals(signum).name)
-        stop.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
+    with stop_event_on_signals(stop, log):
         return lc.run(stop)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":
