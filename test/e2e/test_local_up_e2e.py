@@ -30,12 +30,12 @@ def test_local_up_runs_the_il_job_through_a_round(tmp_path):
     assert [re.sub(r"-[a-z0-9]{5}$", "", name) for _, name in pods] == [
         f"pod/{JOB}-inference", f"pod/{JOB}-train", f"pod/{JOB}-eval"]
     assert [order[i + 1] for i, _ in pods] == ["Train/Waiting", "Train/Starting", "Eval/Starting"]
-    assert all(line.endswith("worker on edge-2)") for line in out.splitlines() if line.startswith("pod/"))
-    counts = re.findall(r"helmet-detection-dataset numberOfSamples=(\d+) \(reported by the LC on edge-1\)", out)
+    assert all(line.endswith("worker on edge-node-2)") for line in out.splitlines() if line.startswith("pod/"))
+    counts = re.findall(r"helmet-detection-dataset numberOfSamples=(\d+) \(reported by the LC on edge-node-1\)", out)
     assert counts == ["10", "15"]
     trained_by = re.search(r"is the model trained by (pod/\S+),", out)
     assert trained_by and trained_by.group(1) == pods[1][1]
-    for child in ("workersim", "edge-2", "edge-1", "sedna-gm", "sandbox API server"):
+    for child in ("workersim", "edge-node-2", "edge-node-1", "sedna-gm", "sandbox API server"):
         assert f"==> {child} stopped (exit code 0)" in out
-    assert {"apiserver.log", "sedna-gm.log", "edge-1.log", "edge-2.log", "workersim.log"} <= {
+    assert {"apiserver.log", "sedna-gm.log", "edge-node-1.log", "edge-node-2.log", "workersim.log"} <= {
         p.name for p in tmp_path.iterdir()}
