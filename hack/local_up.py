@@ -130,6 +130,43 @@ def wait_ready(url: str, proc: Process, timeout: float) -> bool:
     return False
 
 
+def sample_problem(path: Path) -> str:
+    """Why ``path`` cannot be run as a sample ("" when it can): not a file, not YAML, an object without apiVersion,
+    kind or name, a kind the sandbox does not serve."""
+    from apis import resources
+
+    from .local_up_sample import load
+
+    if not path.is_file():
+        return "no such file"
+    try:
+        docs = load(path)
+    except Exception as exc:  # yaml's errors and the loader's size limits have no common base
+        return f"not a YAML manifest: {exc}"
+    if not docs:
+        return "holds no object"
+    for doc in docs:
+        if not isinstance(doc, dict) or not isinstance(doc.get("metadata"), dict) or not doc["metadata"].get("name"):
+            return "every object needs apiVersion, kind and metadata.name"
+        try:
+            resources.lookup_kind(str(doc.get("apiVersion")), str(doc.get("kind")))
+        except KeyError as exc:
+            return str(exc.args[0])
+    return ""
+
+
+def watched_resources(samples: list[str]) -> str:
+    """What to pass to ``kubectl get``: the resources of the samples' kinds (``il`` for the main job)."""
+    if not samples:
+        return "il"
+    from apis import resources
+
+    from .local_up_sample import load
+
+    names = {resources.lookup_kind(o["apiVersion"], o["kind"]).gvr.resource for p in samples for o in load(Path(p))}
+    return ",".join(sorted(names))
+
+
 def run(args: argparse.Namespace, workdir: Path) -> int:
     from apis.clientset import Clientset
 
@@ -152,7 +189,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
             say(f"sandbox API server did not start; see {workdir / 'apiserver.log'}")
             return 1
         say(f"    {line}")
-        say(f"    try: kubectl --kubeconfig {kubeconfig} get {'sedna,pods' if args.sample else 'il,pods'} -w")
+        say(f"    try: kubectl --kubeconfig {kubeconfig} get {watched_resources(args.sample)},pods -w")
 
         port, edge_port = free_port(), free_port()
         say(f"==> starting sedna-gm (metrics/health on 127.0.0.1:{port}, edge link on 127.0.0.1:{edge_port}, "
@@ -206,7 +243,8 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
         if ok and args.elasticaijob:
             ok = run_elastic_ai_job(cs, args, say)
         if args.keep_running:
-            say(f"==> running until Ctrl-C or SIGTERM; kubectl --kubeconfig {kubeconfig} get sedna,pods")
+            say(f"==> running until Ctrl-C or SIGTERM; kubectl --kubeconfig {kubeconfig} get "
+                f"{watched_resources(args.sample)},pods")
             while not STOP.wait(1) and gm.proc.poll() is None:
                 pass
         cs.close()
@@ -242,8 +280,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="train an ElasticAIJob to the end with the ElasticDL master example (hack/local_up_elasticdl.py)")
     args = p.parse_args(argv)
     for path in args.sample:
-        if not Path(path).is_file():
-            p.error(f"--sample {path}: no such file")
+        problem = sample_problem(Path(path))
+        if problem:
+            p.error(f"--sample {path}: {problem}")
     if not CRDS.is_dir():
         p.error(f"the chart's CRDs are not at {CRDS}: install the project from its source tree (pip install -e .)")
     workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="sedna-local-up-"))

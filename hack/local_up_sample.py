@@ -58,7 +58,8 @@ def load(path: Path) -> list[dict[str, Any]]:
 
     docs = [d for d in yamlutil.load_all(path.read_text(encoding="utf-8")) if d]
     for doc in docs:
-        doc.setdefault("metadata", {}).setdefault("namespace", NS)
+        if isinstance(doc, dict) and isinstance(doc.get("metadata", {}), dict):
+            doc.setdefault("metadata", {}).setdefault("namespace", NS)
     return docs
 
 
@@ -308,11 +309,7 @@ def run_samples(cs: Any, paths: list[Path], rootfs: dict[str, Path], timeout: fl
     samples: list[dict[str, Any]] = []
     known: dict[Key, dict[str, Any]] = {}
     for path in paths:
-        docs = load(path)
-        if not docs:
-            say(f"==> {path} holds no object")
-            return False
-        samples += docs
+        samples += load(path)  # checked by local_up: objects with apiVersion, kind and name
         known.update({k: v for k, v in catalog(path).items() if k not in known})
     objects = with_references(samples, known, say)
     for obj in samples:

@@ -12,6 +12,7 @@ no worker report lost (``workersim`` reached an LC for every worker), every proc
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -79,7 +80,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     argv = [sys.executable, "-m", "hack.local_up", "--workdir", str(workdir), "--timeout", "60"]
     for path in sorted(SAMPLES.glob("*.yaml")):
         argv += ["--sample", str(path)]
-    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=400)
+    # from another directory than the repository's: local_up finds its CRDs and samples beside its package
+    done = subprocess.run(argv, cwd=workdir, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,
+                          text=True, timeout=400)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
     return done.stdout, workdir
 

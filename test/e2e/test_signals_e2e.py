@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from testkit import (
+    REPO,
     Processes,
     free_port,
     http_get,
@@ -82,21 +83,34 @@ def _master(env: Env, attempt: int) -> subprocess.Popen[bytes]:
     return proc
 
 
-# name → (start, exit codes the docs give for a stop by signal)
-PROGRAMS: dict[str, tuple[Callable[[Env, int], subprocess.Popen[bytes]], tuple[int, ...]]] = {
-    "sandbox": (_sandbox, (0,)),  # docs/sandbox.md: SIGTERM/SIGINT exit 0
+def _local_up(env: Env, attempt: int) -> subprocess.Popen[bytes]:
+    name = f"local_up-{attempt}"
+    sample = REPO / "charts" / "sedna" / "samples" / "featureextractionservice.yaml"
+    proc = env.procs.start(name, ["-m", "hack.local_up", "--sample", str(sample), "--keep-running", "--workdir",
+                                  str(env.tmp / name)])
+    wait_for("local_up running", lambda: "==> running until Ctrl-C" in env.procs.log(name) or proc.poll() is not None,
+             timeout=90)
+    return proc
+
+
+# name → (start, exit codes the docs give for a stop by signal, attempts)
+PROGRAMS: dict[str, tuple[Callable[[Env, int], subprocess.Popen[bytes]], tuple[int, ...], int]] = {
+    "sandbox": (_sandbox, (0,), ATTEMPTS),  # docs/sandbox.md: SIGTERM/SIGINT exit 0
     # docs/globalmanager.md: a signal exits 0 after a clean stop, a second signal exits 1 at once
-    "gm": (_gm, (0, 1)),
-    "edge-signals": (_lc, (0,)),  # docs/edge.md: SIGTERM/SIGINT exit 0
-    "workersim": (_workersim, (0,)),  # docs/sandbox.md: SIGTERM/SIGINT exit 0
-    "master": (_master, (1,)),  # stopped before the data is consumed: the job did not succeed
+    "gm": (_gm, (0, 1), ATTEMPTS),
+    "edge-signals": (_lc, (0,), ATTEMPTS),  # docs/edge.md: SIGTERM/SIGINT exit 0
+    "workersim": (_workersim, (0,), ATTEMPTS),  # docs/sandbox.md: SIGTERM/SIGINT exit 0
+    "master": (_master, (1,), ATTEMPTS),  # stopped before the data is consumed: the job did not succeed
+    # docs/globalmanager.md: with --keep-running, a signal after the jobs stops every child and exits 0;
+    # five processes per attempt, so fewer attempts
+    "local_up": (_local_up, (0,), 3),
 }
 
 
 @pytest.mark.parametrize("program", sorted(PROGRAMS))
 def test_sigterm_and_sigint_together_stop_the_program_every_time(env: Env, program: str):
-    start, codes = PROGRAMS[program]
-    for attempt in range(ATTEMPTS):
+    start, codes, attempts = PROGRAMS[program]
+    for attempt in range(attempts):
         proc = start(env, attempt)
         log_name = program if program == "edge-signals" else f"{program}-{attempt}"
         assert proc.poll() is None, env.procs.log(log_name)[-3000:]
@@ -111,3 +125,6 @@ def test_sigterm_and_sigint_together_stop_the_program_every_time(env: Env, progr
         assert code in codes, f"attempt {attempt + 1}: exit code {code}\n" + env.procs.log(log_name)[-3000:]
         if program == "gm" and code == 1:
             assert "second signal: exiting at once" in env.procs.log(log_name)
+        if program == "local_up":
+            for child in ("workersim", "edge-node-2", "edge-node-1", "sedna-gm", "sandbox API server"):
+                assert f"==> {child} stopped (exit code 0)" in env.procs.log(log_name)
