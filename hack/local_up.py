@@ -237,7 +237,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
 
         if args.sample:
             ok = run_samples(cs, [Path(p) for p in args.sample], {n: workdir / n for n in EDGE_NODES}, args.timeout,
-                             say)
+                             say, (CLOUD_NODE,))
         else:
             ok = run_il_job(cs, workdir, args.timeout, say)
         if ok and args.elasticaijob:

@@ -304,7 +304,17 @@ def follow(cs: Any, obj: dict[str, Any], timeout: float, say: Say) -> bool:
     return False
 
 
-def run_samples(cs: Any, paths: list[Path], rootfs: dict[str, Path], timeout: float, say: Say) -> bool:
+def nodes_named(obj: dict[str, Any]) -> set[str]:
+    """The nodes an object puts something on: its pod templates' ``nodeName``, a Dataset's ``nodeName``."""
+    spec = obj.get("spec") or {}
+    nodes = {t["spec"].get("nodeName") for t in _templates(spec)}
+    if obj["kind"] == "Dataset":
+        nodes.add(spec.get("nodeName"))
+    return {n for n in nodes if isinstance(n, str) and n}
+
+
+def run_samples(cs: Any, paths: list[Path], rootfs: dict[str, Path], timeout: float, say: Say,
+                cloud_nodes: tuple[str, ...] = ()) -> bool:
     """Create each sample with what it names, then follow each to its end; True when all got there."""
     samples: list[dict[str, Any]] = []
     known: dict[Key, dict[str, Any]] = {}
@@ -315,6 +325,10 @@ def run_samples(cs: Any, paths: list[Path], rootfs: dict[str, Path], timeout: fl
     for obj in samples:
         for change in for_local_run(obj):
             say(f"    for a local run, {obj['kind']} {key_of(obj)[2]}: {change}")
+    for obj in objects:
+        for node in sorted(nodes_named(obj) - set(rootfs) - set(cloud_nodes)):
+            say(f"==> {obj['kind']} {key_of(obj)[2]} names node {node}, which runs no LC here (local_up's nodes: "
+                f"{', '.join([*rootfs, *cloud_nodes])}): what its workers report and its Datasets' counts are lost")
     seed_datasets(objects, rootfs, say)
     ok = True
     for obj in objects:
