@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 from testkit import (
-    REPO,
     Processes,
     free_port,
     http_get,
@@ -84,12 +83,11 @@ def _master(env: Env, attempt: int) -> subprocess.Popen[bytes]:
 
 
 def _local_up(env: Env, attempt: int) -> subprocess.Popen[bytes]:
+    """The main job, signalled while it runs (its children just started, the job under way)."""
     name = f"local_up-{attempt}"
-    sample = REPO / "charts" / "sedna" / "samples" / "featureextractionservice.yaml"
-    proc = env.procs.start(name, ["-m", "hack.local_up", "--sample", str(sample), "--keep-running", "--workdir",
-                                  str(env.tmp / name)])
-    wait_for("local_up running", lambda: "==> running until Ctrl-C" in env.procs.log(name) or proc.poll() is not None,
-             timeout=90)
+    proc = env.procs.start(name, ["-m", "hack.local_up", "--workdir", str(env.tmp / name)])
+    wait_for("local_up's job under way",
+             lambda: "the worker simulator is ready" in env.procs.log(name) or proc.poll() is not None, timeout=90)
     return proc
 
 
@@ -101,9 +99,9 @@ PROGRAMS: dict[str, tuple[Callable[[Env, int], subprocess.Popen[bytes]], tuple[i
     "edge-signals": (_lc, (0,), ATTEMPTS),  # docs/edge.md: SIGTERM/SIGINT exit 0
     "workersim": (_workersim, (0,), ATTEMPTS),  # docs/sandbox.md: SIGTERM/SIGINT exit 0
     "master": (_master, (1,), ATTEMPTS),  # stopped before the data is consumed: the job did not succeed
-    # docs/globalmanager.md: with --keep-running, a signal after the jobs stops every child and exits 0;
+    # docs/globalmanager.md: a signal before the jobs are done stops every child (each exits 0) and exits 1;
     # five processes per attempt, so fewer attempts
-    "local_up": (_local_up, (0,), 3),
+    "local_up": (_local_up, (1,), 3),
 }
 
 
