@@ -14,10 +14,13 @@ number to a pipe the moment it arrives, the Python-level handler does nothing at
 pipe and does the work — logging, ``Event.set()``, stopping things::
 
     stop = threading.Event()
-    with SignalWatcher(lambda signum, count: stop.set()):
-        run_until(stop)
+    SignalWatcher(lambda signum, count: stop.set()).install()
+    run_until(stop)
 
-``stop_event_on_signals(stop, log)`` is that with the usual log line. ``count`` is how many signals were received so
+A program installs its watcher for its whole life and never closes it: a signal that lands during the last clean-up
+is then still the watcher's (ignored once ``stop`` is set, or a second-signal rule), never a default handler's (a
+``KeyboardInterrupt`` in the middle of stopping). ``with SignalWatcher(...)`` (``close()``) is for scoped use, such
+as tests. ``stop_event_on_signals(stop, log)`` is the watcher with the usual log line. ``count`` is how many signals were received so
 far, so a program can treat a second one differently (``sedna-gm`` exits at once). A process has one wakeup fd:
 one watcher at a time, installed from the main thread.
 """
@@ -106,7 +109,7 @@ def _ignore(_signum: int, _frame: object) -> None:
 
 def stop_event_on_signals(stop: threading.Event, log: Any = None, message: str = "signal received: shutting down",
                           signals: tuple[signal.Signals, ...] = STOP_SIGNALS) -> SignalWatcher:
-    """A watcher (not installed yet: use it in ``with``) that logs the first signal on ``log`` and sets ``stop``."""
+    """A watcher (not installed yet) that logs the first signal on ``log`` and sets ``stop``."""
 
     def on_signal(signum: signal.Signals, count: int) -> None:
         if count == 1 and log is not None:

@@ -333,17 +333,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             gm.stop()
 
     # installed before the (possibly slow) clientset set-up: a SIGTERM then must still be a clean stop, not a kill
-    with SignalWatcher(on_signal):
-        tune_gc_for_controllers()  # large informer caches: see informers.gc_policy
-        try:
-            gm = GlobalManager(cfg)
-        except ConfigError as exc:
-            print(f"sedna-gm: invalid configuration: {exc}", file=sys.stderr)
-            return EXIT_CONFIG
-        running.append(gm)
-        if stop_requested.is_set():
-            gm.stop()
-        return gm.run()
+    # kept for the process's lifetime once the GM runs: a signal during the last clean-up is still the watcher's
+    watcher = SignalWatcher(on_signal).install()
+    tune_gc_for_controllers()  # large informer caches: see informers.gc_policy
+    try:
+        gm = GlobalManager(cfg)
+    except ConfigError as exc:
+        watcher.close()  # nothing ran: the caller (a test calling main) gets its handlers back
+        print(f"sedna-gm: invalid configuration: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    running.append(gm)
+    if stop_requested.is_set():
+        gm.stop()
+    return gm.run()
 
 
 if __name__ == "__main__":

@@ -287,21 +287,22 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"the chart's CRDs are not at {CRDS}: install the project from its source tree (pip install -e .)")
     workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="sedna-local-up-"))
     workdir.mkdir(parents=True, exist_ok=True)
+
     def on_signal(signum: signal.Signals, count: int) -> None:  # on the watcher's thread
         if count == 1:
             say(f"==> {signum.name}: stopping everything")
         STOP.set()
 
-    with SignalWatcher(on_signal):
-        if args.elasticdl:
-            from .local_up_elasticdl import run as run_elasticdl
+    SignalWatcher(on_signal).install()  # for the process's lifetime (apis.signals)
+    if args.elasticdl:
+        from .local_up_elasticdl import run as run_elasticdl
 
-            try:
-                code = run_elasticdl(args, workdir)
-            except Stopped:
-                code = 1
-        else:
-            code = run(args, workdir)
+        try:
+            code = run_elasticdl(args, workdir)
+        except Stopped:
+            code = 1
+    else:
+        code = run(args, workdir)
     if not args.workdir and code == 0:
         shutil.rmtree(workdir, ignore_errors=True)
     elif code != 0:

@@ -145,8 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sedna-lc: invalid setting {exc}", file=sys.stderr)
         return EXIT_CONFIG
     stop = threading.Event()
-    with stop_event_on_signals(stop, log):
-        return lc.run(stop)
+    stop_event_on_signals(stop, log).install()  # for the process's lifetime (apis.signals)
+    return lc.run(stop)
 
 
 if __name__ == "__main__":

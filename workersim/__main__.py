@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"python -m workersim: invalid setting --kubeconfig: {exc}", file=sys.stderr, flush=True)
         return 2
     done = threading.Event()
-    watcher = stop_event_on_signals(done).install()
+    stop_event_on_signals(done).install()  # for the process's lifetime (apis.signals)
     simulator = WorkerSimulator(
         clientset, lc_urls=lc_urls, default_lc=default_lc, rootfs=rootfs, default_rootfs=default_rootfs,
         namespace=args.namespace,
@@ -106,7 +106,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         done.wait()
         log.info("worker simulator stopping")
     finally:
-        watcher.close()
         simulator.stop()
         clientset.close()
     return 0

@@ -49,9 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         clientset.close()
         return 2
     stop = threading.Event()
+    stop_event_on_signals(stop).install()  # for the process's lifetime; the master logs why it stopped
     try:
-        with stop_event_on_signals(stop):  # the master logs why it stopped
-            return master.run(stop)
+        return master.run(stop)
     except OSError as exc:
         log.error("cannot serve the worker API", error=str(exc), host=config.host, port=config.port)
         return 2

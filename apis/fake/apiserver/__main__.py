@@ -84,12 +84,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sandbox API server: {exc}", file=sys.stderr, flush=True)
         return 2
     done = threading.Event()
+    stop_event_on_signals(done).install()  # for the process's lifetime (apis.signals)
     try:
-        with stop_event_on_signals(done):
-            if args.kubeconfig_out:
-                server.write_kubeconfig(args.kubeconfig_out)
-            print(f"listening on {server.url}", flush=True)
-            done.wait()
+        if args.kubeconfig_out:
+            server.write_kubeconfig(args.kubeconfig_out)
+        print(f"listening on {server.url}", flush=True)
+        done.wait()
     finally:
         server.stop()
     return 0
