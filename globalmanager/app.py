@@ -23,6 +23,7 @@ from typing import Any
 import structlog
 from prometheus_client import REGISTRY, CollectorRegistry
 
+from apis.signals import SignalWatcher
 from globalmanager import __version__
 from globalmanager.config import LOG_LEVELS, ConfigError, GMConfig, load_config, parse_address
 from globalmanager.logging import configure_logging
@@ -321,34 +322,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(cfg.log_level, cfg.log_format)
     stop_requested = threading.Event()
     running: list[GlobalManager] = []
-    signals_seen = {"n": 0}
 
-    def on_signal(signum: int, _frame: Any) -> None:
-        signals_seen["n"] += 1
-        if signals_seen["n"] > 1:
-            log.warning("second signal: exiting at once", signal=signal.Signals(signum).name)
+    def on_signal(signum: signal.Signals, count: int) -> None:  # on the signal watcher's thread, not in a handler
+        if count > 1:
+            log.warning("second signal: exiting at once", signal=signum.name)
             os._exit(EXIT_FAILURE)
-        log.info("signal received: shutting down", signal=signal.Signals(signum).name)
+        log.info("signal received: shutting down", signal=signum.name)
         stop_requested.set()
         for gm in running:
             gm.stop()
 
     # installed before the (possibly slow) clientset set-up: a SIGTERM then must still be a clean stop, not a kill
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    # kept for the process's lifetime once the GM runs: a signal during the last clean-up is still the watcher's
+    watcher = SignalWatcher(on_signal).install()
+    tune_gc_for_controllers()  # large informer caches: see informers.gc_policy
     try:
-        tune_gc_for_controllers()  # large informer caches: see informers.gc_policy
-        try:
-            gm = GlobalManager(cfg)
-        except ConfigError as exc:
-            print(f"sedna-gm: invalid configuration: {exc}", file=sys.stderr)
-            return EXIT_CONFIG
-        running.append(gm)
-        if stop_requested.is_set():
-            gm.stop()
-        return gm.run()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        gm = GlobalManager(cfg)
+    except ConfigError as exc:
+        watcher.close()  # nothing ran: the caller (a test calling main) gets its handlers back
+        print(f"sedna-gm: invalid configuration: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    running.append(gm)
+    if stop_requested.is_set():
+        gm.stop()
+    return gm.run()
 
 
 if __name__ == "__main__":

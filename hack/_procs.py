@@ -1,5 +1,6 @@
-"""Process helpers the hack/ benchmarks and local-up share: ports, HTTP readiness, /proc readings, and starting the
-sandbox API server and ``sedna-gm`` as child processes of this repository."""
+"""Process helpers the hack/ benchmarks and local-up share: ports, HTTP readiness, /proc readings, starting the
+sandbox API server and ``sedna-gm`` as child processes of this repository, and ``pause`` (a sleep that a stop
+signal ends: ``STOP`` is set by local_up's signal watcher, and ``pause`` then raises ``Stopped``)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,33 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+# The source tree this package is in (``pip install -e .`` keeps it there): the chart's CRDs and samples live beside
+# the packages, not in them.
 REPO = Path(__file__).resolve().parent.parent
 CRDS = REPO / "charts" / "sedna" / "crds"
+SAMPLES = REPO / "charts" / "sedna" / "samples"
 
-__all__ = ["CRDS", "REPO", "child_env", "cpu_seconds", "free_port", "memory_mb", "start_gm", "start_sandbox",
-           "stop_processes", "wait_http"]
+STOP = threading.Event()
+
+__all__ = ["CRDS", "REPO", "SAMPLES", "STOP", "Stopped", "child_env", "cpu_seconds", "free_port", "memory_mb",
+           "pause", "start_gm", "start_sandbox", "stop_processes", "wait_http"]
+
+
+class Stopped(Exception):
+    """A stop signal arrived (``STOP`` is set)."""
+
+
+def pause(seconds: float) -> None:
+    """Sleep ``seconds``; ``Stopped`` as soon as ``STOP`` is set."""
+    if STOP.wait(seconds):
+        raise Stopped
 
 
 def child_env() -> dict[str, str]:

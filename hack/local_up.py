@@ -1,24 +1,31 @@
-"""Local up: a sandbox cluster, ``sedna-gm``, two ``sedna-lc`` and the worker simulator, and the sample
-IncrementalLearningJob moving through its stages on them.
+"""Local up: a sandbox cluster, ``sedna-gm``, a ``sedna-lc`` on each of the samples' edge nodes and the worker
+simulator; then the sample IncrementalLearningJob through a round on them, or any sample you name.
 
-    python -m hack.local_up [--timeout 90] [--keep-running] [--workdir DIR] [--elasticaijob] [--elasticdl]
+    sedna-local-up [--sample FILE]... [--timeout 90] [--keep-running] [--workdir DIR] [--elasticaijob] [--elasticdl]
+    python -m hack.local_up ...   (the same, from the repository root)
 
 1. starts the sandbox API server (``python -m apis.fake.apiserver``) with the CRDs of ``charts/sedna/crds`` and its
    pod simulator, writing a kubeconfig into the work directory (``kubectl --kubeconfig <it> get il,pods -w`` works
    while this runs);
 2. starts ``sedna-gm`` (``python -m globalmanager.app --kubeconfig <it> --no-leader-elect``, its edge link on a free
    local port) and waits for /readyz;
-3. starts two LocalControllers (``python -m localcontroller.app``, nodes ``edge-1`` and ``edge-2``, each with its own
-   rootfs and database in the work directory) and waits until both are connected, then the worker simulator
-   (``python -m workersim``), which plays Sedna's SDK in the worker pods and reports to their node's LC;
-4. the main job (``hack/local_up_il.py``): creates the sample Dataset on ``edge-1`` (its index file of 10 samples
-   under edge-1's rootfs) and prints the count the LC reports; creates the sample IncrementalLearningJob and its
-   Models (workers on ``edge-2``); appends 5 samples so that the train trigger fires; prints every condition of the
-   job as ``kubectl get il -w`` would (name, stage, status, age) and the pods created for it, through one whole
-   Train → Eval → Deploy round, and checks that the deploy Model is the model trained in that round;
+3. starts a LocalController (``python -m localcontroller.app``) for each edge node the chart's samples name,
+   ``edge-node-1`` and ``edge-node-2`` (each with its own rootfs and database in the work directory), and waits
+   until both are connected, then the worker simulator (``python -m workersim``), which plays Sedna's SDK in the
+   worker pods and reports to their node's LC. The samples' cloud node, ``cloud-node-1``, runs only cloud workers
+   (aggregation, big model, ReID…), which report nothing: it needs no LC, as in Sedna;
+4. the main job (``hack/local_up_il.py``): creates the sample Dataset on ``edge-node-1`` (its index file of 10
+   samples under that node's rootfs) and prints the count the LC reports; creates the sample IncrementalLearningJob
+   and its Models (workers on ``edge-node-2``); appends 5 samples so that the train trigger fires; prints every
+   condition of the job as ``kubectl get il -w`` would (name, stage, status, age) and the pods created for it,
+   through one whole Train → Eval → Deploy round, and checks that the deploy Model is the model trained in that
+   round;
+   with ``--sample FILE`` (repeatable) instead: each sample, with the Models, Datasets and Secret it names, followed
+   until it is where its kind ends (``hack/local_up_sample.py``);
 5. with ``--elasticaijob``: then the sample ElasticAIJob, followed until it succeeds (``hack/local_up_eaijob.py``);
 6. stops the worker simulator, the LCs and sedna-gm (SIGTERM: each must exit 0) and the sandbox. Exit 0 on success,
-   1 on failure or timeout.
+   1 on failure or timeout. SIGTERM or Ctrl-C stops everything the same way (exit 1 before the jobs are done; 0
+   with ``--keep-running`` once they are).
 
 ``--elasticdl`` runs another job instead: an ElasticAIJob trained to the end by the ElasticDL master example
 (``hack/local_up_elasticdl.py``).
@@ -37,10 +44,13 @@ import time
 import urllib.request
 from pathlib import Path
 
-from ._procs import CRDS, REPO, child_env, free_port
+from apis.signals import SignalWatcher
 
-DEFAULT_SAMPLE = REPO / "charts" / "sedna" / "samples" / "elasticaijob.yaml"
-EDGE_NODES = ("edge-1", "edge-2")
+from ._procs import CRDS, REPO, SAMPLES, STOP, Stopped, child_env, free_port, pause
+
+EAIJ_SAMPLE = SAMPLES / "elasticaijob.yaml"
+EDGE_NODES = ("edge-node-1", "edge-node-2")  # the samples' edge nodes: an LC each
+CLOUD_NODE = "cloud-node-1"  # the samples' cloud node: its workers report nothing, so no LC (as in Sedna)
 
 
 def say(text: str) -> None:
@@ -81,7 +91,7 @@ class Process:
         deadline = time.monotonic() + timeout
         seen = 0
         with self._cond:
-            while True:
+            while not STOP.is_set():
                 for line in self._lines[seen:]:
                     if line.startswith(prefix) and contains in line:
                         return line
@@ -90,6 +100,7 @@ class Process:
                 if remaining <= 0 or self.proc.poll() is not None:
                     return None
                 self._cond.wait(min(remaining, 0.5))
+        raise Stopped
 
     def stop(self, timeout: float = 15.0) -> int | None:
         """SIGTERM, then SIGKILL after ``timeout``; returns the exit code."""
@@ -115,8 +126,45 @@ def wait_ready(url: str, proc: Process, timeout: float) -> bool:
                     return True
         except OSError:
             pass
-        time.sleep(0.2)
+        pause(0.2)
     return False
+
+
+def sample_problem(path: Path) -> str:
+    """Why ``path`` cannot be run as a sample ("" when it can): not a file, not YAML, an object without apiVersion,
+    kind or name, a kind the sandbox does not serve."""
+    from apis import resources
+
+    from .local_up_sample import load
+
+    if not path.is_file():
+        return "no such file"
+    try:
+        docs = load(path)
+    except Exception as exc:  # yaml's errors and the loader's size limits have no common base
+        return f"not a YAML manifest: {exc}"
+    if not docs:
+        return "holds no object"
+    for doc in docs:
+        if not isinstance(doc, dict) or not isinstance(doc.get("metadata"), dict) or not doc["metadata"].get("name"):
+            return "every object needs apiVersion, kind and metadata.name"
+        try:
+            resources.lookup_kind(str(doc.get("apiVersion")), str(doc.get("kind")))
+        except KeyError as exc:
+            return str(exc.args[0])
+    return ""
+
+
+def watched_resources(samples: list[str]) -> str:
+    """What to pass to ``kubectl get``: the resources of the samples' kinds (``il`` for the main job)."""
+    if not samples:
+        return "il"
+    from apis import resources
+
+    from .local_up_sample import load
+
+    names = {resources.lookup_kind(o["apiVersion"], o["kind"]).gvr.resource for p in samples for o in load(Path(p))}
+    return ",".join(sorted(names))
 
 
 def run(args: argparse.Namespace, workdir: Path) -> int:
@@ -124,6 +172,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
 
     from .local_up_eaijob import run_elastic_ai_job
     from .local_up_il import run_il_job
+    from .local_up_sample import run_samples
 
     kubeconfig = workdir / "kubeconfig"
     say(f"==> starting the sandbox API server (logs: {workdir / 'apiserver.log'})")
@@ -140,7 +189,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
             say(f"sandbox API server did not start; see {workdir / 'apiserver.log'}")
             return 1
         say(f"    {line}")
-        say(f"    try: kubectl --kubeconfig {kubeconfig} get il,pods -w")
+        say(f"    try: kubectl --kubeconfig {kubeconfig} get {watched_resources(args.sample)},pods -w")
 
         port, edge_port = free_port(), free_port()
         say(f"==> starting sedna-gm (metrics/health on 127.0.0.1:{port}, edge link on 127.0.0.1:{edge_port}, "
@@ -186,20 +235,22 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
             return 1
         say("    the worker simulator is ready")
 
-        ok = run_il_job(cs, workdir, args.timeout, say)
+        if args.sample:
+            ok = run_samples(cs, [Path(p) for p in args.sample], {n: workdir / n for n in EDGE_NODES}, args.timeout,
+                             say, (CLOUD_NODE,))
+        else:
+            ok = run_il_job(cs, workdir, args.timeout, say)
         if ok and args.elasticaijob:
             ok = run_elastic_ai_job(cs, args, say)
         if args.keep_running:
-            say(f"==> running until Ctrl-C; kubectl --kubeconfig {kubeconfig} get il,pods")
-            stop = threading.Event()
-            signal.signal(signal.SIGTERM, lambda *_: stop.set())
-            signal.signal(signal.SIGINT, lambda *_: stop.set())
-            try:
-                while not stop.wait(1) and gm.proc.poll() is None:
-                    pass
-            except KeyboardInterrupt:
+            say(f"==> running until Ctrl-C or SIGTERM; kubectl --kubeconfig {kubeconfig} get "
+                f"{watched_resources(args.sample)},pods")
+            while not STOP.wait(1) and gm.proc.poll() is None:
                 pass
         cs.close()
+    except Stopped:
+        say("==> stopping on a signal")
+        ok = ok and args.keep_running
     finally:
         for child in reversed(children):
             code = child.stop()
@@ -212,12 +263,14 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m hack.local_up", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="sedna-local-up", description=__doc__.split("\n\n")[0])
     p.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for each job (90)")
     p.add_argument("--keep-running", action="store_true", help="keep everything running after the jobs")
     p.add_argument("--elasticaijob", action="store_true",
                    help="after the main job, follow the sample ElasticAIJob until it succeeds (hack/local_up_eaijob.py)")
-    p.add_argument("--sample", default=str(DEFAULT_SAMPLE), help="with --elasticaijob: the ElasticAIJob YAML to apply")
+    p.add_argument("--sample", action="append", default=[], metavar="FILE",
+                   help="instead of the main job: create this sample (with the Models, Datasets and Secret it names) "
+                        "and follow it to where its kind ends; repeatable (hack/local_up_sample.py)")
     p.add_argument("--run-seconds", type=float, default=3.0,
                    help="with --elasticaijob: how long the simulated master runs (3)")
     p.add_argument("--start-delay-seconds", type=float, default=1.0,
@@ -226,17 +279,30 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--elasticdl", action="store_true",
                    help="train an ElasticAIJob to the end with the ElasticDL master example (hack/local_up_elasticdl.py)")
     args = p.parse_args(argv)
+    for path in args.sample:
+        problem = sample_problem(Path(path))
+        if problem:
+            p.error(f"--sample {path}: {problem}")
+    if not CRDS.is_dir():
+        p.error(f"the chart's CRDs are not at {CRDS}: install the project from its source tree (pip install -e .)")
     workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="sedna-local-up-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    try:
-        if args.elasticdl:
-            from .local_up_elasticdl import run as run_elasticdl
 
+    def on_signal(signum: signal.Signals, count: int) -> None:  # on the watcher's thread
+        if count == 1:
+            say(f"==> {signum.name}: stopping everything")
+        STOP.set()
+
+    SignalWatcher(on_signal).install()  # for the process's lifetime (apis.signals)
+    if args.elasticdl:
+        from .local_up_elasticdl import run as run_elasticdl
+
+        try:
             code = run_elasticdl(args, workdir)
-        else:
-            code = run(args, workdir)
-    except KeyboardInterrupt:
-        code = 1
+        except Stopped:
+            code = 1
+    else:
+        code = run(args, workdir)
     if not args.workdir and code == 0:
         shutil.rmtree(workdir, ignore_errors=True)
     elif code != 0:

@@ -1,8 +1,8 @@
 """``python -m hack.local_up --elasticaijob``: after the main job, the sample ElasticAIJob followed until it succeeds.
 
-The job gets the annotations ``sandbox.sedna.io/start-delay-seconds`` and ``sandbox.sedna.io/run-seconds`` (the
-controller copies ``sandbox.sedna.io/*`` job annotations onto the master pod, so the simulated master stays Pending,
-runs that long and exits 0); every change of the job's phase, conditions and replica counts is printed until it has
+The sample carries ``sandbox.sedna.io/run-seconds`` (the controller copies ``sandbox.sedna.io/*`` job annotations onto
+the master pod, so the simulated master runs that long and exits 0); here it gets ``--run-seconds`` instead, and
+``sandbox.sedna.io/start-delay-seconds`` (``--start-delay-seconds``: the master stays Pending that long); every change of the job's phase, conditions and replica counts is printed until it has
 Succeeded, then the job's events.
 """
 
@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 from typing import Any
 
 import yaml
+
+from ._procs import SAMPLES, pause
 
 
 def describe(job: dict[str, Any]) -> str:
@@ -31,7 +32,7 @@ def describe(job: dict[str, Any]) -> str:
 def run_elastic_ai_job(cs: Any, args: argparse.Namespace, say: Any) -> bool:
     from apis import errors
 
-    job = yaml.safe_load(Path(args.sample).read_text(encoding="utf-8"))
+    job = yaml.safe_load((SAMPLES / "elasticaijob.yaml").read_text(encoding="utf-8"))
     md = job.setdefault("metadata", {})
     md.setdefault("namespace", "default")
     annotations = md.setdefault("annotations", {})
@@ -55,7 +56,7 @@ def run_elastic_ai_job(cs: Any, args: argparse.Namespace, say: Any) -> bool:
             current = jobs.get(name)
         except errors.ApiError as exc:
             say(f"    cannot read the job: {exc}")
-            time.sleep(0.5)
+            pause(0.5)
             continue
         text = describe(current)
         if text != last:
@@ -64,7 +65,7 @@ def run_elastic_ai_job(cs: Any, args: argparse.Namespace, say: Any) -> bool:
         phase = (current.get("status") or {}).get("phase") or ""
         if phase in ("Succeeded", "Failed"):
             break
-        time.sleep(0.25)
+        pause(0.25)
     if phase == "Succeeded":
         say(f"==> ElasticAIJob {ns}/{name} succeeded")
     elif phase == "Failed":

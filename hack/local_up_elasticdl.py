@@ -24,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ._procs import pause
 from .local_up import CRDS, Process, free_port, say, wait_ready
 from .local_up_eaijob import describe
 
@@ -64,7 +65,7 @@ def wait_for_event(proc: Process, event: str, timeout: float) -> dict[str, Any] 
                     continue
                 if entry.get("event") == event:
                     return entry
-        time.sleep(0.1)
+        pause(0.1)
     return None
 
 
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
             if time.monotonic() > deadline:
                 say("sedna-gm did not create the master pod")
                 return 1
-            time.sleep(0.2)
+            pause(0.2)
         command = master_pod["spec"]["containers"][0]["args"][1]
         say(f"    master pod command: {command}")
         tokens = shlex.split(command)
@@ -147,7 +148,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
                         "the master takes it back and relaunches the worker after backoff")
             if state == "finished":
                 break
-            time.sleep(0.1 if state == "working" else 0.3)
+            pause(0.1 if state == "working" else 0.3)
         else:
             say(f"==> timed out after {args.timeout:.0f}s")
             return 1
@@ -164,7 +165,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
         while time.monotonic() < deadline and phase not in ("Succeeded", "Failed"):
             job = jobs.get(JOB)
             phase = (job.get("status") or {}).get("phase") or ""
-            time.sleep(0.2)
+            pause(0.2)
         say(f"    {NS}/{JOB} {describe(job)}")
         left = [p["metadata"]["name"] for p in pods.list()["items"] if "-worker-" in p["metadata"]["name"]]
         say(f"    worker pods left: {left or 'none'}")

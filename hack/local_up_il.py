@@ -4,10 +4,10 @@ creates for it.
 
 The objects are the chart's samples (``charts/sedna/samples/``): ``dataset.yaml``, ``incrementallearningjob.yaml``
 and its deploy Model (``references/models.yaml``); the base Model is a host path here (the sample's is in S3).
-Changed for a fast local run: the nodes (the Dataset on ``edge-1``, every worker on ``edge-2``), the train trigger
+Changed for a fast local run: the nodes (the Dataset on ``edge-node-1``, every worker on ``edge-node-2``), the train trigger
 (more than 10 new training samples, checked every second, instead of 500 at night), the hot-update poll period (1 s)
 and the time the simulated workers take (0.5 s). The Dataset starts with 10 samples (8 for training: not enough);
-once the job waits for them, 5 more are appended to its index on edge-1 (4 more for training: the trigger fires).
+once the job waits for them, 5 more are appended to its index on edge-node-1 (4 more for training: the trigger fires).
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from typing import Any
 
 import yaml
 
-SAMPLES = Path(__file__).resolve().parent.parent / "charts" / "sedna" / "samples"
+from ._procs import SAMPLES, pause
+
 NS = "default"
-DATASET_NODE, WORKER_NODE = "edge-1", "edge-2"
+DATASET_NODE, WORKER_NODE = "edge-node-1", "edge-node-2"
 FIRST, MORE = 10, 5
 KIND = "incrementallearningjob"
 ROW = "{:<52} {:<8} {:<10} {}"
@@ -150,7 +151,7 @@ def run_il_job(cs: Any, workdir: Path, timeout: float, say: Any) -> bool:
                 return False
         if "Deploy/Completed" in states and states[-1] == "Train/Waiting":
             return _deployed(workdir, follower, models[1], say)
-        time.sleep(0.1)
+        pause(0.1)
     say(f"==> timed out after {timeout:.0f}s; {NS}/{name} is at {(_states(follower.conditions) or ['-'])[-1]}")
     return False
 
@@ -163,7 +164,7 @@ def _wait_count(datasets: Any, name: str, expected: int, timeout: float, say: An
         if count == expected:
             say(f"    {NS}/{name} numberOfSamples={count} (reported by the LC on {DATASET_NODE})")
             return True
-        time.sleep(0.1)
+        pause(0.1)
     say(f"==> timed out waiting for numberOfSamples={expected} of {NS}/{name} (last: {count})")
     return False
 

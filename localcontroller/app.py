@@ -8,7 +8,6 @@ worker API server → GM client. SIGTERM/SIGINT stop it with exit 0. Exit codes:
 from __future__ import annotations
 
 import os
-import signal
 import sqlite3
 import ssl
 import sys
@@ -19,6 +18,7 @@ import structlog
 from prometheus_client import CollectorRegistry
 
 from apis.edge import Frame
+from apis.signals import stop_event_on_signals
 from apis.tokenfile import TokenFile
 from localcontroller import __version__
 from localcontroller.config import DB_UNDER_ROOTFS, LCConfig, SettingError, load_settings
@@ -135,17 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sedna-lc: invalid setting {exc}", file=sys.stderr)
         return EXIT_CONFIG
     stop = threading.Event()
-
-    def on_signal(signum: int, frame: object) -> None:
-        log.info("signal received: shutting down", signal=signal.Signals(signum).name)
-        stop.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        return lc.run(stop)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    stop_event_on_signals(stop, log).install()  # for the process's lifetime (apis.signals)
+    return lc.run(stop)
 
 
 if __name__ == "__main__":

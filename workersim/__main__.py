@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
 from apis.logs import configure_process_logging, get_logger
+from apis.signals import stop_event_on_signals
 from informers import wait_for_cache_sync
 
 from .lcclient import LCClient
@@ -92,8 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"python -m workersim: invalid setting --kubeconfig: {exc}", file=sys.stderr, flush=True)
         return 2
     done = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: done.set())
+    stop_event_on_signals(done).install()  # for the process's lifetime (apis.signals)
     simulator = WorkerSimulator(
         clientset, lc_urls=lc_urls, default_lc=default_lc, rootfs=rootfs, default_rootfs=default_rootfs,
         namespace=args.namespace,

@@ -8,7 +8,6 @@ kubeconfig that cannot be loaded, or a port that is taken.
 
 from __future__ import annotations
 
-import signal
 import sys
 import threading
 from collections.abc import Sequence
@@ -18,6 +17,7 @@ import structlog
 from apis.clientset import Clientset
 from apis.clientset import ConfigError as KubeConfigError
 from apis.logs import configure_process_logging
+from apis.signals import stop_event_on_signals
 
 from .args import ConfigError, parse_args
 from .data import DataError
@@ -49,8 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         clientset.close()
         return 2
     stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda _signum, _frame: stop.set())  # the master logs why it stopped
+    stop_event_on_signals(stop).install()  # for the process's lifetime; the master logs why it stopped
     try:
         return master.run(stop)
     except OSError as exc:

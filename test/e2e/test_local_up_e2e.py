@@ -30,12 +30,46 @@ def test_local_up_runs_the_il_job_through_a_round(tmp_path):
     assert [re.sub(r"-[a-z0-9]{5}$", "", name) for _, name in pods] == [
         f"pod/{JOB}-inference", f"pod/{JOB}-train", f"pod/{JOB}-eval"]
     assert [order[i + 1] for i, _ in pods] == ["Train/Waiting", "Train/Starting", "Eval/Starting"]
-    assert all(line.endswith("worker on edge-2)") for line in out.splitlines() if line.startswith("pod/"))
-    counts = re.findall(r"helmet-detection-dataset numberOfSamples=(\d+) \(reported by the LC on edge-1\)", out)
+    assert all(line.endswith("worker on edge-node-2)") for line in out.splitlines() if line.startswith("pod/"))
+    counts = re.findall(r"helmet-detection-dataset numberOfSamples=(\d+) \(reported by the LC on edge-node-1\)", out)
     assert counts == ["10", "15"]
     trained_by = re.search(r"is the model trained by (pod/\S+),", out)
     assert trained_by and trained_by.group(1) == pods[1][1]
-    for child in ("workersim", "edge-2", "edge-1", "sedna-gm", "sandbox API server"):
+    for child in ("workersim", "edge-node-2", "edge-node-1", "sedna-gm", "sandbox API server"):
         assert f"==> {child} stopped (exit code 0)" in out
-    assert {"apiserver.log", "sedna-gm.log", "edge-1.log", "edge-2.log", "workersim.log"} <= {
+    assert {"apiserver.log", "sedna-gm.log", "edge-node-1.log", "edge-node-2.log", "workersim.log"} <= {
         p.name for p in tmp_path.iterdir()}
+
+
+@pytest.mark.parametrize(("content", "problem"), [
+    (None, "no such file"),
+    ("kind: [unclosed", "not a YAML manifest"),
+    ("kind: Dataset\n", "every object needs apiVersion, kind and metadata.name"),
+    ("apiVersion: sedna.io/v1alpha1\nkind: Nope\nmetadata: {name: x}\n", "unknown kind 'Nope'"),
+])
+def test_a_sample_that_cannot_run_is_refused_before_anything_starts(tmp_path, content, problem):
+    sample = tmp_path / "sample.yaml"
+    if content is not None:
+        sample.write_text(content)
+    done = subprocess.run([sys.executable, "-m", "hack.local_up", "--sample", str(sample)], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and f"--sample {sample}: {problem}" in done.stderr, done.stderr
+    assert "starting" not in done.stdout
+
+
+def test_the_main_job_is_a_console_script_of_the_base_install():
+    """README's first command installs the base package only and runs ``sedna-local-up``: the script and the
+    ``hack`` package are declared, and nothing local_up imports needs a test extra."""
+    import configparser
+
+    cfg = configparser.ConfigParser()
+    cfg.read(REPO / "setup.cfg")
+    scripts = dict(line.split(" = ") for line in cfg["options.entry_points"]["console_scripts"].split("\n")
+                   if " = " in line)
+    assert scripts["sedna-local-up"] == "hack.local_up:main"
+    assert {"hack", "hack.*"} <= set(cfg["options.packages.find"]["include"].split())
+    probe = ("import sys, hack.local_up, hack.local_up_il, hack.local_up_sample, hack.local_up_eaijob, "
+             "hack.local_up_elasticdl; bad = sorted({'pytest', 'moto', 'ruff', 'kopf'} & set(sys.modules)); "
+             "print(bad); sys.exit(1 if bad else 0)")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr

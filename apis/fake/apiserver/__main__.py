@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import threading
 from collections.abc import Sequence
 
 from ...errors import ApiError
 from ...logs import LOG_FORMATS, configure_process_logging
+from ...signals import stop_event_on_signals
 from ..faults import Faults
 from .server import SandboxAPIServer
 
@@ -84,14 +84,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sandbox API server: {exc}", file=sys.stderr, flush=True)
         return 2
     done = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: done.set())
+    stop_event_on_signals(done).install()  # for the process's lifetime (apis.signals)
     try:
         if args.kubeconfig_out:
             server.write_kubeconfig(args.kubeconfig_out)
         print(f"listening on {server.url}", flush=True)
-        while not done.wait(1.0):
-            pass
+        done.wait()
     finally:
         server.stop()
     return 0
