@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
 from waitress import wasyncore
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
@@ -32,9 +31,11 @@ from waitress.parser import HTTPRequestParser, ParsingError
 from waitress.server import TcpWSGIServer
 from waitress.utilities import Error
 
+from apis.logs import get_logger
+
 __all__ = ["HTTPLimits", "HTTPServer", "WSGIApp"]
 
-log = structlog.get_logger("sedna.http")
+log = get_logger(__name__)
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 

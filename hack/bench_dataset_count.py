@@ -176,9 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rootfs", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        import structlog
+        from apis.logs import configure_process_logging
 
-        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))  # errors only: stdout is JSON
+        configure_process_logging("error", "json")  # errors only, on stderr: stdout is the JSON result
         result = child_manager(args.rootfs) if args.child == "manager" else child_naive(args.rootfs)
         print(json.dumps(result))
         return 0

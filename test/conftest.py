@@ -20,6 +20,16 @@ if TYPE_CHECKING:
     from testkit.s3 import S3Server
 
 
+@pytest.fixture(autouse=True)
+def _process_logging_restored() -> Iterator[None]:
+    """A test that runs a program's ``main`` in-process configures process-wide logging (handlers on the root logger
+    writing to that test's captured stderr); undo it, so that no later test logs into a closed stream."""
+    from testkit.logs import restored_process_logging
+
+    with restored_process_logging():
+        yield
+
+
 @pytest.fixture
 def procs(tmp_path):  # type: ignore[no-untyped-def]
     """Real child processes (``testkit.Processes``), killed at teardown; shared by the integration and e2e suites."""

@@ -11,8 +11,8 @@ import urllib.request
 from contextlib import redirect_stderr
 
 import pytest
-import structlog
 from prometheus_client import CollectorRegistry, Counter
+from testkit.logs import capture_library_logs
 from testkit.rawhttp import concurrent_gets, exchange, statuses
 
 from globalmanager.server import OperabilityServer
@@ -88,7 +88,7 @@ def test_a_client_that_never_sends_its_request_is_disconnected_and_blocks_nobody
 def test_bad_framing_is_a_400_and_a_close_logged_not_printed_as_a_traceback(server, framing):
     smuggled = b"0\r\n\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
     stderr = io.StringIO()
-    with redirect_stderr(stderr), structlog.testing.capture_logs() as logs:
+    with redirect_stderr(stderr), capture_library_logs() as logs:
         answer = exchange(server.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + framing + b"\r\n\r\n" + smuggled)
     assert statuses(answer) == [400]  # one answer: nothing after the bad request is read as another one
     assert "Traceback" not in stderr.getvalue()

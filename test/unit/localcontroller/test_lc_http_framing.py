@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 import structlog.testing
 from prometheus_client import CollectorRegistry
+from testkit.logs import capture_library_logs
 from testkit.rawhttp import concurrent_gets, exchange, statuses
 
 from apis.httpserver import HTTPLimits
@@ -77,7 +78,7 @@ def test_a_bad_content_length_is_a_400_and_a_close_without_a_traceback(worker, f
 def test_chunked_with_content_length_is_refused_and_nothing_is_smuggled(worker):
     smuggled = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
     body = b"0\r\n\r\n" + smuggled
-    with structlog.testing.capture_logs() as logs:
+    with capture_library_logs() as logs:
         answer = exchange(worker.server.port, HEAD + b"Transfer-Encoding: chunked\r\nContent-Length: "
                           + str(len(body)).encode() + b"\r\n\r\n" + body)
     assert statuses(answer) == [400]  # one answer: the GET after the chunked end was never read as a request
@@ -125,7 +126,7 @@ def test_a_slow_body_hits_the_request_deadline():
     w = Worker(HTTPLimits(request_deadline=0.5, idle_timeout=30, max_body_bytes=MAX_BODY_BYTES))
     try:
         with socket.create_connection(("127.0.0.1", w.server.port), timeout=20) as slow, \
-                structlog.testing.capture_logs() as logs:
+                capture_library_logs() as logs:
             slow.sendall(HEAD + f"Content-Length: {len(BODY)}\r\n\r\n".encode() + BODY[:5])
             answer = read_all(slow)  # the server answers and closes: no more trickling needed
         assert statuses(answer) == [408]
