@@ -95,6 +95,8 @@ class WorkerSimulator:
         self._workers: dict[str, _Worker] = {}  # by pod uid
         self._finished: set[str] = set()  # uids whose worker is done (or not simulated): never played again
         self._by_job: dict[str, set[str]] = {}
+        self._threads: set[threading.Thread] = set()  # every worker thread not yet joined, whether or not its worker
+        # is still registered (a worker that ended may still be ending its pod): stop() joins them all
         self._stop = threading.Event()
         self._informer: SharedIndexInformer | None = None
         self._thread: threading.Thread | None = None
@@ -122,11 +124,12 @@ class WorkerSimulator:
             workers = list(self._workers.values())
         for worker in workers:
             self._cancel(worker)
-        for worker in workers:
-            for thread in worker.threads:
-                thread.join(timeout)
-                if thread.is_alive():
-                    log.warning("a worker thread did not stop in time", thread=thread.name, timeout=timeout)
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join(timeout)
+            if thread.is_alive():
+                log.warning("a worker thread did not stop in time", thread=thread.name, timeout=timeout)
         if self._thread is not None:
             self._thread.join(timeout)
 
@@ -229,6 +232,7 @@ class WorkerSimulator:
             self._by_job.setdefault(wp.job_key, set()).add(uid)
             wlog.info("worker started", lc=lc_url, worker=ident.worker_name)
             for thread in worker.threads:  # under the lock: stop() never sees a worker whose threads did not start
+                self._threads.add(thread)
                 thread.start()
 
     # -- workers --------------------------------------------------------------------------------------------------
@@ -249,6 +253,13 @@ class WorkerSimulator:
         if code is not None and not cancelled:
             ctx.log.info("worker exited", exit_code=code)
             self._end_pod(worker.pod, code)
+        with self._lock:
+            self._threads.difference_update(worker.threads)
+
+    def worker_threads(self) -> list[threading.Thread]:
+        """The worker threads still running (none once ``stop()`` returned)."""
+        with self._lock:
+            return [t for t in self._threads if t.is_alive()]
 
     @staticmethod
     def _guarded(play: Any, ctx: WorkerContext) -> int | None:
@@ -278,8 +289,9 @@ class WorkerSimulator:
     def _report(self, wlog: Any, lc_url: str, worker_name: str, body: dict[str, Any], stop: threading.Event,
                 pod_key: str) -> bool:
         ok = self.lc_client.send(lc_url, worker_name, body, stop, pod_key)
-        wlog.info("worker report sent" if ok else "worker report lost", lc=lc_url, stage=body.get("kind"),
-                  status=body.get("status"))
+        if ok or not stop.is_set():  # a worker being stopped is killed with its pod: nothing to tell
+            wlog.info("worker report sent" if ok else "worker report lost", lc=lc_url, stage=body.get("kind"),
+                      status=body.get("status"))
         return ok
 
     def _end_pod(self, wp: WorkerPod, exit_code: int) -> None:
