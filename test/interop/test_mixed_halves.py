@@ -98,12 +98,11 @@ def test_federated_learning_round_reports(mixed: MixedSedna) -> None:
         return [c.get("message", "") for c in mixed.status("federated_learning_jobs", "fl").get("conditions") or []
                 if c.get("type") == "Training"]
 
-    # one condition per report; our GM takes a report of the same round at the same updateTime for a resent one
-    # (two trainers reporting in the same second, relayed by Go's LC without report ids, count once)
+    # not one condition per report either way: our GM takes a report of the same round at the same updateTime for
+    # a resent one (two trainers reporting in the same second through Go's LC, which has no report ids, count
+    # once); Go's GM writes the whole status from its cache, so two reports close together may keep one condition
     got = wait_for("both rounds", rounds, timeout=TIMEOUT,
                    check=lambda r: {m.split(" reaches")[0] for m in r} == {"Round 1", "Round 2"})
-    if mixed.gm == "go":
-        wait_for("one condition per report", rounds, check=lambda r: len(r) == 4, timeout=TIMEOUT)
     assert all(m.split(" reaches at ")[1] for m in got)
     metrics = wait_for("the Model's metrics", lambda: mixed.status("models", "fl-model").get("metrics"),
                        timeout=TIMEOUT)
