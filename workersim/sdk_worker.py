@@ -7,8 +7,8 @@ model is a JSON file:
 * IncrementalLearningJob train / eval: ``IncrementalLearning(estimator).train(...)`` / ``.evaluate(...)``; inference:
   ``IncrementalLearning(estimator)`` whose ``ModelLoadingThread`` (``MODEL_HOT_UPDATE=true``) polls the hot-update
   config and reports ``deploy`` as the SDK does; it runs until stopped;
-* JointInferenceService edge: ``JointInference(estimator)``, its ``LCReporter`` fed as ``inference`` feeds it (the
-  cloud model is not called);
+* JointInferenceService edge: the SDK's ``LCReporter`` with the message ``JointInference`` gives it, fed as its
+  ``inference`` feeds it (``JointInference`` itself imports the SDK's inference server, which needs fastapi);
 * FederatedLearningJob train and LifelongLearningJob train / eval: the reports of ``FederatedLearning.train`` and
   ``LifelongLearning`` made with the SDK's ``JobBase.report_task_info`` and backend ``model_info`` (their
   aggregation server and knowledge base need heavy extras that the SDK's virtualenv does not install).
@@ -154,19 +154,25 @@ def fl():
 
 
 def ji():
-    from sedna.core.joint_inference import JointInference
+    """``JointInference.__init__``'s reporter (the class itself imports the SDK's inference server: fastapi)."""
+    from sedna.service.client import LCReporter
 
-    service = JointInference(estimator=Estimator)
+    job = plain_job("jointinferenceservice")
+    message = {"name": job.worker_name, "namespace": job.config.namespace, "ownerName": job.job_name,
+               "ownerKind": job.job_kind, "kind": "inference", "results": []}
+    reporter = LCReporter(lc_server=job.config.lc_server, message=message,
+                          period_interval=int(job.get_parameters("LC_PERIOD", "30")))
+    reporter.daemon = True
+    reporter.start()
     per_period = int(STEERING.get("inferences") or 0)
     hard = int(STEERING.get("hard_examples") or 0)
-    period = float(STEERING.get("period") or os.environ.get("LC_PERIOD") or 30)
-    while service.lc_reporter.is_alive():
+    while reporter.is_alive():  # the inferences of one period, counted as JointInference.inference counts them
         for i in range(per_period):
             if i < hard:
-                service.lc_reporter.update_for_collaboration_inference()
+                reporter.update_for_collaboration_inference()
             else:
-                service.lc_reporter.update_for_edge_inference()
-        time.sleep(period)
+                reporter.update_for_edge_inference()
+        reporter.join(reporter.period_interval)
     print("the SDK's LCReporter thread is dead: no more reports from this worker", flush=True)
     threading.Event().wait()
 

@@ -27,8 +27,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
-def go_bins(request: pytest.FixtureRequest) -> GoBinaries:
-    found = go_binaries(Path(request.config.cache.mkdir("go-sedna")))
+def go_bins(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> GoBinaries:
+    cache = getattr(request.config, "cache", None)  # None with -p no:cacheprovider
+    found = go_binaries(Path(cache.mkdir("go-sedna")) if cache is not None else tmp_path_factory.mktemp("go-sedna"))
     if isinstance(found, str):
         pytest.skip(found)
     return found
