@@ -44,6 +44,19 @@ def test_dataset_counted_moved_and_deleted(mixed: MixedSedna) -> None:
     wait_for("edge-2 to drop it", lambda: not mixed.holds("edge-2", "dataset", "ds"), timeout=TIMEOUT)
 
 
+@pytest.mark.slow
+def test_go_lc_counts_a_grown_dataset_again(procs, tmp_path, go_bins) -> None:
+    from testkit.interop import start_mixed
+
+    system = start_mixed(procs, tmp_path, go_bins, "ours", "go", workersim=False)
+    system.write("edge-1", "/data/ds.txt", lines(3))
+    system.create("datasets", "Dataset", "ds", {"url": "/data/ds.txt", "format": "txt", "nodeName": "edge-1"})
+    wait_for("the first count", lambda: samples(system, "ds"), check=lambda n: n == 3, timeout=TIMEOUT)
+    system.write("edge-1", "/data/ds.txt", lines(5))
+    # Go's LC counts again at its next check, 60 s after the first
+    wait_for("the new count", lambda: samples(system, "ds"), check=lambda n: n == 5, timeout=TIMEOUT + 30)
+
+
 def model(system: MixedSedna, name: str) -> None:
     for node in system.rootfs:
         system.write(node, f"/models/{name}/model.pb", "model\n")

@@ -55,8 +55,12 @@ def stages(system: MixedSedna) -> list[str]:
 
 def run_round(system: MixedSedna, timeout: float) -> list[str]:
     create_job(system)
-    got = wait_for("the round to deploy", lambda: stages(system), timeout=timeout,
-                   check=lambda s: "Deploy/Completed" in s or "Eval/Failed" in s or "Deploy/Failed" in s)
+    got = wait_for("the round to reach the hot update", lambda: stages(system), timeout=timeout,
+                   check=lambda s: "Deploy/Running" in s or any(x.endswith("/Failed") for x in s))
+    assert not any(s.endswith("/Failed") for s in got), got
+    # the inference worker polls every second: the hot update is done within a few polls or never
+    got = wait_for("the hot update", lambda: stages(system), timeout=30,
+                   check=lambda s: "Deploy/Completed" in s or any(x.endswith("/Failed") for x in s))
     assert "Deploy/Completed" in got and not any(s.endswith("/Failed") for s in got), got
     # the deploy node's LC put the trained model beside model_config.json in the pod's mounted directory
     [pod] = [p for p in system.cs.core_v1().pods("default").list(
@@ -67,8 +71,9 @@ def run_round(system: MixedSedna, timeout: float) -> list[str]:
     return got
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 item 2: the deploy node's LC removes the hot-update directory the "
-                                       "inference pod mounted (fixed on branch h/learning)")
+@pytest.mark.xfail(strict=True, reason="issue 25 items 1 and 2: the train report reaching our LC before Go's GM sent "
+                                       "it the job is dropped (fixed on branch h/lcapi); the LC removes the "
+                                       "hot-update directory the inference pod mounted (fixed on branch h/learning)")
 def test_il_round_with_hot_update_go_gm_our_lcs(procs, tmp_path, go_bins) -> None:
     from testkit.interop import start_mixed
 
@@ -77,12 +82,11 @@ def test_il_round_with_hot_update_go_gm_our_lcs(procs, tmp_path, go_bins) -> Non
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="issue 25 item 2: our GM takes the job off the deploy node at Train/Completed "
+                                       "and Go's LC then removes the hot-update directory the inference pod mounted; "
+                                       "the config lands in a new directory the pod cannot see (h/learning)")
 def test_il_round_with_hot_update_our_gm_go_lcs(procs, tmp_path, go_bins) -> None:
     from testkit.interop import start_mixed
 
     system = start_mixed(procs, tmp_path, go_bins, "ours", "go")
-    run_round(system, timeout=300)
-    # a Dataset that grows is counted again at Go's LC's next check (every 60 s)
-    system.write("edge-1", "/il/data/index.txt", lines(0, SAMPLES + 3))
-    wait_for("the new count", lambda: system.status("datasets", "il-ds").get("numberOfSamples"),
-             check=lambda n: n == SAMPLES + 3, timeout=90)
+    run_round(system, timeout=240)
