@@ -291,6 +291,7 @@ def test_il_job_goes_train_eval_deploy_twice(sedna, request, backend):
     assert annotations.get("sedna.io/Train") == WORKER_NODE and annotations.get("sedna.io/Eval") == WORKER_NODE
 
 
+@pytest.mark.xfail(strict=True, reason="issue 25 item 2: the inference pod now reads the hot-update directory it mounted at start (workersim, issue 25 item 6); the LC removes that directory when the job leaves the node (fixed on branch h/learning)")
 def test_il_job_with_model_hot_update(sedna):
     cs, job = sedna.cs, "il-hot"
     store = Storage(sedna, job)

@@ -17,6 +17,7 @@ pytestmark = pytest.mark.e2e
 JOB = "helmet-detection-incremental"
 
 
+@pytest.mark.xfail(strict=True, reason="issue 25 item 2: the inference pod now reads the hot-update directory it mounted at start (workersim, issue 25 item 6); the LC removes that directory when the job leaves the node (fixed on branch h/learning)")
 def test_local_up_runs_the_il_job_through_a_round(tmp_path):
     done = subprocess.run([sys.executable, "-m", "hack.local_up", "--workdir", str(tmp_path), "--timeout", "60"],
                           cwd=REPO, capture_output=True, text=True, timeout=240)
