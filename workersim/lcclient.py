@@ -1,6 +1,7 @@
 """``LCClient.send`` of Sedna's SDK (``sedna.service.client.http_request``): ``POST {lc}/sedna/workers/{worker}/info``
 with the report as JSON, tried ``attempts`` times ``retry_wait`` seconds apart until the LC answers 200 (the SDK: 5
-tries, 3 s apart; any other answer, 2xx included, and any connection error count as a failure). The SDK sets no
+tries, 3 s apart; any other answer, 2xx included, a 200 whose body is not JSON, and any connection error count as a
+failure). The SDK sets no
 request timeout: neither does ``LCClient`` unless given one, so an LC that accepts a connection and never answers
 holds the worker, as it holds a real one. ``abort(stop)`` ends the requests of a worker being stopped (their sockets
 are shut down), so that stopping the simulator never waits on an LC."""
@@ -22,6 +23,15 @@ __all__ = ["LCClient", "worker_info_url"]
 log = get_logger(__name__)
 
 _MAX_ANSWER = 64 * 1024
+
+
+def _json(answer: bytes) -> bool:
+    """The SDK decodes a 200's body with ``response.json()``; a body that is not JSON is retried."""
+    try:
+        orjson.loads(answer)
+    except orjson.JSONDecodeError:
+        return False
+    return True
 
 
 def worker_info_url(lc_server: str, worker_name: str) -> str:
@@ -51,7 +61,7 @@ class LCClient:
                 return False
             try:
                 status, answer = self._post(url, body, stop)
-                if status == 200:
+                if status == 200 and _json(answer):
                     return True
                 log.warning("the LC refused a worker report", pod=pod, url=url, status=status,
                             answer=answer[:500].decode(errors="replace"), attempt=attempt)

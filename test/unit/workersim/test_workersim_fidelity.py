@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 
 from testkit import REPO, wait_for
 from testkit.workers import sedna_worker_pod
@@ -136,3 +137,33 @@ def test_the_unit_suite_prints_no_logging_error_from_a_worker_thread():
     assert done.stderr.strip() == "", done.stderr[-3000:]
 
 
+
+
+def test_a_200_whose_body_is_not_json_is_retried_as_the_sdk_does():
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    posts = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server API
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            posts.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"OK")
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server API
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        assert LCClient(attempts=3, retry_wait=0).send(url, "w", {"name": "w"}) is False
+        assert posts == ["/sedna/workers/w/info"] * 3
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
