@@ -177,7 +177,17 @@ def ji():
     threading.Event().wait()
 
 
+def die_with_the_simulator():
+    """The pod's container dies with its kubelet here: once the simulator is gone (killed, even with SIGKILL), this
+    process is re-parented and exits."""
+    parent = os.getppid()
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
+
+
 def main():
+    threading.Thread(target=die_with_the_simulator, name="watchdog", daemon=True).start()
     kind, worker_type = os.environ["WORKERSIM_WORKER"].split("/")
     if kind == "incrementallearningjob":
         il(worker_type)

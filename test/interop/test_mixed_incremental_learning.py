@@ -90,3 +90,32 @@ def test_il_round_with_hot_update_our_gm_go_lcs(procs, tmp_path, go_bins) -> Non
 
     system = start_mixed(procs, tmp_path, go_bins, "ours", "go")
     run_round(system, timeout=240)
+
+
+@pytest.mark.slow
+def test_go_gm_and_go_lcs_get_past_eval_on_the_sandbox(procs, tmp_path, go_bins) -> None:
+    """Issue 25 item 7: Go's own halves run a round on the sandbox as on a cluster (Go's LC then drops the hot-update
+    directory as in the test above, so the round is followed up to its deploy)."""
+    from testkit.interop import start_mixed
+
+    system = start_mixed(procs, tmp_path, go_bins, "go", "go")
+    create_job(system)
+    got = wait_for("the round past Eval", lambda: stages(system), timeout=240,
+                   check=lambda s: any(x.startswith("Deploy/") for x in s) or any(x.endswith("/Failed") for x in s))
+    assert not any(s.endswith("/Failed") for s in got), got
+
+
+@pytest.mark.xfail(strict=True, reason="issue 25 items 2 and 3: the hot update never reaches the inference pod on "
+                                       "edge-2 (h/learning); a GM restart at Deploy/Running makes the Dataset's node "
+                                       "run the hot update itself and report Deploy/Failed (h/learning)")
+def test_il_round_survives_a_restart_of_our_gm_at_deploy_running(procs, tmp_path) -> None:
+    from testkit.interop import start_mixed
+
+    system = start_mixed(procs, tmp_path, None, "ours", "ours")  # type: ignore[arg-type] - no Go peer here
+    create_job(system)
+    wait_for("Deploy/Running", lambda: stages(system), timeout=120,
+             check=lambda s: "Deploy/Running" in s or any(x.endswith("/Failed") for x in s))
+    system.restart_gm()
+    got = wait_for("the hot update", lambda: stages(system), timeout=30,
+                   check=lambda s: "Deploy/Completed" in s or any(x.endswith("/Failed") for x in s))
+    assert "Deploy/Completed" in got and not any(s.endswith("/Failed") for s in got), got

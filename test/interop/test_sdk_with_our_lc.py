@@ -140,3 +140,41 @@ def test_fl_round_reports_from_the_sdk(sedna: MixedSedna) -> None:
     wait_for("both rounds", rounds, check=lambda r: r == ["Round 1", "Round 2"], timeout=TIMEOUT)
     wait_for("the job to succeed", lambda: sedna.status("federated_learning_jobs", "fl").get("phase"),
              check=lambda p: p == "Succeeded", timeout=TIMEOUT)
+
+
+def reports_handled(lc_url: str) -> float:
+    """Every worker report the LC answered (any result)."""
+    from prometheus_client.parser import text_string_to_metric_families
+    from testkit import http_get
+
+    status, text = http_get(lc_url + "/metrics")
+    return sum(s.value for f in text_string_to_metric_families(text) if status == 200
+               for s in f.samples if s.name == "sedna_lc_worker_reports_total")
+
+
+@pytest.mark.xfail(strict=True, reason="issue 25 item 4: the deploy report of a restarted SDK inference worker is "
+                                       "applied whatever the job's stage: Deploy/Completed after Train/Waiting "
+                                       "(fixed on branch h/learning)")
+def test_a_restarted_sdk_inference_worker_does_not_complete_a_deploy_again(sedna: MixedSedna) -> None:
+    """Last in this module: it restarts the worker simulator."""
+    dataset_and_models(sedna, "il4", ("initial", "deploy"))
+    sedna.create("incremental_learning_jobs", "IncrementalLearningJob", "il4", {
+        "dataset": {"name": "il4-ds", "trainProb": 0.8}, "initialModel": {"name": "il4-initial"},
+        "trainSpec": {"template": template(), "trigger": TRIGGER},
+        "evalSpec": {"template": template()},
+        "deploySpec": {"model": {"name": "il4-deploy", "hotUpdateEnabled": True, "pollPeriodSeconds": 1},
+                       "trigger": {"condition": {"operator": ">", "threshold": 0.1, "metric": "precision_delta[0]"}},
+                       "hardExampleMining": {"name": "IBT"}, "template": template()},
+        "outputDir": "/il4/output"})
+    got = wait_for("round 1", lambda: stages(sedna, "incremental_learning_jobs", "il4"), timeout=TIMEOUT,
+                   check=lambda s: "Deploy/Completed" in s and s[-1] == "Train/Waiting")
+    round_one = len(got)
+    before = reports_handled(sedna.lc_urls["edge-1"])
+    sedna.start_workersim()  # the inference pod's SDK starts again and finds the config it loaded before
+    wait_for("the restarted worker's deploy report", lambda: reports_handled(sedna.lc_urls["edge-1"]),
+             check=lambda n: n > before, timeout=TIMEOUT)
+    # a later, positive signal: round 2 starts (its Train/Ready follows the deploy report from the same LC)
+    sedna.write("edge-1", "/il4/data/index.txt", lines(24))
+    got = wait_for("round 2", lambda: stages(sedna, "incremental_learning_jobs", "il4"), timeout=TIMEOUT,
+                   check=lambda s: s.count("Train/Ready") == 2)
+    assert "Deploy/Completed" not in got[round_one:], got

@@ -36,6 +36,24 @@ class MixedSedna:
     gm_address: str
     rootfs: dict[str, Path]
     lc_urls: dict[str, str] = field(default_factory=dict)
+    workersim_args: tuple[str, ...] = ()
+
+    def start_workersim(self) -> None:
+        """(Re)start the worker simulator: a running one first stops as on SIGTERM (its workers with it)."""
+        old = self.procs.procs.get("workersim")
+        if old is not None and old.poll() is None:
+            old.terminate()
+            old.wait(30)
+        start_workersim(self.procs, self.kubeconfig, self.lc_urls, self.rootfs, *self.workersim_args)
+
+    def restart_gm(self) -> None:
+        """Kill our GM (SIGKILL) and start it again on the same edge port."""
+        assert self.gm == "ours"
+        gm = self.procs.procs["gm"]
+        gm.kill()
+        gm.wait(30)
+        port = int(self.gm_address.rsplit(":", 1)[1])
+        start_gm(self.procs, "gm", str(self.kubeconfig), "--no-leader-elect", edge_port=port, wait=True, timeout=60)
 
     def create(self, resource: str, kind: str, name: str, spec: dict[str, Any],
                annotations: dict[str, str] | None = None) -> dict[str, Any]:
@@ -102,7 +120,7 @@ def start_mixed(procs: Processes, tmp: Path, go: GoBinaries, gm: str, lc: str, w
         start_gm(procs, "gm", str(kubeconfig), "--no-leader-elect", edge_port=edge_port, wait=True, timeout=60)
         wait_for("our GM's edge link", lambda: port_open(edge_port), timeout=30)
     system = MixedSedna(procs, cs, kubeconfig, gm, lc, f"127.0.0.1:{edge_port}",
-                        {n: tmp / f"rootfs-{n}" for n in NODES})
+                        {n: tmp / f"rootfs-{n}" for n in NODES}, workersim_args=workersim_args)
     for node in NODES:
         if lc == "go":
             _, url = start_go_lc(procs, go, node, system.gm_address, system.rootfs[node])
@@ -115,5 +133,5 @@ def start_mixed(procs: Processes, tmp: Path, go: GoBinaries, gm: str, lc: str, w
         for node, url in system.lc_urls.items():
             wait_for(f"{node} connected", lambda u=url: http_get(u + "/readyz")[0] == 200, timeout=60)
     if workersim:
-        start_workersim(procs, kubeconfig, system.lc_urls, system.rootfs, *workersim_args)
+        system.start_workersim()
     return system
