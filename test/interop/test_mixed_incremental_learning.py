@@ -57,11 +57,11 @@ def run_round(system: MixedSedna, timeout: float) -> list[str]:
     create_job(system)
     got = wait_for("the round to reach the hot update", lambda: stages(system), timeout=timeout,
                    check=lambda s: "Deploy/Running" in s or any(x.endswith("/Failed") for x in s))
-    assert not any(s.endswith("/Failed") for s in got), got
+    assert not any(s.endswith("/Failed") for s in got), " ".join(got)
     # the inference worker polls every second: the hot update is done within a few polls or never
     got = wait_for("the hot update", lambda: stages(system), timeout=30,
                    check=lambda s: "Deploy/Completed" in s or any(x.endswith("/Failed") for x in s))
-    assert "Deploy/Completed" in got and not any(s.endswith("/Failed") for s in got), got
+    assert "Deploy/Completed" in got and not any(s.endswith("/Failed") for s in got), " ".join(got)
     # the deploy node's LC put the trained model beside model_config.json in the pod's mounted directory
     [pod] = [p for p in system.cs.core_v1().pods("default").list(
         label_selector="incrementallearningjob.sedna.io/worker-type=inference")["items"]]
@@ -102,7 +102,7 @@ def test_go_gm_and_go_lcs_get_past_eval_on_the_sandbox(procs, tmp_path, go_bins)
     create_job(system)
     got = wait_for("the round past Eval", lambda: stages(system), timeout=240,
                    check=lambda s: any(x.startswith("Deploy/") for x in s) or any(x.endswith("/Failed") for x in s))
-    assert not any(s.endswith("/Failed") for s in got), got
+    assert not any(s.endswith("/Failed") for s in got), " ".join(got)
 
 
 @pytest.mark.xfail(strict=True, reason="issue 25 items 2 and 3: the hot update never reaches the inference pod on "
@@ -118,4 +118,4 @@ def test_il_round_survives_a_restart_of_our_gm_at_deploy_running(procs, tmp_path
     system.restart_gm()
     got = wait_for("the hot update", lambda: stages(system), timeout=30,
                    check=lambda s: "Deploy/Completed" in s or any(x.endswith("/Failed") for x in s))
-    assert "Deploy/Completed" in got and not any(s.endswith("/Failed") for s in got), got
+    assert "Deploy/Completed" in got and not any(s.endswith("/Failed") for s in got), " ".join(got)

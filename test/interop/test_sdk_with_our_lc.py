@@ -83,7 +83,7 @@ def test_il_train_eval_and_hot_update_by_the_sdk(sedna: MixedSedna) -> None:
         "outputDir": "/il/output"})
     got = wait_for("the round to deploy", lambda: stages(sedna, "incremental_learning_jobs", "il"),
                    check=lambda s: "Deploy/Completed" in s or any(x.endswith("/Failed") for x in s), timeout=TIMEOUT)
-    assert "Deploy/Completed" in got and not any(s.endswith("/Failed") for s in got), got
+    assert "Deploy/Completed" in got and not any(s.endswith("/Failed") for s in got), " ".join(got)
     conditions = sedna.status("incremental_learning_jobs", "il")["conditions"]
     import json
 
