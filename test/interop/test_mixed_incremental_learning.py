@@ -93,16 +93,23 @@ def test_il_round_with_hot_update_our_gm_go_lcs(procs, tmp_path, go_bins) -> Non
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="issue 25 item 7: the sandbox's pods run and end before a kubelet would have "
+                                       "started their containers; Go's GM takes Train/Completed from the pod before "
+                                       "the train report and the round stalls at Eval/Waiting (fixed on branch "
+                                       "h/sandbox)")
 def test_go_gm_and_go_lcs_get_past_eval_on_the_sandbox(procs, tmp_path, go_bins) -> None:
-    """Issue 25 item 7: Go's own halves run a round on the sandbox as on a cluster (Go's LC then drops the hot-update
-    directory as in the test above, so the round is followed up to its deploy)."""
+    """Go's own halves run a round on the sandbox as on a cluster (Go's LC then drops the hot-update directory, as in
+    the test above, so the round is followed up to its deploy)."""
     from testkit.interop import start_mixed
 
     system = start_mixed(procs, tmp_path, go_bins, "go", "go")
     create_job(system)
-    got = wait_for("the round past Eval", lambda: stages(system), timeout=240,
+    wait_for("Eval/Waiting", lambda: stages(system), timeout=120,
+             check=lambda s: "Eval/Waiting" in s or any(x.endswith("/Failed") for x in s))
+    # Go's LC starts the evaluation at its next job check (every 10 s; 75 s covers a dataset check too)
+    got = wait_for("the round past Eval", lambda: stages(system), timeout=75,
                    check=lambda s: any(x.startswith("Deploy/") for x in s) or any(x.endswith("/Failed") for x in s))
-    assert not any(s.endswith("/Failed") for s in got), " ".join(got)
+    assert any(s.startswith("Deploy/") for s in got) and not any(s.endswith("/Failed") for s in got), " ".join(got)
 
 
 @pytest.mark.xfail(strict=True, reason="issue 25 items 2 and 3: the hot update never reaches the inference pod on "
