@@ -69,7 +69,7 @@ class PodMounts:
             return None
         fd, parts = found
         try:
-            with self._parent(fd, parts[:-1], create=False) as parent:
+            with _DirHandle(fd, parts[:-1], create=False) as parent:
                 file_fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent.fd)
             with os.fdopen(file_fd, "rb") as src:
                 return src.read(limit) if stat.S_ISREG(os.fstat(file_fd).st_mode) else None
@@ -82,7 +82,7 @@ class PodMounts:
             return False
         fd, parts = found
         try:
-            with self._parent(fd, parts[:-1], create=False) as parent:
+            with _DirHandle(fd, parts[:-1], create=False) as parent:
                 st = os.stat(parts[-1], dir_fd=parent.fd, follow_symlinks=False)
         except (OSError, ValueError):
             return False
@@ -95,7 +95,7 @@ class PodMounts:
         if found is None:
             raise ValueError(f"{container_path} is on no hostPath volume of the pod")
         fd, parts = found
-        with self._parent(fd, parts[:-1], create=True) as parent:
+        with _DirHandle(fd, parts[:-1], create=True) as parent:
             tmp = f".{parts[-1]}.{os.getpid()}.{threading.get_ident()}.partial"
             out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
                           dir_fd=parent.fd)
@@ -125,10 +125,6 @@ class PodMounts:
                         return None
                     return mount.fd, parts
         return None
-
-    @staticmethod
-    def _parent(fd: int, parts: list[str], create: bool) -> _DirHandle:
-        return _DirHandle(fd, parts, create)
 
 
 class _DirHandle:
