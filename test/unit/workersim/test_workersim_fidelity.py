@@ -167,3 +167,16 @@ def test_a_200_whose_body_is_not_json_is_retried_as_the_sdk_does():
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+def test_a_pod_log_stops_at_its_bound_saying_so(tmp_path, monkeypatch):
+    from workersim import podlogs
+
+    monkeypatch.setattr(podlogs, "MAX_POD_LOG_BYTES", 200)
+    problems = []
+    log = podlogs.PodLog(tmp_path, "default", "p", lambda event, **kw: problems.append(event))
+    for i in range(20):
+        log.append(f"line {i} " + "x" * 20)
+    lines = (tmp_path / "default" / "p.log").read_text().splitlines()
+    assert lines[0].startswith("line 0 ") and "later lines are dropped" in lines[-1]
+    assert len(lines) < 20 and problems == []
