@@ -75,6 +75,11 @@ class LCClient:
         log.error("gave up sending a worker report", pod=pod, url=url, attempts=self.attempts)
         return False
 
+    def in_flight(self) -> int:
+        """Requests under way now (sent, not yet answered)."""
+        with self._lock:
+            return sum(len(conns) for _, conns in self._open.values())
+
     def abort(self, stop: threading.Event) -> None:
         """Shut down the open requests sent with ``stop`` (set it first: ``send`` then returns False)."""
         with self._lock:

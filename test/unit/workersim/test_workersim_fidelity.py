@@ -86,7 +86,7 @@ def test_a_request_has_no_timeout_and_stop_still_ends_it(make_simulator, run_pod
         simulator = make_simulator(default_lc=f"http://127.0.0.1:{hanging.getsockname()[1]}",
                                    lc_client=LCClient(attempts=5, retry_wait=0.01))
         run_pod(ji_pod("edgeworker-hang"))
-        wait_for("the report under way", lambda: simulator.lc_client._open, timeout=10)
+        wait_for("the report under way", simulator.lc_client.in_flight, timeout=10)
         simulator.stop()
         assert simulator.worker_threads() == []
     finally:
