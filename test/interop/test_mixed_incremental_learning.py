@@ -93,10 +93,10 @@ def test_il_round_with_hot_update_our_gm_go_lcs(procs, tmp_path, go_bins) -> Non
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 25 item 7: the sandbox's pods run and end before a kubelet would have "
-                                       "started their containers; Go's GM takes Train/Completed from the pod before "
-                                       "the train report and the round stalls at Eval/Waiting (fixed on branch "
-                                       "h/sandbox)")
+@pytest.mark.xfail(strict=True, reason="issue 25 item 7: the train worker reports (0.5 s after its pod runs) before "
+                                       "Go's GM, seeing Train/Running, sends the job to edge-2; Go's LC drops the "
+                                       "report, Train/Completed has no model and the round stalls at Eval/Waiting; "
+                                       "realistic pod start-up in the sandbox (h/sandbox)")
 def test_go_gm_and_go_lcs_get_past_eval_on_the_sandbox(procs, tmp_path, go_bins) -> None:
     """Go's own halves run a round on the sandbox as on a cluster (Go's LC then drops the hot-update directory, as in
     the test above, so the round is followed up to its deploy)."""
