@@ -19,6 +19,7 @@ from apis.signals import stop_event_on_signals
 from informers import wait_for_cache_sync
 
 from .lcclient import LCClient
+from .sdkmode import sdk_runner
 from .simulator import WorkerSimulator
 
 __all__ = ["main"]
@@ -41,7 +42,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--default-rootfs", metavar="DIR", help="rootfs of nodes without --rootfs (default: none)")
     p.add_argument("--report-attempts", type=int, default=5, metavar="N", help="tries per report (SDK: 5)")
     p.add_argument("--report-retry-seconds", type=float, default=3.0, metavar="S", help="between tries (SDK: 3)")
-    p.add_argument("--report-timeout-seconds", type=float, default=10.0, metavar="S", help="per HTTP request")
+    p.add_argument("--report-timeout-seconds", type=float, default=None, metavar="S",
+                   help="per HTTP request (SDK: none, the default)")
+    p.add_argument("--sdk-dir", metavar="DIR",
+                   help="run Sedna's real SDK (DIR/lib/sedna) in each worker pod it has a driver for")
+    p.add_argument("--sdk-python", metavar="PY", help="the interpreter that runs the SDK (with --sdk-dir)")
+    p.add_argument("--pod-logs-dir", metavar="DIR",
+                   help="append each worker's own lines to DIR/<namespace>/<pod>.log (what kubectl logs shows)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.add_argument("--log-format", default="json", choices=["json", "console"])
     return p
@@ -78,8 +85,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     rootfs = _node_map(p, "--rootfs", args.rootfs, _directory)
     default_lc = _url(p, "--default-lc", args.default_lc) if args.default_lc else None
     default_rootfs = _directory(p, "--default-rootfs", args.default_rootfs) if args.default_rootfs else None
-    if args.report_attempts < 1 or args.report_retry_seconds < 0 or args.report_timeout_seconds <= 0:
+    if args.report_attempts < 1 or args.report_retry_seconds < 0 or (
+            args.report_timeout_seconds is not None and args.report_timeout_seconds <= 0):
         p.error("invalid setting --report-*: attempts must be ≥ 1, retry seconds ≥ 0, timeout seconds > 0")
+    sdk = None
+    if bool(args.sdk_dir) != bool(args.sdk_python):
+        p.error("invalid setting --sdk-dir/--sdk-python: give both or neither")
+    if args.sdk_dir:
+        try:
+            sdk = sdk_runner(args.sdk_dir, args.sdk_python)
+        except ValueError as exc:
+            p.error(f"invalid setting --sdk-dir/--sdk-python: {exc}")
+    if args.pod_logs_dir:
+        try:
+            os.makedirs(args.pod_logs_dir, exist_ok=True)
+        except OSError as exc:
+            p.error(f"invalid setting --pod-logs-dir: {exc}")
     if not os.path.isfile(args.kubeconfig):
         p.error(f"invalid setting --kubeconfig: {args.kubeconfig!r} is not a file")
     configure_process_logging(args.log_level, args.log_format, component="workersim")
@@ -97,6 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         clientset, lc_urls=lc_urls, default_lc=default_lc, rootfs=rootfs, default_rootfs=default_rootfs,
         namespace=args.namespace,
         lc_client=LCClient(args.report_attempts, args.report_retry_seconds, args.report_timeout_seconds),
+        sdk=sdk, pod_logs_dir=args.pod_logs_dir,
     ).start()
     try:
         if not wait_for_cache_sync(done, simulator.has_synced):

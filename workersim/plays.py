@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from .nodefiles import NodeFiles
+from .mounts import PodMounts
 from .objectstore import UploadError, upload
 from .sdk import (
     COMPLETED,
@@ -58,7 +58,7 @@ class WorkerContext:
     ident: Identity
     stop: threading.Event
     report: Callable[[dict[str, Any]], bool]
-    files: NodeFiles | None
+    mounts: PodMounts  # the pod's hostPath volumes, opened when it started
     log: Any
     job_pods: Callable[[], list[Mapping[str, Any]]] = list
     poke: threading.Event = field(default_factory=threading.Event)  # set when a pod of the same job changed
@@ -68,9 +68,8 @@ class WorkerContext:
         return not self.stop.wait(seconds)
 
     def write(self, container_path: str, data: bytes) -> None:
-        """Save a file as the worker does: on its node's filesystem when the path is on a hostPath volume, in S3 for
-        an ``s3://`` URL (the SDK's ``FileOps.upload``)."""
-        host = self.pod.host_path(container_path)
+        """Save a file as the worker does: through the pod's hostPath volume holding the path (on its node's
+        filesystem), in S3 for an ``s3://`` URL (the SDK's ``FileOps.upload``)."""
         if container_path.startswith("s3://"):
             try:
                 upload(self.pod.env, container_path, data)
@@ -79,16 +78,16 @@ class WorkerContext:
         elif "://" in container_path:
             self.log.warning("remote storage other than S3 is not simulated; the file is reported, not uploaded",
                              url=container_path)
-        elif host is None:
+        elif self.pod.host_path(container_path) is None:
             self.log.debug("file is pod-private, not written", path=container_path)
-        elif self.files is None:
-            self.log.warning("no rootfs known for the node; file not written", path=container_path, host_path=host)
+        elif not self.mounts.mounted(container_path):
+            self.log.warning("the volume holding the file is not mounted (no rootfs known for the node?); file not "
+                             "written", path=container_path, host_path=self.pod.host_path(container_path))
         else:
             try:
-                self.files.write(host, data)
+                self.mounts.write(container_path, data)
             except (OSError, ValueError) as exc:
-                self.log.warning("cannot write the worker's file", path=container_path, host_path=host,
-                                 error=str(exc))
+                self.log.warning("cannot write the worker's file", path=container_path, error=str(exc))
 
     def failure(self, stage: str, reports: bool = True) -> int | None:
         """The exit code when the worker is steered to fail (after a ``failed`` report if asked), else None."""
@@ -225,7 +224,9 @@ def fl_aggregation(ctx: WorkerContext) -> int | None:
 
 
 def ji_edge(ctx: WorkerContext) -> int | None:
-    """``LCReporter``: every period, if inferences happened, the cumulative counters."""
+    """``LCReporter``: every period, if inferences happened, the cumulative counters. A report given up (all
+    attempts failed) ends the reporter for good, as the SDK's thread dies of the uncaught ``RetryError``; the
+    service itself keeps running."""
     period = ctx.steering.period or _int_env(ctx, "LC_PERIOD", 30)
     message = {"name": ctx.ident.worker_name, "namespace": ctx.pod.env.get("NAMESPACE", ""),
                "ownerName": ctx.ident.owner_name, "ownerKind": ctx.ident.owner_kind, "kind": "inference",
@@ -239,7 +240,12 @@ def ji_edge(ctx: WorkerContext) -> int | None:
         hard_examples += ctx.steering.hard_examples_per_period
         if ctx.steering.inferences_per_period == 0:
             continue
-        ctx.report({**message, "ownerInfo": reporter_owner_info(start, sdk_time(), inferences, hard_examples)})
+        if not ctx.report({**message, "ownerInfo": reporter_owner_info(start, sdk_time(), inferences,
+                                                                       hard_examples)}) and not ctx.stop.is_set():
+            ctx.log.error("joint-inference reporter died after a report was given up, as the SDK's LCReporter "
+                          "thread does; the service runs on without reporting")
+            ctx.stop.wait()
+            return None
 
 
 @_job("", reports=False)
@@ -256,8 +262,11 @@ def service(ctx: WorkerContext) -> int | None:
 
 
 def hot_update(ctx: WorkerContext) -> None:
-    """``ModelLoadingThread``: every ``MODEL_POLL_PERIOD_SECONDS`` read ``MODEL_HOT_UPDATE_CONFIG``; a new
-    ``model_update_time`` whose ``model_path`` exists → ``deploy`` ``completed`` (``failed`` when steered to fail)."""
+    """``ModelLoadingThread``: every ``MODEL_POLL_PERIOD_SECONDS`` read ``MODEL_HOT_UPDATE_CONFIG`` through the
+    pod's mount (the directory it found when it started); a new ``model_update_time`` whose ``model_path`` exists →
+    ``deploy`` ``completed`` (``failed`` when steered to fail). A config the pod cannot read is what the SDK cannot
+    parse (it copies the absent file into an empty one): ``fail to parse model hot update config``, logged when that
+    state begins."""
     conf = ctx.pod.getenv("MODEL_HOT_UPDATE_CONFIG")
     if not conf:
         ctx.log.error("MODEL_HOT_UPDATE_CONFIG is unset: no hot update, as the SDK")
@@ -266,22 +275,22 @@ def hot_update(ctx: WorkerContext) -> None:
     if period < 1 and ctx.steering.period is None:
         period = 60
     version = "latest"
+    unreadable = False
     while ctx.sleep(period):
-        host = ctx.pod.host_path(conf)
-        data = ctx.files.read(host) if host is not None and ctx.files is not None else None
-        if data is None:
-            continue
+        data = ctx.mounts.read(conf)
         try:
+            if data is None:
+                raise ValueError("not visible through the pod's mount")
             model_msg = orjson.loads(data)["model_config"]
             latest = str(model_msg["model_update_time"])  # as the SDK compares versions
             model_path = str(model_msg["model_path"])
-        except (orjson.JSONDecodeError, KeyError, TypeError):
-            ctx.log.error("fail to parse model hot update config", path=conf)
+        except (orjson.JSONDecodeError, ValueError, KeyError, TypeError) as exc:
+            if not unreadable:
+                ctx.log.error("fail to parse model hot update config", path=conf, error=str(exc))
+            unreadable = True
             continue
-        model_host = ctx.pod.host_path(model_path)
-        if model_host is None or ctx.files is None or not ctx.files.is_file(model_host):
-            continue
-        if latest == version:
+        unreadable = False
+        if not ctx.mounts.is_file(model_path) or latest == version:
             continue
         version = latest
         status = FAILED if ctx.steering.fail is not None else COMPLETED

@@ -8,7 +8,12 @@ that carries a Sedna worker label, one thread per worker.
 * A job-like worker (train, eval, federated training and aggregation, Reid, VideoAnalytics) ends its pod through
   ``pods/status``: ``Succeeded`` for exit code 0, else ``Failed``; a service runs until its pod goes.
 * A worker starts once per pod (uid); it stops when its pod is deleted or ends. A restarted simulator plays pods that
-  are still Running again from the start.
+  are still Running again from the start. The pod's hostPath volumes are opened when its worker starts and read and
+  written through those handles (``mounts``): a directory the node replaces later is invisible to it, as to a pod.
+* With ``sdk`` (``SdkRunner``) the worker is Sedna's real SDK in a child process (``sdkmode``), else a play.
+* With ``pod_logs_dir`` each worker's own lines (and the SDK's output) go to ``<dir>/<namespace>/<pod>.log``.
+* ``stop()`` ends every worker (their LC requests and SDK processes included) and joins its threads, so that no
+  worker logs after it returned.
 
 Guarantees: a bad annotation or a failing worker is logged with the pod key and never affects another pod; status
 writes retry on conflict from a fresh read and never overwrite a terminal phase or another pod of the same name.
@@ -24,15 +29,18 @@ from typing import Any
 
 from apis import meta
 from apis.errors import ApiError, is_conflict, is_not_found
-from apis.fake.kubelet.status import terminated_status
 from apis.logs import get_logger
 from apis.resources import PODS
 from informers import DeletedFinalStateUnknown, ListWatch, SharedIndexInformer
 
 from .lcclient import LCClient
+from .mounts import PodMounts
 from .nodefiles import NodeFiles
 from .plays import TERMINAL_PHASES, WorkerContext, hot_update, play_for
+from .podlogs import PodLog, PodLogger
+from .podstatus import terminated_status
 from .sdk import identity
+from .sdkmode import SdkRunner
 from .steering import parse_steering
 from .workerpod import WorkerPod, job_index_key, worker_pod
 
@@ -56,6 +64,7 @@ class _Worker:
     poke: threading.Event = field(default_factory=threading.Event)
     cancelled: bool = False
     threads: list[threading.Thread] = field(default_factory=list)
+    mounts: PodMounts | None = None
 
 
 class WorkerSimulator:
@@ -70,6 +79,8 @@ class WorkerSimulator:
         default_rootfs: str | os.PathLike[str] | None = None,
         namespace: str = "",
         lc_client: LCClient | None = None,
+        sdk: SdkRunner | None = None,
+        pod_logs_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self.clientset = clientset
         self.lc_urls = dict(lc_urls or {})
@@ -78,10 +89,14 @@ class WorkerSimulator:
         self._default_files = NodeFiles(default_rootfs) if default_rootfs is not None else None
         self.namespace = namespace
         self.lc_client = lc_client or LCClient()
+        self.sdk = sdk
+        self.pod_logs_dir = pod_logs_dir
         self._lock = threading.Lock()
         self._workers: dict[str, _Worker] = {}  # by pod uid
         self._finished: set[str] = set()  # uids whose worker is done (or not simulated): never played again
         self._by_job: dict[str, set[str]] = {}
+        self._threads: set[threading.Thread] = set()  # every worker thread not yet joined, whether or not its worker
+        # is still registered (a worker that ended may still be ending its pod): stop() joins them all
         self._stop = threading.Event()
         self._informer: SharedIndexInformer | None = None
         self._thread: threading.Thread | None = None
@@ -109,9 +124,12 @@ class WorkerSimulator:
             workers = list(self._workers.values())
         for worker in workers:
             self._cancel(worker)
-        for worker in workers:
-            for thread in worker.threads:
-                thread.join(timeout)
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join(timeout)
+            if thread.is_alive():
+                log.warning("a worker thread did not stop in time", thread=thread.name, timeout=timeout)
         if self._thread is not None:
             self._thread.join(timeout)
 
@@ -189,38 +207,59 @@ class WorkerSimulator:
         worker = _Worker(wp)
         ident = identity(wp, steering.sdk_quirks)
         lc_url = self.lc_url_for(wp, ident.lc_server)
-        wlog = log.bind(pod=wp.key, kind=wp.kind, worker_type=wp.worker_type, node=wp.node)
+        wlog = PodLogger(log.bind(pod=wp.key, kind=wp.kind, worker_type=wp.worker_type, node=wp.node),
+                         PodLog(self.pod_logs_dir, wp.namespace, wp.name, log.bind(pod=wp.key).warning))
+        worker.mounts = PodMounts(wp, self.files_for(wp.node))
+        for problem in worker.mounts.problems:
+            wlog.warning("cannot mount a hostPath volume; the worker sees nothing there", volume=problem)
         ctx = WorkerContext(
-            pod=wp, steering=steering, ident=ident, stop=worker.stop, files=self.files_for(wp.node), log=wlog,
+            pod=wp, steering=steering, ident=ident, stop=worker.stop, mounts=worker.mounts, log=wlog,
             report=lambda body: self._report(wlog, lc_url, ident.worker_name, body, worker.stop, wp.key),
             job_pods=lambda: self._job_pods(wp.job_key), poke=worker.poke,
         )
-        worker.threads.append(threading.Thread(target=self._run, args=(worker, ctx), daemon=True,
+        sdk = self.sdk
+        play = (lambda c: sdk.run(c, lc_url, self.files_for(wp.node))) if sdk is not None else play_for(wp)
+        worker.threads.append(threading.Thread(target=self._run, args=(worker, ctx, play), daemon=True,
                                                name=f"workersim-{wp.name}"))
-        if wp.getenv("MODEL_HOT_UPDATE", "False").lower() == "true":
+        if sdk is None and wp.getenv("MODEL_HOT_UPDATE", "False").lower() == "true":
             worker.threads.append(threading.Thread(target=self._guarded, args=(hot_update, ctx), daemon=True,
                                                    name=f"workersim-hot-update-{wp.name}"))
         with self._lock:
             if uid in self._workers or uid in self._finished or self._stop.is_set():
+                worker.mounts.close()
                 return
             self._workers[uid] = worker
             self._by_job.setdefault(wp.job_key, set()).add(uid)
             wlog.info("worker started", lc=lc_url, worker=ident.worker_name)
             for thread in worker.threads:  # under the lock: stop() never sees a worker whose threads did not start
+                self._threads.add(thread)
                 thread.start()
 
     # -- workers --------------------------------------------------------------------------------------------------
-    def _run(self, worker: _Worker, ctx: WorkerContext) -> None:
-        code = self._guarded(play_for(worker.pod), ctx)
+    def _run(self, worker: _Worker, ctx: WorkerContext, play: Any) -> None:
+        code = self._guarded(play, ctx)
         with self._lock:
             cancelled = worker.cancelled
             worker.stop.set()  # ends the hot-update loop with the container
             self._workers.pop(worker.pod.uid, None)
             if code is not None:
                 self._finished.add(worker.pod.uid)
+        self.lc_client.abort(worker.stop)
+        for thread in worker.threads:
+            if thread is not threading.current_thread():
+                thread.join()
+        if worker.mounts is not None:
+            worker.mounts.close()
         if code is not None and not cancelled:
             ctx.log.info("worker exited", exit_code=code)
             self._end_pod(worker.pod, code)
+        with self._lock:
+            self._threads.difference_update(worker.threads)
+
+    def worker_threads(self) -> list[threading.Thread]:
+        """The worker threads still running (none once ``stop()`` returned)."""
+        with self._lock:
+            return [t for t in self._threads if t.is_alive()]
 
     @staticmethod
     def _guarded(play: Any, ctx: WorkerContext) -> int | None:
@@ -235,6 +274,7 @@ class WorkerSimulator:
             worker.cancelled = True
         worker.stop.set()
         worker.poke.set()
+        self.lc_client.abort(worker.stop)
 
     def _poke_job(self, job_key: str) -> None:
         with self._lock:
@@ -249,8 +289,9 @@ class WorkerSimulator:
     def _report(self, wlog: Any, lc_url: str, worker_name: str, body: dict[str, Any], stop: threading.Event,
                 pod_key: str) -> bool:
         ok = self.lc_client.send(lc_url, worker_name, body, stop, pod_key)
-        wlog.info("worker report sent" if ok else "worker report lost", lc=lc_url, stage=body.get("kind"),
-                  status=body.get("status"))
+        if ok or not stop.is_set():  # a worker being stopped is killed with its pod: nothing to tell
+            wlog.info("worker report sent" if ok else "worker report lost", lc=lc_url, stage=body.get("kind"),
+                      status=body.get("status"))
         return ok
 
     def _end_pod(self, wp: WorkerPod, exit_code: int) -> None:

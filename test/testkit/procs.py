@@ -16,6 +16,15 @@ REPO = Path(__file__).resolve().parents[2]
 CRDS = REPO / "charts" / "sedna" / "crds"
 
 
+def shared_peer_dir(name: str) -> Path:
+    """``shared/<name>`` in the nearest directory above the repository that has one (``../shared/<name>`` for a
+    checkout beside ``shared/``, also found from a worktree nested deeper); ``../shared/<name>`` when none has."""
+    for parent in REPO.parents:
+        if (parent / "shared" / name).is_dir():
+            return parent / "shared" / name
+    return REPO.parent / "shared" / name
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
@@ -94,10 +103,12 @@ class Processes:
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.env = dict(os.environ, PYTHONPATH=str(REPO))
 
-    def start(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-        """Start ``sys.executable *argv``; a name used before names the new process (its log is appended to)."""
+    def start(self, name: str, argv: list[str], env: dict[str, str] | None = None,
+              program: str | None = None) -> subprocess.Popen[bytes]:
+        """Start ``sys.executable *argv`` (or ``program *argv``: a peer that is not Python, e.g. Go Sedna's
+        binaries); a name used before names the new process (its log is appended to)."""
         with open(self.tmp / f"{name}.log", "ab") as log:
-            proc = subprocess.Popen([sys.executable, *argv], cwd=REPO, env={**self.env, **(env or {})},
+            proc = subprocess.Popen([program or sys.executable, *argv], cwd=REPO, env={**self.env, **(env or {})},
                                     stdout=log, stderr=subprocess.STDOUT)
         old = self.procs.get(name)
         if old is not None and old.poll() is None:

@@ -52,6 +52,8 @@ def make_simulator(cs: FakeClientset, lc: RecordingLC, rootfs: Path) -> Iterator
     yield make
     for simulator in started:
         simulator.stop()
+        # nothing of a worker outlives stop(): a thread left running would log into a closed test stream
+        assert simulator.worker_threads() == []
 
 
 @pytest.fixture

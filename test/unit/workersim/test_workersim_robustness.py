@@ -13,6 +13,7 @@ from testkit.workers import RecordingLC, sedna_worker_pod
 from apis.errors import ConflictError
 from apis.resources import PODS
 from workersim import LCClient
+from workersim.mounts import PodMounts
 from workersim.nodefiles import NodeFiles
 from workersim.workerpod import worker_pod
 
@@ -181,16 +182,26 @@ def test_reports_go_to_the_lc_of_the_pods_node_else_to_its_lc_server(make_simula
         fallback.close()
 
 
-def test_node_files_never_leave_the_rootfs(rootfs, tmp_path):
+def test_node_files_and_pod_mounts_never_leave_the_rootfs(rootfs, tmp_path):
     files = NodeFiles(rootfs)
     (rootfs / "link").symlink_to(tmp_path)
     for path in ("/../outside", "/a/../../outside", "/link/outside"):
         with pytest.raises(ValueError):
-            files.write(path, b"x")
-        assert files.read(path) is None and not files.is_file(path)
-    assert not (tmp_path / "outside").exists()
-    files.write("/a/b/c.txt", b"data")
-    assert files.read("/a/b/c.txt") == b"data" and files.is_file("/a/b/c.txt")
+            files.path(path)
+    pod = worker_pod(sedna_worker_pod(IL, "train", "j", {"WORKER_NAME": "w"}, host_dirs=["/out"]))
+    mounts = PodMounts(pod, files)
+    try:
+        (rootfs / "out" / "link").symlink_to(tmp_path)
+        for path in ("/home/data/out/../../outside", "/home/data/out/link/outside", "/elsewhere/x"):
+            with pytest.raises((ValueError, OSError)):
+                mounts.write(path, b"x")
+            assert mounts.read(path) is None and not mounts.is_file(path)
+        assert not (tmp_path / "outside").exists()
+        mounts.write("/home/data/out/a/b/c.txt", b"data")
+        assert mounts.read("/home/data/out/a/b/c.txt") == b"data" and mounts.is_file("/home/data/out/a/b/c.txt")
+        assert (rootfs / "out/a/b/c.txt").read_bytes() == b"data"
+    finally:
+        mounts.close()
 
 
 def test_a_path_on_no_host_volume_is_pod_private():

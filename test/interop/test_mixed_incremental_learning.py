@@ -1,0 +1,119 @@
+"""An IncrementalLearningJob round with a hot update across two nodes, our half against Go Sedna's both ways: the
+Dataset on ``edge-1``, the train, eval and inference workers on ``edge-2`` (the topology of the main job), the deploy
+Model hot-updated through the directory the inference pod mounted when it started (the worker simulator reads it
+through that handle, as a pod does). With Go's LCs the round waits on their 60 s checks: ``slow``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from testkit import wait_for
+from testkit.interop import MixedSedna
+
+pytestmark = pytest.mark.e2e
+
+SAMPLES = 12  # above the train trigger's threshold from the start: the round begins at the LC's first check
+
+
+def lines(start: int, stop: int) -> str:
+    return "".join(f"images/{i}.jpg {i % 3}\n" for i in range(start, stop))
+
+
+def template(node: str) -> dict[str, Any]:
+    return {"metadata": {"annotations": {"sandbox.sedna.io/worker-delay-seconds": "0.5",
+                                         "sandbox.sedna.io/worker-period-seconds": "1"}},
+            "spec": {"nodeName": node, "containers": [{"name": "worker", "image": "kubeedge/sedna-example:v0.4.0"}]}}
+
+
+def create_job(system: MixedSedna) -> None:
+    system.write("edge-1", "/il/data/index.txt", lines(0, SAMPLES))
+    system.create("datasets", "Dataset", "il-ds", {"url": "/il/data/index.txt", "format": "txt",
+                                                   "nodeName": "edge-1"})
+    for role in ("initial", "deploy"):
+        for node in system.rootfs:
+            system.write(node, f"/il/models/{role}/model.pb", f"the {role} model\n")
+        system.create("models", "Model", f"il-{role}", {"url": f"/il/models/{role}/model.pb", "format": "pb"})
+    system.create("incremental_learning_jobs", "IncrementalLearningJob", "il", {
+        "dataset": {"name": "il-ds", "trainProb": 0.8},
+        "initialModel": {"name": "il-initial"},
+        "trainSpec": {"template": template("edge-2"), "trigger": {
+            "checkPeriodSeconds": 1, "condition": {"operator": ">", "threshold": 5, "metric": "num_of_samples"}}},
+        "evalSpec": {"template": template("edge-2")},
+        "deploySpec": {"model": {"name": "il-deploy", "hotUpdateEnabled": True, "pollPeriodSeconds": 1},
+                       "trigger": {"condition": {"operator": ">", "threshold": 0.1, "metric": "precision_delta[0]"}},
+                       "hardExampleMining": {"name": "IBT"}, "template": template("edge-2")},
+        "outputDir": "/il/output",
+    })
+
+
+def stages(system: MixedSedna) -> list[str]:
+    return [f"{c.get('stage')}/{c.get('type')}"
+            for c in system.status("incremental_learning_jobs", "il").get("conditions") or []]
+
+
+def run_round(system: MixedSedna, timeout: float) -> list[str]:
+    create_job(system)
+    got = wait_for("the round to reach the hot update", lambda: stages(system), timeout=timeout,
+                   check=lambda s: "Deploy/Running" in s or any(x.endswith("/Failed") for x in s))
+    assert not any(s.endswith("/Failed") for s in got), " ".join(got)
+    # the inference worker polls every second: the hot update is done within a few polls or never
+    got = wait_for("the hot update", lambda: stages(system), timeout=30,
+                   check=lambda s: "Deploy/Completed" in s or any(x.endswith("/Failed") for x in s))
+    assert "Deploy/Completed" in got and not any(s.endswith("/Failed") for s in got), " ".join(got)
+    # the deploy node's LC put the trained model beside model_config.json in the pod's mounted directory
+    [pod] = [p for p in system.cs.core_v1().pods("default").list(
+        label_selector="incrementallearningjob.sedna.io/worker-type=inference")["items"]]
+    config = pod["metadata"]["annotations"]["sedna.io/model-hot-update-config"]
+    written = json.loads((system.rootfs["edge-2"] / config.lstrip("/")).read_text())["model_config"]
+    assert written["model_path"] == "/model-hot-update/model_finetune_tensorflow.pb"
+    return got
+
+
+def test_il_round_with_hot_update_go_gm_our_lcs(procs, tmp_path, go_bins) -> None:
+    from testkit.interop import start_mixed
+
+    system = start_mixed(procs, tmp_path, go_bins, "go", "ours")
+    run_round(system, timeout=120)
+
+
+@pytest.mark.slow
+def test_il_round_with_hot_update_our_gm_go_lcs(procs, tmp_path, go_bins) -> None:
+    from testkit.interop import start_mixed
+
+    system = start_mixed(procs, tmp_path, go_bins, "ours", "go")
+    run_round(system, timeout=240)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="issue 25 item 7: the train worker reports (0.5 s after its pod runs) before "
+                                       "Go's GM, seeing Train/Running, sends the job to edge-2; Go's LC drops the "
+                                       "report, Train/Completed has no model and the round stalls at Eval/Waiting; "
+                                       "realistic pod start-up in the sandbox (h/sandbox)")
+def test_go_gm_and_go_lcs_get_past_eval_on_the_sandbox(procs, tmp_path, go_bins) -> None:
+    """Go's own halves run a round on the sandbox as on a cluster (Go's LC then drops the hot-update directory, as in
+    the test above, so the round is followed up to its deploy)."""
+    from testkit.interop import start_mixed
+
+    system = start_mixed(procs, tmp_path, go_bins, "go", "go")
+    create_job(system)
+    wait_for("Eval/Waiting", lambda: stages(system), timeout=120,
+             check=lambda s: "Eval/Waiting" in s or any(x.endswith("/Failed") for x in s))
+    # Go's LC starts the evaluation at its next job check (every 10 s; 75 s covers a dataset check too)
+    got = wait_for("the round past Eval", lambda: stages(system), timeout=75,
+                   check=lambda s: any(x.startswith("Deploy/") for x in s) or any(x.endswith("/Failed") for x in s))
+    assert any(s.startswith("Deploy/") for s in got) and not any(s.endswith("/Failed") for s in got), " ".join(got)
+
+
+def test_il_round_survives_a_restart_of_our_gm_at_deploy_running(procs, tmp_path) -> None:
+    from testkit.interop import start_mixed
+
+    system = start_mixed(procs, tmp_path, None, "ours", "ours")  # type: ignore[arg-type] - no Go peer here
+    create_job(system)
+    wait_for("Deploy/Running", lambda: stages(system), timeout=120,
+             check=lambda s: "Deploy/Running" in s or any(x.endswith("/Failed") for x in s))
+    system.restart_gm()
+    got = wait_for("the hot update", lambda: stages(system), timeout=30,
+                   check=lambda s: "Deploy/Completed" in s or any(x.endswith("/Failed") for x in s))
+    assert "Deploy/Completed" in got and not any(s.endswith("/Failed") for s in got), " ".join(got)
