@@ -71,6 +71,9 @@ def run_round(system: MixedSedna, timeout: float) -> list[str]:
     return got
 
 
+@pytest.mark.xfail(strict=True, reason="issue 25 item 7: the eval pod ends 0.5 s after it starts, before Go's GM sees it "
+                                       "Running, where Go patches sedna.io/Eval; without it Go sends Deploy/Waiting "
+                                       "to node '' and the round stalls; realistic pod start-up in the sandbox (h/sandbox)")
 def test_il_round_with_hot_update_go_gm_our_lcs(procs, tmp_path, go_bins) -> None:
     from testkit.interop import start_mixed
 
