@@ -16,6 +16,8 @@ import pytest
 from testkit import FakeGM, wait_for
 from testkit.learning import Conditions, LCUnderTest, il_job, send_il_objects
 
+KIND = "IncrementalLearningJob"  # as the LC reports it (Go LC spelling)
+
 pytestmark = pytest.mark.e2e
 
 _SEND = """
@@ -71,7 +73,7 @@ def test_a_report_before_its_job_is_applied_when_the_job_arrives(sdk_python, lc)
     trained = [{"format": "pb", "url": "/output/il/train/1/model_finetune_tensorflow.pb", "metrics": None}]
     assert sdk_send(sdk_python, lc.url, report("train", "completed", trained))["accepted"]
     lc.send("insert", il_job(conditions=until_train_running().list))
-    [content] = lc.wait_reports("incrementallearningjob", 1)
+    [content] = lc.wait_reports(KIND, 1)
     assert (content["phase"], content["status"]) == ("train", "completed")
     assert content["output"]["models"][0]["url"] == trained[0]["url"]
 
@@ -89,7 +91,7 @@ def test_a_large_eval_report_is_accepted(sdk_python, lc) -> None:
     big = report("eval", "completed", results)
     assert len(json.dumps(big)) > 1024 * 1024
     assert sdk_send(sdk_python, lc.url, big)["accepted"], "the SDK gave up on a large eval report"
-    wait_for("the eval report relayed", lambda: lc.reports("incrementallearningjob"), check=bool)
+    wait_for("the eval report relayed", lambda: lc.reports(KIND), check=bool)
 
 
 def test_an_empty_owner_name_is_accepted(sdk_python, lc) -> None:
