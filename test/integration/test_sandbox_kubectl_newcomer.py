@@ -102,3 +102,46 @@ def test_namespaces_are_active_and_terminating_while_deleted(sandbox, tmp_path: 
     assert rows["team-a"][1] == "Active"
     k("delete", "ns", "team-a", "--wait=false")
     assert k.table("ns", "team-a")[1][1] == "Terminating"
+
+
+# Short names kube-apiserver 1.33 serves for its built-in resources (`kubectl api-resources` on a kind cluster),
+# and the plurals and singulars kubectl also resolves, which a Sedna short name must not shadow either.
+KUBE_SHORT_NAMES = {
+    "cs", "cm", "ep", "ev", "limits", "ns", "no", "pvc", "pv", "po", "rc", "quota", "sa", "svc", "crd", "crds",
+    "ds", "deploy", "rs", "sts", "hpa", "cj", "csr", "ing", "netpol", "pdb", "pc", "sc", "ip", "vac",
+}
+
+
+def _sedna_infos() -> list[res.ResourceInfo]:
+    return [i for i in res.all_resources() if i.gvr.group in (res.SEDNA_GROUP, res.ELASTICDL_GROUP)]
+
+
+def test_every_sedna_kind_has_a_short_name_no_built_in_uses() -> None:
+    built_in = [i for i in res.all_resources() if i.gvr.group not in (res.SEDNA_GROUP, res.ELASTICDL_GROUP)]
+    taken = KUBE_SHORT_NAMES | {n for i in built_in for n in (*i.short_names, i.gvr.resource, i.singular)}
+    seen: set[str] = set()
+    for info in _sedna_infos():
+        assert info.short_names, f"{info.kind} has no short name"
+        assert not set(info.short_names) & taken, f"{info.kind}: {set(info.short_names) & taken}"
+        assert not set(info.short_names) & seen
+        seen.update(info.short_names)
+    kinds = {i.kind for i in _sedna_infos()}
+    assert {"Dataset", "Model"} <= kinds and len(kinds) == 12
+
+
+@pytest.mark.sandbox(crd_dirs=[CRDS], kubelet=False)
+def test_kubectl_resolves_the_sedna_short_names(sandbox, tmp_path: Path) -> None:
+    k = _kubectl(sandbox, tmp_path)
+    resources = k("api-resources", "--api-group=sedna.io").stdout
+    for info in _sedna_infos():
+        if info.gvr.group == res.SEDNA_GROUP:
+            names = ",".join(info.short_names)
+            assert re.search(rf"^{info.gvr.resource}\s+{names}\s+sedna.io/v1alpha1\s+true\s+{info.kind}$",
+                             resources, re.M), resources
+    for reference in sorted((SAMPLES / "references").glob("*.yaml")):
+        k.apply(reference.read_text())
+    _apply_sample(k, "incrementallearningjob.yaml")
+    listed = k("get", "il,dset,mdl", "-o", "name").stdout.split()
+    assert "incrementallearningjob.sedna.io/helmet-detection-incremental" in listed
+    assert any(name.startswith("dataset.sedna.io/") for name in listed)
+    assert any(name.startswith("model.sedna.io/") for name in listed)
