@@ -146,3 +146,24 @@ def test_logs_follow_streams_appended_lines_until_the_pod_ends(make_sandbox, log
             if follower.poll() is None:
                 follower.kill()
                 follower.wait()
+
+
+@pytest.mark.sandbox(crd_dirs=[str(Path(__file__).resolve().parents[2] / "charts" / "sedna" / "crds")])
+def test_lenient_nodes_register_the_nodes_a_sedna_object_names_before_storing_it(sandbox) -> None:
+    from apis.resources import DATASETS, NODES
+
+    sandbox.tracker.create(DATASETS, {"apiVersion": "sedna.io/v1alpha1", "kind": "Dataset", "metadata": {"name": "d"},
+                                      "spec": {"url": "/d.txt", "format": "txt", "nodeName": "edge-far"}}, "default")
+    node = sandbox.tracker.get(NODES, "", "edge-far")
+    dataset = sandbox.tracker.get(DATASETS, "default", "d")
+    assert int(node["metadata"]["resourceVersion"]) < int(dataset["metadata"]["resourceVersion"])
+
+
+@pytest.mark.sandbox(crd_dirs=[str(Path(__file__).resolve().parents[2] / "charts" / "sedna" / "crds")],
+                     strict_nodes=True)
+def test_strict_nodes_register_nothing_a_sedna_object_names(sandbox) -> None:
+    from apis.resources import DATASETS, NODES
+
+    sandbox.tracker.create(DATASETS, {"apiVersion": "sedna.io/v1alpha1", "kind": "Dataset", "metadata": {"name": "d"},
+                                      "spec": {"url": "/d.txt", "format": "txt", "nodeName": "edge-far"}}, "default")
+    assert sandbox.tracker.peek(NODES, "", "edge-far") is None

@@ -152,6 +152,9 @@ class PodSimulator:
         for name in self.initial_nodes:
             if self.tracker.peek(NODES, "", name) is None:
                 self.add_node(name)
+        observers = getattr(self.tracker, "custom_write_observers", None)
+        if not self.strict_nodes and observers is not None:
+            observers.append(self._register_named_nodes)
         self._threads = [threading.Thread(target=self._work, name="sandbox-kubelet", daemon=True)]
         for gvr in (PODS, REPLICA_SETS, DEPLOYMENTS, NODES):
             self._threads.append(
@@ -164,6 +167,9 @@ class PodSimulator:
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the watches and join every thread. Idempotent."""
         self._stop.set()
+        observers = getattr(self.tracker, "custom_write_observers", None)
+        if observers is not None and self._register_named_nodes in observers:
+            observers.remove(self._register_named_nodes)
         with self._lock:
             watches = list(self._watches)
         for watch in watches:
@@ -177,6 +183,14 @@ class PodSimulator:
     def add_node(self, name: str, ready: bool = True) -> dict[str, Any]:
         """Register a node (or set the readiness of an existing one); returns the stored node."""
         return self.nodes.add(name, ready)
+
+    def _register_named_nodes(self, info: Any, obj: dict[str, Any]) -> None:
+        """Lenient nodes: a custom resource's nodes (a Sedna job's workers, a Dataset) exist before it is stored, as
+        a pod's node is registered when the pod is bound to it."""
+        try:
+            self.nodes.register_named(obj)
+        except Exception:  # never fails the write that named them
+            log.exception("sandbox kubelet could not register a named node", key=f"{meta.namespace(obj)}/{meta.name(obj)}")
 
     def set_node_ready(self, name: str, ready: bool) -> dict[str, Any]:
         """Set the node's Ready condition (status subresource); raises NotFoundError for an unknown node."""

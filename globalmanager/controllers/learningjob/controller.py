@@ -55,7 +55,7 @@ from .workers import Secrets
 __all__ = ["LearningJobController", "NOTE_REASONS", "POD_ORDER_ANNOTATION", "dataset_refs"]
 
 POD_ORDER_ANNOTATION = "sedna.io/condition-count"  # conditions the job had when the pod was created: newest first
-NOTE_REASONS = ("DatasetNotFound", "ModelNotFound", "SecretNotFound", "InvalidConditionData")
+NOTE_REASONS = ("DatasetNotFound", "ModelNotFound", "NodeNotFound", "SecretNotFound", "InvalidConditionData")
 _TERMINAL = ("Succeeded", "Failed")
 _MARKER = "stage-pod-ended:"
 
