@@ -145,3 +145,38 @@ def test_kubectl_resolves_the_sedna_short_names(sandbox, tmp_path: Path) -> None
     assert "incrementallearningjob.sedna.io/helmet-detection-incremental" in listed
     assert any(name.startswith("dataset.sedna.io/") for name in listed)
     assert any(name.startswith("model.sedna.io/") for name in listed)
+
+
+def _schema_paths(schema: dict, path: str = "") -> list[tuple[str, dict]]:
+    out = []
+    for name, prop in (schema.get("properties") or {}).items():
+        sub = f"{path}.{name}" if path else name
+        out.append((sub, prop))
+        out.extend(_schema_paths(prop, sub))
+    if isinstance(schema.get("items"), dict):
+        out.extend(_schema_paths(schema["items"], f"{path}[]"))
+    return out
+
+
+def test_every_crd_field_has_a_description() -> None:
+    from apis.sedna.crds import all_crds
+
+    for crd in all_crds():
+        schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+        missing = [p for p, prop in _schema_paths(schema) if not prop.get("description")]
+        assert missing == [], f"{crd['spec']['names']['kind']}: {missing}"
+
+
+@pytest.mark.sandbox(crd_dirs=[CRDS], kubelet=False)
+def test_kubectl_explain_shows_the_sedna_field_descriptions(sandbox, tmp_path: Path) -> None:
+    k = _kubectl(sandbox, tmp_path)
+    spec = k("explain", "incrementallearningjob.spec").stdout
+    assert "<no description>" not in spec, spec
+    assert "The train stage: its worker and the trigger that starts it." in spec
+    operator = k("explain", "il.spec.trainSpec.trigger.condition.operator").stdout
+    assert "Comparison of the metric with the threshold" in operator
+    recursive = k("explain", "ll", "--recursive").stdout
+    assert "knowledgeBase" in recursive
+    for resource in ("dset.spec", "ji.spec.edgeWorker", "fl.spec.transmitter", "objs.status.conditions",
+                     "eaijob.status.replicaStatuses"):
+        assert "<no description>" not in k("explain", resource).stdout, resource
