@@ -86,3 +86,15 @@ def test_cli_rejects_a_bad_event_ttl(value: str) -> None:
     proc = _start("--port", "0", "--event-ttl", value)
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 2 and "--event-ttl" in err
+
+
+@pytest.mark.parametrize(("flags", "named"), [
+    (["--node", "Edge_1"], "--node"),
+    (["--node", "edge-1,-bad"], "--node"),
+    (["--pod-start-delay", "-1"], "--pod-start-delay"),
+    (["--pod-start-delay", "nan"], "--pod-start-delay"),
+])
+def test_cli_rejects_bad_node_and_pod_flags(flags: list[str], named: str) -> None:
+    proc = _start("--port", "0", *flags)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 2 and named in err
