@@ -29,7 +29,7 @@ def strict(procs: Processes, tmp_path: Path) -> Iterator[tuple[str, Clientset]]:
     start_sandbox(procs, kubeconfig, "--strict-nodes", "--node", "edge-1")
     cs = Clientset.from_kubeconfig(str(kubeconfig))
     config = tmp_path / "gm.yaml"
-    config.write_text("controllers: [Dataset, Model, IncrementalLearning]\n")
+    config.write_text("controllers: [Dataset, Model, IncrementalLearning, JointInference, FederatedLearning]\n")
     start_gm(procs, "gm", str(kubeconfig), "--no-leader-elect", "--config", str(config), wait=True, timeout=TIMEOUT)
     yield str(kubeconfig), cs
     cs.close()
@@ -103,3 +103,31 @@ def test_a_pod_for_an_unknown_node_stays_pending_with_a_failed_scheduling_event(
                      timeout=TIMEOUT)[0]
     assert 'pod is bound to node "edge-nope", which does not exist' in event["message"]
     assert cs.core_v1().pods(NS).get("lost")["status"]["phase"] == "Pending"
+
+
+def _status(cs: Clientset, resource: str, name: str) -> dict[str, Any]:
+    return getattr(cs.sedna_v1alpha1(), resource)(NS).get(name).get("status") or {}
+
+
+def test_joint_inference_and_federated_learning_say_which_node_is_missing(strict: tuple[str, Clientset]) -> None:
+    _, cs = strict
+    _create(cs, "models", "Model", "small", {"url": "/models/small.pb", "format": "pb"})
+    _create(cs, "models", "Model", "big", {"url": "/models/big.pb", "format": "pb"})
+    _create(cs, "joint_inference_services", "JointInferenceService", "ji", {
+        "edgeWorker": {"model": {"name": "small"}, "hardExampleMining": {"name": "IBT"}, "template": _template("edge-1")},
+        "cloudWorker": {"model": {"name": "big"}, "template": _template("cloud-nope")},
+    })
+    _create(cs, "datasets", "Dataset", "fl-ds", {"url": "/data/fl.txt", "format": "txt", "nodeName": "edge-gone"})
+    _create(cs, "federated_learning_jobs", "FederatedLearningJob", "fl", {
+        "aggregationWorker": {"model": {"name": "big"}, "template": _template("edge-1")},
+        "trainingWorkers": [{"dataset": {"name": "fl-ds"}, "template": _template("edge-1")}],
+    })
+    for name, node in (("ji", "cloud-nope"), ("fl", "edge-gone")):
+        event = wait_for(f"{name}'s NodeNotFound Event",
+                         lambda name=name: [e for e in _warnings(cs, name) if e["reason"] == "NodeNotFound"],
+                         timeout=TIMEOUT)[0]
+        assert f"node {node} (" in event["message"], event["message"]
+    conditions = wait_for("ji's condition", lambda: _status(cs, "joint_inference_services", "ji").get("conditions"),
+                          timeout=TIMEOUT)
+    assert conditions[-1]["reason"] == "NodeNotFound" and "cloud-nope" in conditions[-1]["message"]
+    assert cs.apps_v1().deployments(NS).list()["items"] == []
