@@ -15,7 +15,9 @@ from ..kubelet.steering import MAX_STEERING_SECONDS
 from ..tracker.validation import is_dns1123_subdomain
 from .server import SandboxAPIServer
 
-__all__ = ["main"]
+__all__ = ["DEFAULT_POD_START_DELAY", "main"]
+
+DEFAULT_POD_START_DELAY = 1.0  # a kubelet takes a second or more to start a pod's containers
 
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -39,8 +41,9 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="only the --node nodes exist; a pod bound to another stays Pending (default: registered)")
     p.add_argument("--node", action="append", default=[], metavar="NAME",
                    help="register node NAME, Ready (repeatable; NAME may be a comma-separated list)")
-    p.add_argument("--pod-start-delay", type=float, default=0.0, metavar="SECONDS",
-                   help="seconds a pod stays Pending (ContainerCreating) before it runs (default 0)")
+    p.add_argument("--pod-start-delay", type=float, default=DEFAULT_POD_START_DELAY, metavar="SECONDS",
+                   help="seconds a pod stays Pending (ContainerCreating) before it runs, as a kubelet takes to start "
+                        f"its containers (default {DEFAULT_POD_START_DELAY:g}; 0: at once)")
     p.add_argument("--pod-logs-dir", metavar="DIR", help="serve pods/log from DIR/<namespace>/<pod>.log")
     p.add_argument("--watch-history", type=int, default=1000, metavar="N", help="replayable watch events (1000)")
     p.add_argument(
