@@ -132,7 +132,9 @@ class NodeCheck:
     def check(self, job: Mapping[str, Any], dataset: Mapping[str, Any] | None = None) -> None:
         """``MissingReference("NodeNotFound")`` naming the first node ``job`` (or ``dataset``) names that does not
         exist."""
-        names = named_nodes(job, dataset) if self.enabled else []
+        if not self.enabled:
+            return
+        names = named_nodes(job, dataset)
         with self._lock:
             any_node = self._node_count > 0
         if not names or not any_node:
