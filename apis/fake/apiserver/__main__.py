@@ -39,7 +39,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         "TokenRequest API) and authorize with the stored Roles/ClusterRoles and bindings")
     p.add_argument("--strict-nodes", action="store_true",
                    help="only the --node nodes exist; a pod bound to another stays Pending (default: registered)")
-    p.add_argument("--node", action="append", default=[], metavar="NAME",
+    p.add_argument("--node", "--nodes", dest="node", action="append", default=[], metavar="NAME",
                    help="register node NAME, Ready (repeatable; NAME may be a comma-separated list)")
     p.add_argument("--pod-start-delay", type=float, default=DEFAULT_POD_START_DELAY, metavar="SECONDS",
                    help="seconds a pod stays Pending (ContainerCreating) before it runs, as a kubelet takes to start "
