@@ -384,17 +384,15 @@ class PodSimulator:
             pod = self._wrote(self.tracker.bind(ns, name, node))
             self.events.scheduled(pod, node)
         node_ready = self.nodes.ready(node)
-        steering = steering_of(pod)
-        annotations = meta.annotations(pod)
-        crash_loop = annotations.get(ANNOTATION_CRASH_LOOP, "").lower() == "true"
+        steering = steering_of(pod, self.start_delay)
+        crash_loop = meta.annotations(pod).get(ANNOTATION_CRASH_LOOP, "").lower() == "true"
         if phase == "Pending" and state.started_at is None:
             if node_ready is None and not state.unschedulable_reported:  # strict nodes: no such node
                 self._report_unschedulable(pod, node)
                 state.unschedulable_reported = True
             if not node_ready:
                 return  # no kubelet to start it; a node event re-enqueues the pod
-            delay = steering.start_delay if ANNOTATION_START_DELAY in annotations else self.start_delay
-            due = state.first_seen + delay
+            due = state.first_seen + steering.start_delay
             if now < due:
                 self._schedule(due, ("pod", ns, name))
                 if not (pod.get("status") or {}).get("containerStatuses"):  # containers not reported as creating yet
