@@ -2,7 +2,7 @@
 ObjectTracker.
 
 A new pod is bound to ``default_node`` when it has no ``spec.nodeName``, stays Pending for
-``sandbox.sedna.io/start-delay-seconds`` (default 0), then runs (phase Running, IPs, startTime, conditions
+``sandbox.sedna.io/start-delay-seconds`` (default ``start_delay``, 0), then runs (phase Running, IPs, startTime, conditions
 PodScheduled/Initialized/ContainersReady/Ready, one running containerStatus per container). With
 ``sandbox.sedna.io/run-seconds: "N"`` it exits after N seconds with ``sandbox.sedna.io/exit-code`` (default 0):
 Succeeded for 0, Failed otherwise. Annotation values may be fractions (``"0.2"``).
@@ -11,7 +11,9 @@ Guarantees: the simulator never overwrites a terminal phase (Succeeded/Failed) a
 owns, so a client may always set pod status through ``pods/status``. Status writes go through the status
 subresource and are retried on conflict from a fresh read. Pods on a NotReady node do not start, and running pods
 lose readiness while their node is NotReady. A pod bound to a node that does not exist registers that node
-(Ready), so that pods pinned to edge nodes run without setup. With ``sandbox.sedna.io/crash-loop: "true"`` a pod
+(Ready), so that pods pinned to edge nodes run without setup (and so does a custom resource naming one); with
+``strict_nodes`` only ``nodes`` and ``default_node`` exist, and such a pod stays Pending (``PodScheduled`` False, a
+``FailedScheduling`` Event). The scheduler's and kubelet's Events are written (``pod_events``). With ``sandbox.sedna.io/crash-loop: "true"`` a pod
 runs but its containers keep crashing (CrashLoopBackOff, restarts counted with the kubelet's back-off, never
 ready). Nodes: ``nodes``; the Deployment and ReplicaSet controllers: ``deployments``, ``replicasets``.
 

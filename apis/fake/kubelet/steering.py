@@ -2,7 +2,7 @@
 
 | annotation | value | bounds |
 |---|---|---|
-| ``sandbox.sedna.io/start-delay-seconds`` | seconds Pending before Running (default 0) | 0 … ``MAX_STEERING_SECONDS`` |
+| ``sandbox.sedna.io/start-delay-seconds`` | seconds Pending before Running (default: the simulator's ``start_delay``) | 0 … ``MAX_STEERING_SECONDS`` |
 | ``sandbox.sedna.io/run-seconds`` | seconds Running before the containers exit (default: forever) | 0 … ``MAX_STEERING_SECONDS`` |
 | ``sandbox.sedna.io/exit-code`` | the containers' exit code (default 0) | int32 |
 
