@@ -220,8 +220,8 @@ def _sedna(resource: str, kind: str, short_names: tuple[str, ...] = ()) -> Group
     return _r(SEDNA_GROUP, SEDNA_VERSION, resource, kind, short_names=short_names, subresources=("status",))
 
 
-DATASETS = _sedna("datasets", "Dataset")
-MODELS = _sedna("models", "Model")
+DATASETS = _sedna("datasets", "Dataset", ("dset",))
+MODELS = _sedna("models", "Model", ("mdl",))
 JOINT_INFERENCE_SERVICES = _sedna("jointinferenceservices", "JointInferenceService", ("ji", "jis", "jointinferenceservice"))
 FEDERATED_LEARNING_JOBS = _sedna("federatedlearningjobs", "FederatedLearningJob", ("fl",))
 INCREMENTAL_LEARNING_JOBS = _sedna("incrementallearningjobs", "IncrementalLearningJob", ("il", "ij", "incrementaljob"))

@@ -12,6 +12,7 @@ import yaml
 
 from ..elasticdl.v1alpha1 import ElasticAIJob
 from ..typed import Resource, schema_of
+from .descriptions import describe
 from .v1alpha1 import KINDS
 
 __all__ = ["KIND_CLASSES", "view_class", "schema_for", "crd_for", "all_crds", "crd_file_name", "render_crd_files"]
@@ -58,7 +59,7 @@ def crd_for(kind: str) -> dict[str, Any]:
         "name": info.gvr.version,
         "served": True,
         "storage": True,
-        "schema": {"openAPIV3Schema": schema_of(cls)},
+        "schema": {"openAPIV3Schema": describe(schema_of(cls), info.kind)},
     }
     if info.has_status:
         version["subresources"] = {"status": {}}

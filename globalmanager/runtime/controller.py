@@ -50,6 +50,7 @@ from .jobstate import JobState, JobStates, PreventRecreationView, RecreatedPodsV
 from .keyprocessor import KeyProcessor, controller_rate_limiter, failure_fields
 from .metrics import controller_metrics
 from .owned import OwnedObjects, log_identity
+from .references import NodeCheck
 from .selfheal import RECREATION_TTL
 from .status import Mutation, update_status
 
@@ -402,8 +403,10 @@ class KindController(BaseController):
     OWNS: tuple[GroupVersionResource, ...] = ()
     RECREATES: tuple[GroupVersionResource, ...] = ()
     REFERENCES: Mapping[GroupVersionResource, Callable[[Mapping[str, Any]], Any]] = {}
+    CHECKS_NODES = False  # self.nodes: a references.NodeCheck of the nodes the job names
 
     def __init__(self, clientset: ClientsetBase, informer_factory: Any, workers: int = 2, **kwargs: Any) -> None:
         super().__init__(self.NAME, clientset, informer_factory, self.JOB_RESOURCE, workers, owns=self.OWNS,
                          recreates=self.RECREATES, **kwargs)
         self.reference_listers = {gvr: self.watch_references(gvr, refs) for gvr, refs in self.REFERENCES.items()}
+        self.nodes = NodeCheck(self) if self.CHECKS_NODES else None

@@ -1,22 +1,33 @@
-"""Objects a job references by name (Models, Datasets, their Secrets), resolved for building its workers.
+"""Objects a job references by name (Models, Datasets, their Secrets, the Nodes it runs on), resolved for building
+its workers.
 
 A missing one raises ``MissingReference`` with a reason a kind puts in its status (``ModelNotFound``,
-``DatasetNotFound``, ``SecretNotFound``) and a message naming it. Models and Datasets are read from informer caches
-(``BaseController.watch_references`` wakes the job when they appear); Secrets are read from the API server when
-needed (the GM does not cache Secrets), so a missing one is retried later.
+``DatasetNotFound``, ``SecretNotFound``, ``NodeNotFound``) and a message naming it. Models and Datasets are read from
+informer caches (``BaseController.watch_references`` wakes the job when they appear); Secrets are read from the API
+server when needed (the GM does not cache Secrets), so a missing one is retried later. Nodes come from one shared
+Node informer (``NodeCheck``), which wakes the jobs naming a node when it is added.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from apis import errors
+from apis import errors, meta
 from apis.client import ClientsetBase
+from apis.resources import NODES
+from informers import ResourceEventHandlerFuncs
 
+from .indexes import ensure_index
 from .secrets import get_secret
 
-__all__ = ["MissingReference", "get_credential", "get_referenced"]
+__all__ = ["MissingReference", "NodeCheck", "get_credential", "get_referenced", "named_nodes"]
+
+STAGE_NODE_ANNOTATIONS = ("sedna.io/Train", "sedna.io/Eval", "sedna.io/Deploy")
+"""Where the GM records the node each stage of a learning job ran on."""
+NODES_INDEX = "references:nodes"
+_MAX_DEPTH = 12
 
 
 class MissingReference(Exception):
@@ -43,3 +54,95 @@ def get_credential(
     if secret is None:
         raise MissingReference("SecretNotFound", f"secret {namespace}/{secret_name} of {owner} not found")
     return secret
+
+
+def named_nodes(job: Mapping[str, Any], dataset: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+    """``(node, where)`` for every node ``job`` names: a worker template's ``spec.nodeName`` anywhere in its spec
+    (``trainSpec.template``, ``edgeWorker.template``, ``trainingWorkers[0].template`` …), its
+    ``sedna.io/Train|Eval|Deploy`` annotations, and ``dataset``'s ``spec.nodeName``; in that order, each once."""
+    found: list[tuple[str, str]] = []
+
+    def walk(value: Any, path: str, depth: int) -> None:
+        if depth > _MAX_DEPTH:
+            return
+        if isinstance(value, Mapping):
+            template = value.get("template")
+            if isinstance(template, Mapping):
+                node = (template.get("spec") or {}).get("nodeName") if isinstance(template.get("spec"), Mapping) else None
+                if isinstance(node, str) and node:
+                    found.append((node, f"{path}.template.spec.nodeName"))
+            for key, item in value.items():
+                walk(item, f"{path}.{key}", depth + 1)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                walk(item, f"{path}[{i}]", depth + 1)
+
+    walk(job.get("spec") or {}, "spec", 0)
+    annotations = meta.annotations(job)
+    for key in STAGE_NODE_ANNOTATIONS:
+        if annotations.get(key):
+            found.append((annotations[key], f"annotation {key}"))
+    if dataset is not None and (dataset.get("spec") or {}).get("nodeName"):
+        found.append((dataset["spec"]["nodeName"], f"dataset {meta.name(dataset)} spec.nodeName"))
+    seen: set[str] = set()
+    return [(node, where) for node, where in found if not (node in seen or seen.add(node))]
+
+
+def _job_node_names(job: Any) -> Iterable[str]:
+    return [node for node, _ in named_nodes(job)] if isinstance(job, Mapping) else []
+
+
+class NodeCheck:
+    """Checks that the nodes a job names exist, on the GM's shared Node informer (cluster-scoped), and wakes the
+    jobs of ``controller`` that name a node when it is added.
+
+    A GM scoped to one namespace (``namespace`` in its config) does not check nodes. No Node visible at all (a fake
+    API without nodes) means there is nothing to check against: every node passes. As for a Dataset, a node created
+    just before the job may be seen after it: the job is noted, then woken by the node's event."""
+
+    def __init__(self, controller: Any) -> None:
+        self.controller = controller
+        # a GM scoped to one namespace lists nothing cluster-wide (its RBAC may be a Role): no node check then
+        self.enabled = not getattr(controller.informer_factory, "namespace", "")
+        if not self.enabled:
+            return
+        self.informer = controller.informer_factory.for_resource(NODES)
+        self.lister = self.informer.lister()
+        ensure_index(controller.job_informer.informer(), NODES_INDEX, lambda job: sorted(set(_job_node_names(job))))
+        self._node_count = 0  # kept by the handlers: knowing whether any node exists costs no scan of the cache
+        self._lock = threading.Lock()
+        registration = self.informer.informer().add_event_handler(
+            ResourceEventHandlerFuncs(add_func=self._node_added, delete_func=self._node_deleted)
+        )
+        # synced once the handler has counted the initial list (the cache alone syncs before that)
+        controller.cache_syncs.append(registration.has_synced)
+
+    def _node_deleted(self, node: Any) -> None:
+        with self._lock:
+            self._node_count = max(0, self._node_count - 1)
+
+    def _node_added(self, node: Any) -> None:
+        with self._lock:
+            self._node_count += 1
+        if not isinstance(node, Mapping):
+            return
+        index = self.controller.job_informer.informer().get_indexer()
+        for job in index.by_index(NODES_INDEX, meta.name(node)):
+            self.controller.enqueue_controller(job, immediate=True)
+
+    def check(self, job: Mapping[str, Any], dataset: Mapping[str, Any] | None = None) -> None:
+        """``MissingReference("NodeNotFound")`` naming the first node ``job`` (or ``dataset``) names that does not
+        exist."""
+        if not self.enabled:
+            return
+        names = named_nodes(job, dataset)
+        with self._lock:
+            any_node = self._node_count > 0
+        if not names or not any_node:
+            return
+        for node, where in names:
+            try:
+                self.lister.get(node)
+                continue
+            except errors.NotFoundError:
+                raise MissingReference("NodeNotFound", f"node {node} ({where}) not found") from None

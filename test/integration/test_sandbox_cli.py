@@ -86,3 +86,41 @@ def test_cli_rejects_a_bad_event_ttl(value: str) -> None:
     proc = _start("--port", "0", "--event-ttl", value)
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 2 and "--event-ttl" in err
+
+
+@pytest.mark.parametrize(("flags", "named"), [
+    (["--node", "Edge_1"], "--node"),
+    (["--node", "edge-1,-bad"], "--node"),
+    (["--pod-start-delay", "-1"], "--pod-start-delay"),
+    (["--pod-start-delay", "nan"], "--pod-start-delay"),
+])
+def test_cli_rejects_bad_node_and_pod_flags(flags: list[str], named: str) -> None:
+    proc = _start("--port", "0", *flags)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 2 and named in err
+
+
+def test_cli_pods_spend_a_kubelets_start_up_time_creating_their_containers(tmp_path: Path) -> None:
+    from testkit import wait_for
+
+    from apis.clientset import Clientset
+
+    kubeconfig = tmp_path / "kubeconfig"
+    proc = _start("--port", "0", "--kubeconfig-out", str(kubeconfig), "--log-level", "warning")
+    try:
+        assert proc.stdout.readline().startswith("listening on ")
+        with Clientset.from_kubeconfig(str(kubeconfig)) as cs:
+            pods = cs.core_v1().pods("default")
+            pods.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                         "spec": {"containers": [{"name": "c", "image": "x"}]}})
+
+            def waiting() -> str:
+                statuses = pods.get("p").get("status", {}).get("containerStatuses") or [{}]
+                return ((statuses[0].get("state") or {}).get("waiting") or {}).get("reason", "")
+
+            assert wait_for("containers being created", waiting) == "ContainerCreating"
+            assert pods.get("p")["status"]["phase"] == "Pending"
+            wait_for("running", lambda: pods.get("p")["status"]["phase"] == "Running")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)

@@ -13,8 +13,9 @@ a pod-lifecycle simulator (``apis.fake.kubelet``). Plain HTTP, no authentication
 
 Its parts: ``server`` (lifecycle, connections), ``handler`` (HTTP plumbing, routing), ``admission``
 (NamespaceLifecycle), ``request`` and ``options`` (parsing), ``endpoints`` (the REST verbs), ``subresources``
-(scale, pods/log), ``eventsv1``, ``watchstream``, ``wire`` (Status on the wire), ``discovery``, ``openapi`` and
-``openapi_proto``, ``tables`` and ``printers`` (``printers_workloads``, ``columns``); the CLI is ``__main__``.
+(scale), ``podlogs`` (pods/log from a directory), ``eventsv1``, ``watchstream``, ``wire`` (Status on the wire),
+``discovery``, ``openapi`` and ``openapi_proto``, ``tables`` and ``printers`` (``printers_workloads``, ``columns``,
+``jsonpath`` for CRD printer columns); the CLI is ``__main__``.
 """
 
 from typing import Any

@@ -11,9 +11,13 @@ from ...errors import ApiError
 from ...logs import LOG_FORMATS, configure_process_logging
 from ...signals import stop_event_on_signals
 from ..faults import Faults
+from ..kubelet.steering import MAX_STEERING_SECONDS
+from ..tracker.validation import is_dns1123_subdomain
 from .server import SandboxAPIServer
 
-__all__ = ["main"]
+__all__ = ["DEFAULT_POD_START_DELAY", "main"]
+
+DEFAULT_POD_START_DELAY = 1.0  # a kubelet takes a second or more to start a pod's containers
 
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -33,6 +37,14 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--rbac", action="store_true",
                    help="authenticate bearer tokens (the kubeconfig's admin token, ServiceAccount tokens from the "
                         "TokenRequest API) and authorize with the stored Roles/ClusterRoles and bindings")
+    p.add_argument("--strict-nodes", action="store_true",
+                   help="only the --node nodes exist; a pod bound to another stays Pending (default: registered)")
+    p.add_argument("--node", "--nodes", dest="node", action="append", default=[], metavar="NAME",
+                   help="register node NAME, Ready (repeatable; NAME may be a comma-separated list)")
+    p.add_argument("--pod-start-delay", type=float, default=DEFAULT_POD_START_DELAY, metavar="SECONDS",
+                   help="seconds a pod stays Pending (ContainerCreating) before it runs, as a kubelet takes to start "
+                        f"its containers (default {DEFAULT_POD_START_DELAY:g}; 0: at once)")
+    p.add_argument("--pod-logs-dir", metavar="DIR", help="serve pods/log from DIR/<namespace>/<pod>.log")
     p.add_argument("--watch-history", type=int, default=1000, metavar="N", help="replayable watch events (1000)")
     p.add_argument(
         "--event-ttl", type=float, default=3600.0, metavar="SECONDS",
@@ -48,6 +60,13 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--log-format", default="", choices=LOG_FORMATS,
                    help="json or console (key=value) lines on stderr (default: console on a terminal, else json)")
     args = p.parse_args(argv)
+    args.node = [name.strip() for value in args.node for name in value.split(",") if name.strip()]
+    for name in args.node:
+        problems = is_dns1123_subdomain(name)
+        if problems:
+            p.error(f"--node {name!r} is not a valid node name: {problems[0]}")
+    if not 0 <= args.pod_start_delay <= MAX_STEERING_SECONDS:  # NaN fails too
+        p.error(f"--pod-start-delay must be between 0 and {MAX_STEERING_SECONDS:.0f} seconds")
     if args.watch_history <= 0:
         p.error("--watch-history must be a positive integer")
     if not 0 <= args.event_ttl < float("inf"):  # NaN fails too
@@ -78,6 +97,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             watch_history=args.watch_history,
             event_ttl=args.event_ttl,
             rbac=args.rbac,
+            strict_nodes=args.strict_nodes,
+            nodes=args.node,
+            pod_start_delay=args.pod_start_delay,
+            pod_logs_dir=args.pod_logs_dir,
         )
         server.start()
     except (ValueError, ApiError, OSError) as exc:

@@ -14,6 +14,7 @@ from ...resources import CUSTOM_RESOURCE_DEFINITIONS
 from ...watch import ListOptions
 from . import tables
 from .admission import NamespaceLifecycle
+from .columns import Column
 from .options import delete_options, dry_run, list_options, query_value, validate_list_options
 from .request import ResourceRequest, media_type, parse_json, parse_yaml
 
@@ -73,11 +74,17 @@ class ResourceEndpoints:
 
     # -- answers ----------------------------------------------------------------------------------------------------
     def _answer(
-        self, code: int, req: ResourceRequest, obj: dict[str, Any], headers: Headers, extra: dict[str, str] | None = None
+        self,
+        code: int,
+        req: ResourceRequest,
+        obj: dict[str, Any],
+        headers: Headers,
+        query: dict[str, list[str]],
+        extra: dict[str, str] | None = None,
     ) -> Response:
-        table_version = tables.wanted_table_version(headers.get("Accept"))
-        if table_version:
-            obj = tables.to_table(obj, req.gvr.group, req.gvr.resource, table_version, self.printer_columns(req))
+        table = tables.table_options(headers.get("Accept"), query)
+        if table:
+            obj = tables.to_table(obj, req.gvr.group, req.gvr.resource, table, self.printer_columns(req))
         return Response(code, obj, extra or {})
 
     def _crd(self, req: ResourceRequest) -> dict[str, Any] | None:
@@ -88,7 +95,7 @@ class ResourceEndpoints:
         except ApiError:
             return None
 
-    def printer_columns(self, req: ResourceRequest) -> list[Any] | None:
+    def printer_columns(self, req: ResourceRequest) -> list[Column] | None:
         """A custom resource's additionalPrinterColumns for the request's version (None: the built-in columns)."""
         crd = self._crd(req)
         return tables.crd_printer_columns(crd, req.gvr.version) if crd is not None else None
@@ -134,11 +141,13 @@ class ResourceEndpoints:
         return obj
 
     # -- verbs ------------------------------------------------------------------------------------------------------
-    def list(self, req: ResourceRequest, options: ListOptions, headers: Headers) -> Response:
-        return self._answer(200, req, self.tracker.list(req.gvr, req.namespace, options), headers)
+    def list(
+        self, req: ResourceRequest, options: ListOptions, headers: Headers, query: dict[str, list[str]]
+    ) -> Response:
+        return self._answer(200, req, self.tracker.list(req.gvr, req.namespace, options), headers, query)
 
-    def get(self, req: ResourceRequest, headers: Headers) -> Response:
-        return self._answer(200, req, self.tracker.get(req.gvr, req.namespace, req.name), headers)
+    def get(self, req: ResourceRequest, headers: Headers, query: dict[str, list[str]]) -> Response:
+        return self._answer(200, req, self.tracker.get(req.gvr, req.namespace, req.name), headers, query)
 
     def create(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
         dry = dry_run(query.get("dryRun"), "CreateOptions")
@@ -146,7 +155,7 @@ class ResourceEndpoints:
         warnings = self._field_validation(req, query, obj, "CreateOptions")
         self.namespaces.admit("create", req, meta.name(obj))
         created = self.tracker.create(req.gvr, obj, req.namespace, dry_run=dry)
-        return self._answer(201, req, created, headers, warnings)
+        return self._answer(201, req, created, headers, query, warnings)
 
     def update(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
         dry = dry_run(query.get("dryRun"), "UpdateOptions")
@@ -159,7 +168,7 @@ class ResourceEndpoints:
             )
         self.namespaces.admit("update", req, req.name)
         updated = self.tracker.update(req.gvr, obj, req.namespace, subresource=req.subresource, dry_run=dry)
-        return self._answer(200, req, updated, headers, warnings)
+        return self._answer(200, req, updated, headers, query, warnings)
 
     def patch(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
         dry = dry_run(query.get("dryRun"), "PatchOptions")
@@ -184,7 +193,7 @@ class ResourceEndpoints:
         outcome = self.tracker.patch_with_outcome(
             req.gvr, req.namespace, req.name, patch, patch_type, subresource=req.subresource, dry_run=dry
         )
-        return self._answer(201 if outcome.created else 200, req, outcome.object, headers, warnings)
+        return self._answer(201 if outcome.created else 200, req, outcome.object, headers, query, warnings)
 
     def _exists(self, req: ResourceRequest) -> bool:
         try:

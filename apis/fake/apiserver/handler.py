@@ -19,7 +19,7 @@ import orjson
 from ...errors import ApiError, BadRequestError, ConflictError, MethodNotAllowedError
 from ...logs import get_logger
 from ..faults import Faults
-from . import discovery, eventsv1, openapi, subresources, tables
+from . import discovery, eventsv1, openapi, podlogs, subresources, tables
 from .endpoints import ResourceEndpoints, Response
 from .negotiation import check_acceptable
 from .openapi_proto import OPENAPI_V2_PROTOBUF
@@ -71,10 +71,10 @@ class _ChunkedSink:
     def __init__(self, handler: SandboxRequestHandler) -> None:
         self._handler = handler
 
-    def start(self) -> None:
+    def start(self, content_type: str = "application/json") -> None:
         h = self._handler
         h.send_response(200)
-        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Type", content_type)
         h.send_header("Transfer-Encoding", "chunked")
         h.send_header("Cache-Control", "no-cache, private")
         h.end_headers()
@@ -384,9 +384,9 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
                 options = list_options(query)
                 validate_list_options(options, is_watch)
                 if is_watch:
-                    self._serve_watch(endpoints, req, options)
+                    self._serve_watch(endpoints, req, options, query)
                 else:
-                    self._send_response(endpoints.list(req, options, self.headers))
+                    self._send_response(endpoints.list(req, options, self.headers, query))
             elif method == "POST" and (req.namespace or not req.info.namespaced):
                 self._send_response(endpoints.create(req, query, body, self.headers))
             elif method == "DELETE" and (req.namespace or not req.info.namespaced):
@@ -398,11 +398,13 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
             options = list_options(query)
             validate_list_options(options, True)
             options.field_selector = ",".join(filter(None, [options.field_selector, f"metadata.name={req.name}"]))
-            self._serve_watch(endpoints, req, options)
+            self._serve_watch(endpoints, req, options, query)
+        elif req.subresource == "log":
+            self._serve_log(req, method, query)
         elif req.subresource in subresources.SERVED:
             self._send_response(subresources.serve(sandbox, method, req, query, body, self.headers))
         elif method in ("GET", "HEAD"):
-            self._send_response(endpoints.get(req, self.headers))
+            self._send_response(endpoints.get(req, self.headers, query))
         elif method == "PUT":
             self._send_response(endpoints.update(req, query, body, self.headers))
         elif method == "PATCH":
@@ -412,8 +414,40 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
         else:
             raise MethodNotAllowedError("the server does not allow this method on the requested resource")
 
-    def _serve_watch(self, endpoints: ResourceEndpoints, req: ResourceRequest, options: Any) -> None:
-        table = tables.wanted_table_version(self.headers.get("Accept"))
+    def _serve_log(self, req: ResourceRequest, method: str, query: dict[str, list[str]]) -> None:
+        """``pods/log`` as ``podlogs`` reads it; ``follow`` streams appended lines (chunked) while the pod runs."""
+        if method not in ("GET", "HEAD"):
+            raise MethodNotAllowedError("the server does not allow this method on the requested resource")
+        tracker = self.sandbox.tracker
+        pod = tracker.get(req.gvr, req.namespace, req.name)  # 404 when there is no such pod
+        directory = self.sandbox.pod_logs_dir
+        if directory is None:
+            raise BadRequestError(podlogs.NO_LOGS.format(name=f'"{req.name}"'))
+        wanted = podlogs.log_request(pod, query)
+        path = podlogs.log_file(directory, req.namespace, req.name)
+        data, offset = podlogs.read_log(path, wanted)
+        if not wanted.follow or method == "HEAD":
+            self._send_bytes(200, data, "text/plain")
+            return
+        sink = _ChunkedSink(self)
+        sink.start("text/plain")
+        try:
+            if data:
+                sink.write(data)
+            budget = None if wanted.limit_bytes is None else wanted.limit_bytes - len(data)
+            podlogs.follow_log(
+                path, offset, sink.write,
+                lambda: podlogs.pod_is_running(tracker.peek(req.gvr, req.namespace, req.name)),
+                self.sandbox.stopping.is_set, sink.client_gone, budget,
+            )
+            sink.end()
+        except OSError:
+            self.close_connection = True  # the client went away
+
+    def _serve_watch(
+        self, endpoints: ResourceEndpoints, req: ResourceRequest, options: Any, query: dict[str, list[str]]
+    ) -> None:
+        table = tables.table_options(self.headers.get("Accept"), query)
         columns = endpoints.printer_columns(req) if table else None
         try:
             WatchStreamer(endpoints.sandbox).serve(req, options, _ChunkedSink(self), table, columns)

@@ -99,6 +99,10 @@ class SandboxAPIServer:
     exist, as kube-apiserver's NamespaceLifecycle admission plugin requires; off is the lenient mode (any namespace).
     ``rbac`` (default off): requests need a known bearer token and are authorized by the RBAC objects stored
     (``access``, an ``apiserver.rbac.AccessControl``); ServiceAccount tokens come from ``issue_token``.
+    ``strict_nodes`` (default off): only ``nodes`` (and the simulator's default node) exist, a pod bound to another
+    stays Pending; off, a pod's node is registered Ready. ``pod_start_delay``: seconds a pod spends Pending
+    (ContainerCreating) unless its annotation says otherwise. ``pod_logs_dir``: ``pods/log`` serves
+    ``<dir>/<namespace>/<pod>.log``.
     """
 
     def __init__(
@@ -113,6 +117,10 @@ class SandboxAPIServer:
         namespace_lifecycle: bool = True,
         event_ttl: float | None = DEFAULT_EVENT_TTL,
         rbac: bool = False,
+        strict_nodes: bool = False,
+        nodes: Sequence[str] = (),
+        pod_start_delay: float = 0.0,
+        pod_logs_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         if tracker is None:
             tracker = ObjectTracker(watch_history=watch_history, event_ttl=event_ttl)
@@ -126,7 +134,8 @@ class SandboxAPIServer:
         self.access = AccessControl(tracker, SANDBOX_TOKEN, rbac=rbac)
         self.kubelet: Any = None
         if kubelet:
-            self.kubelet = PodSimulator(tracker)
+            self.kubelet = PodSimulator(tracker, strict_nodes=strict_nodes, nodes=nodes, start_delay=pod_start_delay)
+        self.pod_logs_dir = Path(pod_logs_dir) if pod_logs_dir is not None else None
         self._requested_port = port
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None

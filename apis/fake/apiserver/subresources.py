@@ -1,12 +1,10 @@
-"""Subresources that are views of their object rather than parts of it: ``scale`` and ``pods/log``.
+"""Subresources that are views of their object rather than parts of it: ``scale`` (``pods/log`` is ``podlogs``).
 
 ``scale`` (autoscaling/v1 ``Scale``) on Deployments, ReplicaSets and custom resources whose CRD declares a scale
 subresource: GET reads ``spec.replicas``, ``status.replicas`` and the label selector; PUT and PATCH (merge, JSON,
 strategic, apply) change the object's ``spec.replicas`` only, with the Scale's resourceVersion as precondition
 (409 on a stale one), ``spec.replicas`` ≥ 0 (422 otherwise), as kube-apiserver's scale REST does.
 
-``pods/log``: the sandbox runs no containers, so a log request for an existing pod answers 400 with a message
-saying so (404 for a pod that does not exist), instead of a bare NotFound.
 """
 
 from __future__ import annotations
@@ -24,23 +22,14 @@ from .request import ResourceRequest, media_type, parse_json, parse_yaml
 
 __all__ = ["SERVED", "serve"]
 
-SERVED = ("scale", "log")
+SERVED = ("scale",)
 SCALE_API_VERSION = "autoscaling/v1"
-NO_LOGS = (
-    "the sandbox API server has no container logs: pod {name} runs in the sandbox's pod simulator, where no "
-    "container process runs (set its status through pods/status instead)"
-)
 
 
 def serve(
     sandbox: Any, method: str, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers
 ) -> Response:
     """Answer a request for a ``SERVED`` subresource of one object."""
-    if req.subresource == "log":
-        if method not in ("GET", "HEAD"):
-            raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
-        pod = sandbox.tracker.get(req.gvr, req.namespace, req.name)  # 404 when there is no such pod
-        raise BadRequestError(NO_LOGS.format(name=f'"{meta.name(pod)}"'))
     return _Scale(sandbox.tracker, req).serve(method, query, body, headers)
 
 

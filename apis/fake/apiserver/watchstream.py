@@ -51,9 +51,14 @@ class WatchStreamer:
         self.sandbox = sandbox
 
     def serve(
-        self, req: ResourceRequest, options: ListOptions, sink: StreamSink, table: str | None, columns: Any
+        self,
+        req: ResourceRequest,
+        options: ListOptions,
+        sink: StreamSink,
+        table: tables.TableOptions | None,
+        columns: Any,
     ) -> None:
-        """Stream the watch to ``sink`` (as Tables of ``table`` version with ``columns`` when ``table``); raises
+        """Stream the watch to ``sink`` (as Tables with ``columns`` when ``table``); raises
         OSError when the client went away."""
         sandbox = self.sandbox
         faults = sandbox.faults
@@ -78,7 +83,13 @@ class WatchStreamer:
             sandbox.untrack_watch(watch)
 
     def _pump(
-        self, req: ResourceRequest, watch: Watch, options: ListOptions, sink: StreamSink, table: str | None, columns: Any
+        self,
+        req: ResourceRequest,
+        watch: Watch,
+        options: ListOptions,
+        sink: StreamSink,
+        table: tables.TableOptions | None,
+        columns: Any,
     ) -> None:
         sandbox, faults = self.sandbox, self.sandbox.faults
         started = time.monotonic()
@@ -131,11 +142,13 @@ def _event_line(event: WatchEvent) -> bytes:
     return orjson.dumps({"type": event.type, "object": obj}) + b"\n"
 
 
-def _as_table_event(req: ResourceRequest, event: WatchEvent, table_version: str, columns: Any, first: bool) -> WatchEvent:
+def _as_table_event(
+    req: ResourceRequest, event: WatchEvent, table: tables.TableOptions, columns: Any, first: bool
+) -> WatchEvent:
     """Watch events for ``kubectl get -w``: one-row Tables, column definitions on the first event only."""
     if event.type not in (ADDED, MODIFIED, DELETED):
         return event
-    converted = tables.to_table(event.object, req.gvr.group, req.gvr.resource, table_version, columns)
+    converted = tables.to_table(event.object, req.gvr.group, req.gvr.resource, table, columns)
     if not first:
         converted["columnDefinitions"] = []
     return WatchEvent(event.type, converted)

@@ -1,6 +1,7 @@
 """The pod-lifecycle simulator of the sandbox: plays the scheduler, the kubelets (``nodes``, pod ``status``,
 ``steering`` annotations, ``timers``) and the Deployment and ReplicaSet controllers (``deployments``,
-``replicasets``; ``rollout``, ``deployment_status``, ``claim``, ``events``) on a tracker (``tracker_api``: the part
+``replicasets``; ``rollout``, ``deployment_status``, ``claim``, ``events``; ``pod_events``: the scheduler's and
+kubelet's Events about pods) on a tracker (``tracker_api``: the part
 of it they use); ``PodSimulator`` runs them."""
 
 from .deployments import POD_TEMPLATE_HASH_LABEL, DeploymentSimulator, template_hash

@@ -17,9 +17,17 @@ __all__ = ["record_event"]
 
 
 def record_event(
-    tracker: TrackerAPI, obj: Mapping[str, Any], event_type: str, reason: str, message: str, component: str
+    tracker: TrackerAPI,
+    obj: Mapping[str, Any],
+    event_type: str,
+    reason: str,
+    message: str,
+    component: str,
+    host: str = "",
+    field_path: str = "",
 ) -> None:
-    """Record one Event about ``obj`` (which carries its apiVersion and kind)."""
+    """Record one Event about ``obj`` (which carries its apiVersion and kind); ``host`` is the reporting kubelet's
+    node, ``field_path`` the part of the object it is about (``spec.containers{main}``)."""
     now = meta.now_rfc3339()
     md = obj.get("metadata") or {}
     event = {
@@ -33,16 +41,17 @@ def record_event(
             "namespace": meta.namespace(obj),
             "uid": md.get("uid", ""),
             "resourceVersion": md.get("resourceVersion", ""),
+            **({"fieldPath": field_path} if field_path else {}),
         },
         "reason": reason,
         "message": message,
         "type": event_type,
-        "source": {"component": component},
+        "source": {"component": component, **({"host": host} if host else {})},
         "firstTimestamp": now,
         "lastTimestamp": now,
         "count": 1,
         "reportingComponent": component,
-        "reportingInstance": "",
+        "reportingInstance": host,
     }
     try:
         tracker.create(EVENTS, event, meta.namespace(obj))

@@ -12,14 +12,37 @@ from ... import meta
 from ...errors import ApiError, is_already_exists, is_conflict
 from ...logs import get_logger
 from ...resources import NODES
+from ..tracker.validation import is_dns1123_subdomain
 from .tracker_api import TrackerAPI
 
-__all__ = ["SimulatedNodes", "KUBELET_VERSION"]
+__all__ = ["SimulatedNodes", "KUBELET_VERSION", "node_names_in"]
 
 log = get_logger(__name__)
 
 KUBELET_VERSION = "v1.30.0-sandbox"
 _MAX_CONFLICT_RETRIES = 10
+_MAX_DEPTH = 12
+
+
+def node_names_in(obj: Mapping[str, Any]) -> list[str]:
+    """Every ``nodeName`` string in ``obj``'s spec (a Dataset's, a worker template's …), in order, each once."""
+    names: list[str] = []
+
+    def walk(value: Any, depth: int) -> None:
+        if depth > _MAX_DEPTH:
+            return
+        if isinstance(value, Mapping):
+            node = value.get("nodeName")
+            if isinstance(node, str) and node and node not in names:
+                names.append(node)
+            for item in value.values():
+                walk(item, depth + 1)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item, depth + 1)
+
+    walk(obj.get("spec") or {}, 0)
+    return names
 
 
 class SimulatedNodes:
@@ -49,6 +72,15 @@ class SimulatedNodes:
             if not is_already_exists(err):
                 raise
         return self.set_ready(name, ready)
+
+    def register_named(self, obj: Mapping[str, Any]) -> None:
+        """Lenient nodes: register (Ready) every node ``obj`` names that does not exist yet; a name that cannot be a
+        node is left alone."""
+        for name in node_names_in(obj):
+            if self.tracker.peek(NODES, "", name) is None and not is_dns1123_subdomain(name):
+                log.info("sandbox kubelet registering node named by an object", key=name,
+                         object=f"{meta.namespace(obj)}/{meta.name(obj)}")
+                self.add(name)
 
     def set_ready(self, name: str, ready: bool) -> dict[str, Any]:
         """Set the node's Ready condition (status subresource); raises NotFoundError for an unknown node."""

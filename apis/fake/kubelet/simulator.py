@@ -2,7 +2,7 @@
 ObjectTracker.
 
 A new pod is bound to ``default_node`` when it has no ``spec.nodeName``, stays Pending for
-``sandbox.sedna.io/start-delay-seconds`` (default 0), then runs (phase Running, IPs, startTime, conditions
+``sandbox.sedna.io/start-delay-seconds`` (default ``start_delay``, 0), then runs (phase Running, IPs, startTime, conditions
 PodScheduled/Initialized/ContainersReady/Ready, one running containerStatus per container). With
 ``sandbox.sedna.io/run-seconds: "N"`` it exits after N seconds with ``sandbox.sedna.io/exit-code`` (default 0):
 Succeeded for 0, Failed otherwise. Annotation values may be fractions (``"0.2"``).
@@ -11,7 +11,9 @@ Guarantees: the simulator never overwrites a terminal phase (Succeeded/Failed) a
 owns, so a client may always set pod status through ``pods/status``. Status writes go through the status
 subresource and are retried on conflict from a fresh read. Pods on a NotReady node do not start, and running pods
 lose readiness while their node is NotReady. A pod bound to a node that does not exist registers that node
-(Ready), so that pods pinned to edge nodes run without setup. With ``sandbox.sedna.io/crash-loop: "true"`` a pod
+(Ready), so that pods pinned to edge nodes run without setup (and so does a custom resource naming one); with
+``strict_nodes`` only ``nodes`` and ``default_node`` exist, and such a pod stays Pending (``PodScheduled`` False, a
+``FailedScheduling`` Event). The scheduler's and kubelet's Events are written (``pod_events``). With ``sandbox.sedna.io/crash-loop: "true"`` a pod
 runs but its containers keep crashing (CrashLoopBackOff, restarts counted with the kubelet's back-off, never
 ready). Nodes: ``nodes``; the Deployment and ReplicaSet controllers: ``deployments``, ``replicasets``.
 
@@ -25,7 +27,7 @@ import itertools
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,8 +39,16 @@ from ...watch import BOOKMARK, DELETED, ERROR, ListOptions
 from ..tracker.watch import GATHER_SECONDS
 from .deployments import DeploymentSimulator
 from .nodes import SimulatedNodes
+from .pod_events import PodEvents
 from .replicasets import TERMINAL_PHASES, ReplicaSetSimulator, pod_is_ready
-from .status import crash_loop_status, pending_status, running_status, terminated_status, with_readiness
+from .status import (
+    crash_loop_status,
+    pending_status,
+    running_status,
+    terminated_status,
+    unschedulable_status,
+    with_readiness,
+)
 from .steering import (
     ANNOTATION_CRASH_LOOP,
     ANNOTATION_EXIT_CODE,
@@ -75,6 +85,7 @@ class _PodState:
     node_ready_applied: bool | None = None
     restarts: int = 0
     next_restart: float = 0.0
+    unschedulable_reported: bool = False
 
 
 def _stored_events(watch: Any) -> Iterator[Any]:
@@ -102,12 +113,19 @@ class PodSimulator:
         tick: float = 0.05,
         clock: Callable[[], float] = time.monotonic,
         auto_register_nodes: bool = True,
+        strict_nodes: bool = False,
+        nodes: Sequence[str] = (),
+        start_delay: float = 0.0,
     ) -> None:
         self.tracker = tracker
         self.default_node = default_node
         self.tick = tick
         self.clock = clock
-        self.nodes = SimulatedNodes(tracker, auto_register_nodes)
+        self.strict_nodes = strict_nodes or not auto_register_nodes
+        self.initial_nodes = tuple(nodes)
+        self.start_delay = start_delay
+        self.nodes = SimulatedNodes(tracker, not self.strict_nodes)
+        self.events = PodEvents(tracker)
         self.deployments = DeploymentSimulator(tracker)
         self.replicasets = ReplicaSetSimulator(tracker)
         self._queue: queue.Queue[tuple[str, str, str] | None] = queue.Queue()
@@ -133,6 +151,12 @@ class PodSimulator:
             if not is_not_found(err):
                 raise
             self.add_node(self.default_node)
+        for name in self.initial_nodes:
+            if self.tracker.peek(NODES, "", name) is None:
+                self.add_node(name)
+        observers = getattr(self.tracker, "custom_write_observers", None)
+        if not self.strict_nodes and observers is not None:
+            observers.append(self._register_named_nodes)
         self._threads = [threading.Thread(target=self._work, name="sandbox-kubelet", daemon=True)]
         for gvr in (PODS, REPLICA_SETS, DEPLOYMENTS, NODES):
             self._threads.append(
@@ -145,6 +169,9 @@ class PodSimulator:
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the watches and join every thread. Idempotent."""
         self._stop.set()
+        observers = getattr(self.tracker, "custom_write_observers", None)
+        if observers is not None and self._register_named_nodes in observers:
+            observers.remove(self._register_named_nodes)
         with self._lock:
             watches = list(self._watches)
         for watch in watches:
@@ -158,6 +185,14 @@ class PodSimulator:
     def add_node(self, name: str, ready: bool = True) -> dict[str, Any]:
         """Register a node (or set the readiness of an existing one); returns the stored node."""
         return self.nodes.add(name, ready)
+
+    def _register_named_nodes(self, info: Any, obj: dict[str, Any]) -> None:
+        """Lenient nodes: a custom resource's nodes (a Sedna job's workers, a Dataset) exist before it is stored, as
+        a pod's node is registered when the pod is bound to it."""
+        try:
+            self.nodes.register_named(obj)
+        except Exception:  # never fails the write that named them
+            log.exception("sandbox kubelet could not register a named node", key=f"{meta.namespace(obj)}/{meta.name(obj)}")
 
     def set_node_ready(self, name: str, ready: bool) -> dict[str, Any]:
         """Set the node's Ready condition (status subresource); raises NotFoundError for an unknown node."""
@@ -206,9 +241,11 @@ class PodSimulator:
         if gvr == PODS:
             if event_type == DELETED:
                 with self._lock:
-                    self._pods.pop((ns, name), None)
+                    state = self._pods.pop((ns, name), None)
                     self._written.pop((ns, name), None)
                     self._timers.cancel(("pod", ns, name))
+                if state is not None and state.started_at is not None:
+                    self.events.killing(obj, (obj.get("spec") or {}).get("nodeName") or "")
             elif not self._is_own_write(ns, name, obj):
                 self._enqueue(("pod", ns, name))
             self._enqueue_controller(obj, event_type, "ReplicaSet", REPLICA_SETS)
@@ -347,10 +384,14 @@ class PodSimulator:
         if not node:  # the scheduler's part: bind it (spec.nodeName never changes through an update)
             node = self.default_node
             pod = self._wrote(self.tracker.bind(ns, name, node))
+            self.events.scheduled(pod, node)
         node_ready = self.nodes.ready(node)
-        steering = steering_of(pod)
+        steering = steering_of(pod, self.start_delay)
         crash_loop = meta.annotations(pod).get(ANNOTATION_CRASH_LOOP, "").lower() == "true"
         if phase == "Pending" and state.started_at is None:
+            if node_ready is None and not state.unschedulable_reported:  # strict nodes: no such node
+                self._report_unschedulable(pod, node)
+                state.unschedulable_reported = True
             if not node_ready:
                 return  # no kubelet to start it; a node event re-enqueues the pod
             due = state.first_seen + steering.start_delay
@@ -364,6 +405,7 @@ class PodSimulator:
             else:
                 pod = self._write_status(pod, running_status(pod, self._next_pod_ip(), self.nodes.ip(node)))
                 state.started_at, state.node_ready_applied, phase = now, True, "Running"
+            self.events.started(pod, node)
         if phase != "Running":
             return
         if state.started_at is None:  # a client moved it to Running: its run time counts from now
@@ -395,7 +437,17 @@ class PodSimulator:
         shown = f"{minutes}m{seconds}s" if minutes else f"{seconds}s"
         self._write_status(pod, crash_loop_status(pod, self._next_pod_ip(), self.nodes.ip(node), state.restarts,
                                                   exit_code, shown))
+        self.events.back_off(pod, node)
         state.next_restart = now + back_off
+
+    def _report_unschedulable(self, pod: Mapping[str, Any], node: str) -> None:
+        """A pod bound to a node that does not exist stays Pending: PodScheduled False and a FailedScheduling
+        Event say why (strict nodes)."""
+        known = len(self.tracker.list(NODES, "")["items"])
+        log.warning("sandbox kubelet: pod bound to an unknown node stays Pending",
+                    key=f"{meta.namespace(pod)}/{meta.name(pod)}", node=node)
+        self._write_status(pod, unschedulable_status(pod, f'node "{node}" not found'))
+        self.events.failed_scheduling(pod, node, known)
 
     def _next_pod_ip(self) -> str:
         with self._lock:

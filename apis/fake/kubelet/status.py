@@ -9,6 +9,7 @@ from ... import meta
 
 __all__ = [
     "pending_status",
+    "unschedulable_status",
     "running_status",
     "terminated_status",
     "crash_loop_status",
@@ -38,6 +39,15 @@ def pending_status(pod: Mapping[str, Any]) -> dict[str, Any]:
             for c in _containers(pod)
         ],
     )
+    return status
+
+
+def unschedulable_status(pod: Mapping[str, Any], message: str) -> dict[str, Any]:
+    """Pending on a node that does not exist: ``PodScheduled`` False, reason ``Unschedulable``."""
+    status = dict(pod.get("status") or {})
+    condition = _cond("PodScheduled", False, meta.now_rfc3339())
+    condition.update(reason="Unschedulable", message=message)
+    status.update(phase="Pending", conditions=[condition])
     return status
 
 

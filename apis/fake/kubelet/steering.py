@@ -2,7 +2,7 @@
 
 | annotation | value | bounds |
 |---|---|---|
-| ``sandbox.sedna.io/start-delay-seconds`` | seconds Pending before Running (default 0) | 0 … ``MAX_STEERING_SECONDS`` |
+| ``sandbox.sedna.io/start-delay-seconds`` | seconds Pending before Running (default: the simulator's ``start_delay``) | 0 … ``MAX_STEERING_SECONDS`` |
 | ``sandbox.sedna.io/run-seconds`` | seconds Running before the containers exit (default: forever) | 0 … ``MAX_STEERING_SECONDS`` |
 | ``sandbox.sedna.io/exit-code`` | the containers' exit code (default 0) | int32 |
 
@@ -62,8 +62,9 @@ class Steering:
     exit_code: int = 0
 
 
-def steering_of(pod: Mapping[str, Any]) -> Steering:
-    """The pod's steering annotations, validated and clamped (see the module doc); never raises."""
+def steering_of(pod: Mapping[str, Any], start_delay: float = 0.0) -> Steering:
+    """The pod's steering annotations, validated and clamped (see the module doc); ``start_delay`` is the default
+    (the simulator's) for a pod without a valid start-delay annotation; never raises."""
     annotations = meta.annotations(pod)
     if not isinstance(annotations, Mapping):
         annotations = {}
@@ -73,7 +74,7 @@ def steering_of(pod: Mapping[str, Any]) -> Steering:
                 and not name.startswith(_OTHER_SIMULATORS):
             log.warning("sandbox kubelet ignoring an unknown steering annotation", key=key, annotation=name)
     return Steering(
-        start_delay=_seconds(key, annotations, ANNOTATION_START_DELAY, 0.0) or 0.0,
+        start_delay=_seconds(key, annotations, ANNOTATION_START_DELAY, start_delay) or 0.0,
         run_seconds=_seconds(key, annotations, ANNOTATION_RUN_SECONDS, None),
         exit_code=_exit_code(key, annotations),
     )

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from ... import meta
 from ...errors import NotFoundError
-from ...resources import GroupVersionResource, ResourceInfo
+from ...resources import NAMESPACES, GroupVersionResource, ResourceInfo
 from ...watch import DELETED, MODIFIED
 from .store import ObjectKey
 
@@ -66,10 +66,15 @@ def _key_order(key: ObjectKey) -> tuple[str, str, str]:
     return (str(key[0]), key[1], key[2])
 
 
-def marked_for_deletion(obj: dict[str, Any], extra_finalizer: str | None = None) -> dict[str, Any]:
+def marked_for_deletion(
+    info: ResourceInfo, obj: dict[str, Any], extra_finalizer: str | None = None
+) -> dict[str, Any]:
     """A copy of ``obj`` as a deletion that waits for finalizers leaves it: ``deletionTimestamp`` set, generation
-    bumped, ``extra_finalizer`` added."""
+    bumped, ``extra_finalizer`` added; a Namespace's phase becomes ``Terminating`` (as kube-apiserver's namespace
+    storage marks it)."""
     new = meta.deep_copy(obj)
+    if info.gvr == NAMESPACES:
+        new["status"] = {**(new.get("status") or {}), "phase": "Terminating"}
     md = new["metadata"]
     md["deletionTimestamp"] = meta.now_rfc3339()
     md["deletionGracePeriodSeconds"] = 0
@@ -131,7 +136,7 @@ class GarbageCollector:
         foreground = policy == "Foreground" and bool(self._index.dependents(uid))
         if dry_run:
             if foreground or meta.finalizers(obj):
-                return marked_for_deletion(obj, FOREGROUND_FINALIZER if foreground else None)
+                return marked_for_deletion(info, obj, FOREGROUND_FINALIZER if foreground else None)
             return obj
         if policy == "Orphan":
             self._orphan_dependents(uid)
@@ -148,7 +153,7 @@ class GarbageCollector:
         return self.remove(info, obj, obj)
 
     def _mark_deleted(self, info: ResourceInfo, obj: dict[str, Any], extra_finalizer: str | None = None) -> dict[str, Any]:
-        return self._commit(info, marked_for_deletion(obj, extra_finalizer), obj, MODIFIED)
+        return self._commit(info, marked_for_deletion(info, obj, extra_finalizer), obj, MODIFIED)
 
     def remove(self, info: ResourceInfo, final: dict[str, Any], prev: dict[str, Any]) -> dict[str, Any]:
         """Drop the object for good (DELETED event carrying ``final`` at a new RV), then collect garbage."""

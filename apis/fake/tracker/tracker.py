@@ -53,7 +53,7 @@ from ...errors import (
     new_not_found,
 )
 from ...resources import GroupVersionResource, ResourceInfo
-from ...watch import ADDED, MODIFIED, ListOptions
+from ...watch import ADDED, DELETED, MODIFIED, ListOptions
 from .admission import (
     admit_create,
     admit_update,
@@ -117,6 +117,9 @@ class ObjectTracker:
         self.watch_buffer = watch_buffer
         self.bookmark_interval = 1.0  # seconds of idleness before a watcher that asked for bookmarks gets one
         self.too_large_rv_wait = 3.0  # seconds a list/watch waits for a future resourceVersion before failing (504)
+        # called with (info, object) before a custom resource is stored (created or changed), under the write lock:
+        # the lenient pod simulator registers the nodes such an object names
+        self.custom_write_observers: list[Callable[[ResourceInfo, dict[str, Any]], None]] = []
 
     # -- resources --------------------------------------------------------------------------------------------------
     def resource_info(self, gvr: GroupVersionResource) -> ResourceInfo:
@@ -153,6 +156,9 @@ class ObjectTracker:
     def _commit(self, info: ResourceInfo, new: dict[str, Any], prev: dict[str, Any] | None, etype: str) -> dict[str, Any]:
         """Store (or, for DELETED, drop) ``new`` at the next RV and record the event in the watch cache; Events whose
         TTL ran out are deleted first."""
+        if etype != DELETED and self.custom_write_observers and self._registry.is_custom(info):
+            for observer in list(self.custom_write_observers):
+                observer(info, new)
         self._event_expiry.expire(keep=(info.gvr, meta.namespace(new), meta.name(new)))
         rv = self._store.commit(info.gvr, new, prev, etype)
         self._watch_cache.record(HistoryEvent(rv, info.gvr, etype, new, prev))
@@ -239,6 +245,8 @@ class ObjectTracker:
             md.pop("generation", None)
         if info.gvr == res.PODS and not new.get("status"):
             new["status"] = {"phase": "Pending"}
+        if info.gvr == res.NAMESPACES:  # kube-apiserver's namespace strategy: every new namespace is Active
+            new["status"] = {"phase": "Active"}
         if info.gvr == res.SERVICES:
             allocate_cluster_ip(new, self._store.objects(res.SERVICES).values())
         admit_create(info, new, self._registry.crd_schema(info.gvr))

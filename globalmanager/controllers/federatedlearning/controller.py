@@ -75,6 +75,7 @@ class FederatedLearningController(KindController):
     OWNS = (PODS, SERVICES)
     RECREATES = (PODS,)
     REFERENCES = {MODELS: model_refs, DATASETS: dataset_refs}
+    CHECKS_NODES = True
     sync_to_edge = downstream.sync_to_edge
     update_from_edge = upstream.update_from_edge
 
@@ -195,6 +196,7 @@ class FederatedLearningController(KindController):
         datasets = []
         for name in dataset_refs(job):
             dataset = get_referenced(self.reference_listers[DATASETS], "Dataset", ns, name)
+            self.nodes.check(job, dataset)
             datasets.append((dataset, credential(dataset, f"dataset {name}")))
         s3 = (spec.get("transmitter") or {}).get("s3") or {}
         return Refs(

@@ -37,6 +37,7 @@ def model_refs(job: Mapping[str, Any]) -> list[str]:
 class IncrementalLearningController(LearningJobController):
     NAME = "IncrementalLearning"
     JOB_RESOURCE = INCREMENTAL_LEARNING_JOBS
+    CHECKS_NODES = True
     REFERENCES = {MODELS: model_refs, DATASETS: dataset_refs}
     USES_MODELS = True
     INFERENCE_AT_START = True
@@ -57,6 +58,7 @@ class IncrementalLearningController(LearningJobController):
         }
         if initial_eval:
             refs["initialEvalModel"] = get_referenced(models, "Model", ns, initial_eval, " (evalSpec.initialEvalModel)")
+        self.nodes.check(job, refs["dataset"])
         return refs
 
     def stage_pod(self, job: Mapping[str, Any], stage: str, refs: dict[str, dict[str, Any]],

@@ -47,6 +47,7 @@ class JointInferenceController(ServiceKindController):
     OWNS = (DEPLOYMENTS, SERVICES, HORIZONTAL_POD_AUTOSCALERS)
     RECREATES = (DEPLOYMENTS,)
     REFERENCES = {MODELS: model_refs}
+    CHECKS_NODES = True
     sync_to_edge = downstream.sync_to_edge
     update_from_edge = upstream.update_from_edge
 
@@ -69,6 +70,7 @@ class JointInferenceController(ServiceKindController):
         """Sedna's ``createWorkers``, level-triggered: create the missing workers, cloud Service and HPAs and bring
         existing ones up to date with the spec; ``workers`` (Deployments by name) gets those created or updated."""
         ns = meta.namespace(service)
+        self.nodes.check(service)
         missing = any(self.get_cached(DEPLOYMENTS, ns, deployment_name(service, w)) is None for w in WORKER_SPEC)
         missing = missing or self.get_cached(SERVICES, ns, edge_mesh_service_name(service, CLOUD)) is None
         if missing and not self.job_is_live(service):

@@ -57,7 +57,8 @@ from .workers import Secrets
 __all__ = ["LearningJobController", "NOTE_REASONS", "POD_ORDER_ANNOTATION", "dataset_refs"]
 
 POD_ORDER_ANNOTATION = "sedna.io/condition-count"  # conditions the job had when the pod was created: newest first
-NOTE_REASONS = ("DatasetNotFound", "ModelNotFound", "SecretNotFound", "InvalidConditionData", UNKNOWN_TRIGGER_METRIC)
+NOTE_REASONS = ("DatasetNotFound", "ModelNotFound", "NodeNotFound", "SecretNotFound", "InvalidConditionData",
+                UNKNOWN_TRIGGER_METRIC)
 _TERMINAL = ("Succeeded", "Failed")
 _MARKER = "stage-pod-ended:"
 

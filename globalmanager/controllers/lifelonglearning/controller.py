@@ -30,6 +30,7 @@ _POLICY = Policy(restart_on_deploy_ready=True, deploy_running_completes=False)
 class LifelongLearningController(LearningJobController):
     NAME = "LifelongLearning"
     JOB_RESOURCE = LIFELONG_LEARNING_JOBS
+    CHECKS_NODES = True
     REFERENCES = {DATASETS: dataset_refs}
     update_from_edge = upstream.update_from_edge
 
@@ -38,7 +39,9 @@ class LifelongLearningController(LearningJobController):
 
     def references(self, job: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         ns = meta.namespace(job)
-        return {"dataset": get_referenced(self.reference_listers[DATASETS], "Dataset", ns, dataset_refs(job)[0])}
+        refs = {"dataset": get_referenced(self.reference_listers[DATASETS], "Dataset", ns, dataset_refs(job)[0])}
+        self.nodes.check(job, refs["dataset"])
+        return refs
 
     def stage_pod(self, job: Mapping[str, Any], stage: str, refs: dict[str, dict[str, Any]],
                   secrets: Secrets) -> dict[str, Any]:

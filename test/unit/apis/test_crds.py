@@ -112,7 +112,7 @@ COLUMNS = {
 }
 
 SHORT_NAMES = {
-    "Dataset": [], "Model": [], "JointInferenceService": ["ji", "jis", "jointinferenceservice"],
+    "Dataset": ["dset"], "Model": ["mdl"], "JointInferenceService": ["ji", "jis", "jointinferenceservice"],
     "FederatedLearningJob": ["fl"], "IncrementalLearningJob": ["il", "ij", "incrementaljob"],
     "LifelongLearningJob": ["ll"], "FeatureExtractionService": ["fe"], "ObjectSearchService": ["objs"],
     "ObjectTrackingService": ["objt"], "ReidJob": ["reid"], "VideoAnalyticsJob": ["va"], "ElasticAIJob": ["eaijob"],

@@ -84,8 +84,11 @@ validate (apiextensions reports them as unrecognised formats); ours omits them."
 OUR_EXTRA_SHORT_NAMES: dict[str, tuple[str, ...]] = {
     "IncrementalLearningJob": ("ij", "incrementaljob"),
     "JointInferenceService": ("jis", "jointinferenceservice"),
+    "Dataset": ("dset",),
+    "Model": ("mdl",),
 }
-"""Kind → short names we add to Sedna's: extra kubectl aliases fixed by DESIGN.md (binding); manifests unaffected."""
+"""Kind → short names we add to Sedna's: extra kubectl aliases fixed by DESIGN.md (binding), and one for the kinds
+Sedna gives none (issue 27: `ds` is DaemonSets); manifests unaffected."""
 
 
 # ------------------------------------------------------------------------------------- schema facts
