@@ -178,7 +178,9 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
     say(f"==> starting the sandbox API server (logs: {workdir / 'apiserver.log'})")
     api = Process(
         "sandbox",
-        [sys.executable, "-m", "apis.fake.apiserver", "--port", "0", "--crds", str(CRDS), "--kubeconfig-out", str(kubeconfig)],
+        [sys.executable, "-m", "apis.fake.apiserver", "--port", "0", "--crds", str(CRDS), "--kubeconfig-out", str(kubeconfig),
+         # only the samples' nodes exist, as on a cluster: a pod for a mistyped node stays Pending (FailedScheduling)
+         "--strict-nodes", "--node", ",".join((*EDGE_NODES, CLOUD_NODE)), "--pod-logs-dir", str(workdir / "pod-logs")],
         workdir / "apiserver.log",
     )
     children: list[Process] = []  # stopped in reverse order, the sandbox last
@@ -226,7 +228,8 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
                 return 1
             say(f"    {node} is connected")
         say(f"==> starting the worker simulator (plays Sedna's SDK in the worker pods; logs: {workdir / 'workersim.log'})")
-        workersim = [sys.executable, "-m", "workersim", "--kubeconfig", str(kubeconfig), "--report-retry-seconds", "0.5"]
+        workersim = [sys.executable, "-m", "workersim", "--kubeconfig", str(kubeconfig), "--report-retry-seconds", "0.5",
+                     "--pod-logs-dir", str(workdir / "pod-logs")]  # kubectl logs <pod> shows what its worker did
         for node in EDGE_NODES:
             workersim += ["--lc", f"{node}={lc_urls[node]}", "--rootfs", f"{node}={workdir / node}"]
         children.append(Process("workersim", workersim, workdir / "workersim.log"))

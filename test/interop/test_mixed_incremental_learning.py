@@ -71,9 +71,6 @@ def run_round(system: MixedSedna, timeout: float) -> list[str]:
     return got
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 item 7: the eval pod ends 0.5 s after it starts, before Go's GM sees it "
-                                       "Running, where Go patches sedna.io/Eval; without it Go sends Deploy/Waiting "
-                                       "to node '' and the round stalls; realistic pod start-up in the sandbox (h/sandbox)")
 def test_il_round_with_hot_update_go_gm_our_lcs(procs, tmp_path, go_bins) -> None:
     from testkit.interop import start_mixed
 
@@ -90,10 +87,6 @@ def test_il_round_with_hot_update_our_gm_go_lcs(procs, tmp_path, go_bins) -> Non
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 25 item 7: the train worker reports (0.5 s after its pod runs) before "
-                                       "Go's GM, seeing Train/Running, sends the job to edge-2; Go's LC drops the "
-                                       "report, Train/Completed has no model and the round stalls at Eval/Waiting; "
-                                       "realistic pod start-up in the sandbox (h/sandbox)")
 def test_go_gm_and_go_lcs_get_past_eval_on_the_sandbox(procs, tmp_path, go_bins) -> None:
     """Go's own halves run a round on the sandbox as on a cluster (Go's LC then drops the hot-update directory, as in
     the test above, so the round is followed up to its deploy)."""
