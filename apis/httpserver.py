@@ -118,6 +118,7 @@ class HTTPServer:
         self._httpd: _Server | None = None
         self._map: dict[int, Any] = {}
         self._thread: threading.Thread | None = None
+        self._stop_lock = threading.Lock()
 
     @property
     def port(self) -> int:
@@ -149,7 +150,9 @@ class HTTPServer:
         wasyncore.loop(timeout=self._httpd.adj.asyncore_loop_timeout, map=self._map, use_poll=True)
 
     def stop(self) -> None:
-        server = self._httpd
+        """Close the listener and every connection; idempotent, and safe from several threads at once."""
+        with self._stop_lock:
+            server, self._httpd = self._httpd, None
         if server is None:
             return
         # closing the sockets from the loop's own thread: the trigger wakes the loop, which then finds its map empty
@@ -157,4 +160,3 @@ class HTTPServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
         server.task_dispatcher.shutdown(timeout=5)
-        self._httpd = None

@@ -101,7 +101,9 @@ class LCClient:
         conn = cls(parts.hostname, parts.port, timeout=self.timeout)
         self._track(stop, conn, add=True)
         try:
-            if stop.is_set():  # set between the check in send and the registration: abort() may have missed it
+            conn.connect()
+            # stop is set before abort() looks at the sockets: one not connected yet when it looked is caught here
+            if stop.is_set():
                 raise OSError("worker stopped")
             path = parts.path + (f"?{parts.query}" if parts.query else "")
             conn.request("POST", path, body=body, headers={"Content-Type": "application/json"})
