@@ -451,9 +451,8 @@ def test_a_train_trigger_on_an_unknown_metric_is_shown_on_the_job(sedna):
     store = Storage(sedna, job)
     create_il_job(store)
     jobs = cs.sedna_v1alpha1().incremental_learning_jobs(NS)
-    current = jobs.get(job)
-    current["spec"]["trainSpec"]["trigger"]["condition"]["metric"] = "no_such_metric"
-    jobs.update(current)
+    # a merge patch of the one field: the GM writes the job's status meanwhile, so a get-then-update may conflict
+    jobs.patch(job, {"spec": {"trainSpec": {"trigger": {"condition": {"metric": "no_such_metric"}}}}})
     last = wait_for("the job's note", lambda: (conditions(cs, "incremental_learning_jobs", job) or [{}])[-1],
                     check=lambda c: c.get("reason") == "UnknownTriggerMetric", timeout=TIMEOUT)
     assert (last["stage"], last["type"]) == ("Train", "Waiting") and "'no_such_metric'" in last["message"]
@@ -461,9 +460,8 @@ def test_a_train_trigger_on_an_unknown_metric_is_shown_on_the_job(sedna):
                                            for e in cs.core_v1().events(NS).list()["items"]
                                            if e["reason"] == "UnknownTriggerMetric"],
              check=lambda got: got == [("Warning", job)], timeout=TIMEOUT)
-    current = jobs.get(job)
-    current["spec"]["trainSpec"]["trigger"]["condition"]["metric"] = "num_of_samples"
-    jobs.update(current)
+    # a merge patch of the one field: the GM writes the job's status meanwhile, so a get-then-update may conflict
+    jobs.patch(job, {"spec": {"trainSpec": {"trigger": {"condition": {"metric": "num_of_samples"}}}}})
     wait_for("the note cleared", lambda: conditions(cs, "incremental_learning_jobs", job)[-1],
              check=lambda c: "reason" not in c, timeout=TIMEOUT)
     store.append("data/index.txt", samples(FIRST, FIRST + MORE[0]))
