@@ -104,6 +104,20 @@ def test_redaction_blanks_credentials_inside_text(text):
     assert "abc.def-ghi" not in out["error"] and "dXNlcjpwYXNzd29yZA" not in out["error"] and REDACTED in out["error"]
 
 
+@pytest.mark.parametrize("text", [
+    # the websockets library's debug lines of an upgrade request, one header per line, with any scheme
+    "< Authorization: Token abc.def-ghi",
+    "< authorization: basic abc.def-ghi",
+    "< Authorization: babc.def-ghi",
+    "> authorization: Digest username=\"u\", response=\"abc.def-ghi\"",
+    "< GET / HTTP/1.1\n< Proxy-Authorization: Custom abc.def-ghi\n< Host: x",
+])
+def test_redaction_blanks_a_whole_authorization_header_line_whatever_its_scheme(text):
+    out = redact_secrets(None, "debug", {"event": text})
+    assert "abc.def-ghi" not in out["event"] and REDACTED in out["event"], out["event"]
+    assert out["event"].count("\n") == text.count("\n")  # only the header's own line
+
+
 def test_redaction_blanks_secret_keys_at_any_depth_and_leaves_the_rest():
     pod = {"metadata": {"name": "p", "annotations": {"sedna.io/credential": "s3-secret", "other": "kept"}}}
     out = redact_secrets(None, "info", {"event": "x", "authorization": "Bearer t0ken", "object": pod,
