@@ -65,7 +65,8 @@ def _to_stdlib(logger: logging.Logger, method_name: str, event_dict: MutableMapp
             event_dict["event"] = str(event_dict.get("event", "")) % args
         except (TypeError, ValueError):
             event_dict["event"] = f"{event_dict.get('event', '')} {args!r}"
-    kwargs["stacklevel"] = _structlog_frames() + 1  # the record names the caller, not structlog's internals
+    if type(logger).findCaller is logging.Logger.findCaller:  # structlog's logger class skips its frames itself
+        kwargs["stacklevel"] = _structlog_frames() + 1  # the record names the caller, not structlog's internals
     return (LogEvent(event_dict),), kwargs
 
 

@@ -92,6 +92,31 @@ def test_library_loggers_follow_the_standard_levels_and_handlers():
         logger.setLevel(logging.NOTSET)
 
 
+def test_a_library_record_names_its_caller_also_for_a_logger_made_after_the_process_set_up():
+    """``configure_process_logging`` makes structlog's logger class the default (``logging.setLoggerClass``), which
+    skips structlog's frames itself: a library logger made after it (a module imported late) must not skip them
+    twice, which named a caller far up the stack (pytest's ``_hookexec``)."""
+    import io
+
+    from apis.logs import configure_process_logging
+
+    configure_process_logging("info", "json", io.StringIO())  # the test's process logging is restored afterwards
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    logger, handler = logging.getLogger("informers.test_made_after_the_set_up"), Keep()
+    logger.addHandler(handler)
+    try:
+        get_logger("informers.test_made_after_the_set_up").warning("shown")
+    finally:
+        logger.removeHandler(handler)
+    assert [r.funcName for r in records] == [
+        "test_a_library_record_names_its_caller_also_for_a_logger_made_after_the_process_set_up"]
+
+
 @pytest.mark.parametrize("text", [
     "request failed: headers={'Authorization': 'Bearer abc.def-ghi'}",
     'Authorization: Bearer abc.def-ghi',
