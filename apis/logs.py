@@ -65,7 +65,8 @@ def _to_stdlib(logger: logging.Logger, method_name: str, event_dict: MutableMapp
             event_dict["event"] = str(event_dict.get("event", "")) % args
         except (TypeError, ValueError):
             event_dict["event"] = f"{event_dict.get('event', '')} {args!r}"
-    kwargs["stacklevel"] = _structlog_frames() + 1  # the record names the caller, not structlog's internals
+    if type(logger).findCaller is logging.Logger.findCaller:  # structlog's logger class skips its frames itself
+        kwargs["stacklevel"] = _structlog_frames() + 1  # the record names the caller, not structlog's internals
     return (LogEvent(event_dict),), kwargs
 
 
@@ -126,6 +127,10 @@ _SECRET_KEYS = frozenset(_SECRET_NAMES)
 _NAME_ALTERNATIVES = "|".join(re.escape(name) for name in sorted(_SECRET_NAMES, key=len, reverse=True)
                               if name not in ("token", "cookie", "set-cookie", "signature", "credential"))
 _SECRET_TEXT = [
+    # a header line "Authorization: <scheme> <credentials>" (the websockets library's debug lines of a request): the
+    # whole value, whatever the scheme ("Token abc", "Digest ..."), to the end of its line; quoted forms below
+    (re.compile(r"""(?im)(?<![\w-])((?:proxy-)?authorization)([ \t]*:[ \t]*)(?!b?['"])[^\r\n]+"""),
+     rf"\1\2{REDACTED}"),
     # an Authorization header or scheme anywhere in a text: "Bearer abc", "authorization: Basic abc"
     (re.compile(r"(?i)\b(bearer)(\s+)[A-Za-z0-9\-._~+/]+=*"), rf"\1\2{REDACTED}"),
     (re.compile(r"\b(Basic)(\s+)[A-Za-z0-9+/]{8,}=*"), rf"\1\2{REDACTED}"),

@@ -16,7 +16,8 @@ status write never loses them and they never lose the GM's.
   report failed because the object would be larger than the API server accepts: ``is_too_large``): the report is not
   lost silently. The job gets a condition saying so (IL/LL: ``{stage: <the report's phase>, type: Failed}``, as if
   the worker had failed, so the round moves on; other kinds: type ``ReportTooLarge``), reason ``ReportTooLarge``, and
-  a Warning Event with the same message.
+  a Warning Event with the same message. A worker resending such a report on its period finds that condition last:
+  it is updated (message, heartbeat), not appended again, and no other Event is recorded.
 """
 
 from __future__ import annotations
@@ -122,11 +123,21 @@ def report_too_large(controller: BaseController, msg: UpstreamMessage, exc: erro
     if controller.kind in _STAGED_KINDS and phase:
         condition.update(type="Failed", stage=phase.capitalize())
 
+    shown = {"again": False}
+
     def mutate(current: dict[str, Any]) -> bool:
         conditions = current.setdefault("status", {}).setdefault("conditions", [])
+        last = last_condition(conditions)
+        shown["again"] = last is not None and all(last.get(k) == condition.get(k) for k in ("reason", "type", "stage"))
+        if shown["again"]:  # a worker resending on its period: the condition says so already
+            if last.get("message") == message:
+                return False
+            last.update(message=message, lastHeartbeatTime=now)
+            return True
         conditions.append(condition)
         return True
 
     controller.update_job_status(job, mutate)
-    controller.recorder.event(job, "Warning", REPORT_TOO_LARGE, message)
+    if not shown["again"]:
+        controller.recorder.event(job, "Warning", REPORT_TOO_LARGE, message)
     controller.log_report_dropped(msg, message)

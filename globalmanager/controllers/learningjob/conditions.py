@@ -15,6 +15,10 @@
   does): its stage must be the current one, that stage must not have ended (``Completed``/``Failed``), and a
   ``Ready`` answers only ``Waiting``. A report that cannot tell its round (Sedna's SDK reports ``deploy completed``
   with nothing else) is matched by stage alone.
+* ``ended_without_report(conditions, report)``: for a late ``Completed`` report with an output (the trained model,
+  the eval metrics), the index of the ``Completed`` that the GM wrote for that stage from its pod's end, with no
+  report, when that is the stage's last end; ``None`` otherwise. The report fills it in (``upstream``): the model is
+  kept where the LCs look for it, the last ``<Stage>/Completed`` with an output.
 * ``condition_data(condition)``: the decoded ``data`` (``{}`` when absent or not JSON).
 """
 
@@ -42,6 +46,7 @@ __all__ = [
     "input_model_urls",
     "is_resent",
     "model_json",
+    "ended_without_report",
     "out_of_stage",
     "output_models",
     "parse_report",
@@ -130,6 +135,16 @@ def out_of_stage(conditions: list[Mapping[str, Any]], report: Report) -> str:
     if report.type == READY and ctype != WAITING:
         return f"{stage}/Ready answers {stage}/Waiting; the job is at {stage}/{ctype}"
     return ""
+
+
+def ended_without_report(conditions: list[Mapping[str, Any]], report: Report) -> int | None:
+    if report.type != COMPLETED or not output_models(report.data):
+        return None
+    for i in range(len(conditions) - 1, -1, -1):
+        cond = conditions[i]
+        if cond.get("stage") == report.stage and cond.get("type") in (COMPLETED, FAILED):
+            return i if cond.get("type") == COMPLETED and "data" not in cond else None
+    return None
 
 
 # -- parsing ---------------------------------------------------------------------------------------------------------

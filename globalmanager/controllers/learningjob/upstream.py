@@ -13,7 +13,10 @@ for LL ``knowledgeBase``), re-applied to a fresh copy on conflict, so a GM write
 condition the current cycle already has (same stage, type and data: a resend after a reconnect or a GM restart) is
 applied once. A report that does not answer the job's current condition (``conditions.out_of_stage``: e.g. a restarted
 inference worker reporting ``deploy completed`` again during the next round's Eval) is not applied: logged with the
-job's current stage and counted (``sedna_gm_controller_edge_reports_total{result="out_of_stage"}``).
+job's current stage and counted (``sedna_gm_controller_edge_reports_total{result="out_of_stage"}``), except a
+late ``Completed`` with an output whose stage the GM ended from the pod without it (the LC was cut off when the worker
+reported): its data fills in that ``Completed`` (``conditions.ended_without_report``) and the flow goes on from
+where it is, so the trained model or the metrics are never lost.
 """
 
 from __future__ import annotations
@@ -27,7 +30,14 @@ from apis import meta
 from globalmanager.runtime.edge import UpstreamMessage
 from globalmanager.runtime.events import WARNING
 
-from .conditions import Report, is_resent, out_of_stage, parse_report, reported_condition
+from .conditions import (
+    Report,
+    ended_without_report,
+    is_resent,
+    out_of_stage,
+    parse_report,
+    reported_condition,
+)
 
 __all__ = ["APPLIED", "OUT_OF_STAGE", "RESENT", "StatusExtra", "apply_report"]
 
@@ -47,7 +57,7 @@ def apply_report(controller: Any, msg: UpstreamMessage, extra: StatusExtra | Non
         controller.log_report_dropped(msg, f"no such {controller.kind}")
         return
     condition = reported_condition(report, controller.now())
-    outcome = {"result": APPLIED, "why": "", "at": ""}
+    outcome = {"result": APPLIED, "why": "", "at": "", "filled": ""}
 
     def mutate(obj: dict[str, Any]) -> bool:
         status = obj.get("status")
@@ -55,17 +65,25 @@ def apply_report(controller: Any, msg: UpstreamMessage, extra: StatusExtra | Non
             status = obj["status"] = {}
         conditions = status.get("conditions") or []
         last = conditions[-1] if conditions else {}
-        outcome.update(result=APPLIED, why="", at=f"{last.get('stage', '')}/{last.get('type', '')}")
+        outcome.update(result=APPLIED, why="", filled="", at=f"{last.get('stage', '')}/{last.get('type', '')}")
         if is_resent(conditions, condition):
             outcome["result"] = RESENT
             return False
         why = out_of_stage(conditions, report)
-        if why:
+        ended = ended_without_report(conditions, report) if why else None
+        if why and ended is None:
             outcome.update(result=OUT_OF_STAGE, why=why)
             return False
         if extra is not None:
             extra(status, report)
-        status["conditions"] = [*conditions, condition]
+        if ended is None:
+            status["conditions"] = [*conditions, condition]
+        else:  # the GM ended the stage from its pod before this report came: the report's data fills that end in
+            filled = {k: v for k, v in conditions[ended].items() if k != "reason"}  # a note is re-made by a sync
+            filled.update(message=condition["message"], data=condition["data"],
+                          lastHeartbeatTime=condition["lastHeartbeatTime"])
+            status["conditions"] = [*conditions[:ended], filled, *conditions[ended + 1:]]
+            outcome["filled"] = "yes"
         return True
 
     written = controller.update_job_status(job, mutate)
@@ -79,6 +97,9 @@ def apply_report(controller: Any, msg: UpstreamMessage, extra: StatusExtra | Non
     elif outcome["result"] == OUT_OF_STAGE:
         log.warning("report not applied: it does not answer the job's current stage", current=outcome["at"],
                     reason=outcome["why"], **fields)
+    elif outcome["filled"]:
+        log.info("late report applied to the stage's end the GM recorded from its pod", uid=meta.uid(job),
+                 current=outcome["at"], **fields)
     else:
         log.info("report applied", uid=meta.uid(job), **fields)
         if report.reason:  # the LC says why a stage failed or did nothing: kubectl describe shows it

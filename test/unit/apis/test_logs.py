@@ -92,6 +92,31 @@ def test_library_loggers_follow_the_standard_levels_and_handlers():
         logger.setLevel(logging.NOTSET)
 
 
+def test_a_library_record_names_its_caller_also_for_a_logger_made_after_the_process_set_up():
+    """``configure_process_logging`` makes structlog's logger class the default (``logging.setLoggerClass``), which
+    skips structlog's frames itself: a library logger made after it (a module imported late) must not skip them
+    twice, which named a caller far up the stack (pytest's ``_hookexec``)."""
+    import io
+
+    from apis.logs import configure_process_logging
+
+    configure_process_logging("info", "json", io.StringIO())  # the test's process logging is restored afterwards
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    logger, handler = logging.getLogger("informers.test_made_after_the_set_up"), Keep()
+    logger.addHandler(handler)
+    try:
+        get_logger("informers.test_made_after_the_set_up").warning("shown")
+    finally:
+        logger.removeHandler(handler)
+    assert [r.funcName for r in records] == [
+        "test_a_library_record_names_its_caller_also_for_a_logger_made_after_the_process_set_up"]
+
+
 @pytest.mark.parametrize("text", [
     "request failed: headers={'Authorization': 'Bearer abc.def-ghi'}",
     'Authorization: Bearer abc.def-ghi',
@@ -102,6 +127,20 @@ def test_library_loggers_follow_the_standard_levels_and_handlers():
 def test_redaction_blanks_credentials_inside_text(text):
     out = redact_secrets(None, "info", {"event": "x", "error": text})
     assert "abc.def-ghi" not in out["error"] and "dXNlcjpwYXNzd29yZA" not in out["error"] and REDACTED in out["error"]
+
+
+@pytest.mark.parametrize("text", [
+    # the websockets library's debug lines of an upgrade request, one header per line, with any scheme
+    "< Authorization: Token abc.def-ghi",
+    "< authorization: basic abc.def-ghi",
+    "< Authorization: babc.def-ghi",
+    "> authorization: Digest username=\"u\", response=\"abc.def-ghi\"",
+    "< GET / HTTP/1.1\n< Proxy-Authorization: Custom abc.def-ghi\n< Host: x",
+])
+def test_redaction_blanks_a_whole_authorization_header_line_whatever_its_scheme(text):
+    out = redact_secrets(None, "debug", {"event": text})
+    assert "abc.def-ghi" not in out["event"] and REDACTED in out["event"], out["event"]
+    assert out["event"].count("\n") == text.count("\n")  # only the header's own line
 
 
 def test_redaction_blanks_secret_keys_at_any_depth_and_leaves_the_rest():

@@ -294,6 +294,52 @@ def test_reports_answering_the_current_stage_are_applied(harness):
     assert (edge_reports(h, "applied"), edge_reports(h, "resent"), edge_reports(h, "out_of_stage")) == (2, 1, 0)
 
 
+TRAIN_COMPLETED = {"phase": "train", "status": "completed", "input": TRAIN_READY["input"],
+                   "output": {"models": [{"format": "pb", "url": "/output/train/1/model.pb"}]}}
+ENDED_BY_THE_GM = ROUND_TO_EVAL_RUNNING[:4] + (condition("Train", "Completed"),)  # the pod ended, no report in time
+
+
+@pytest.mark.parametrize("after", [
+    (),  # the GM has just completed Train from the pod's end
+    (condition("Eval", "Waiting"),),  # and moved on
+])
+def test_a_train_report_arriving_after_the_gm_ended_the_stage_from_the_pod_keeps_the_trained_model(harness, after):
+    """The train LC was cut off when its worker reported (the report waited in its outbox) and the GM completed
+    Train from the pod's phase, without the model. The late report must not be dropped: the model is recorded where
+    the LCs look for it (the last Train/Completed with an output), and the job's flow does not go back."""
+    from localcontroller.managers.learning.conditions import condition_models
+
+    h = harness()
+    h.set_conditions("il", *ENDED_BY_THE_GM, *after)
+    h.report("il", "train-node", TRAIN_COMPLETED)
+    assert h.states("il") == [(c["stage"], c["type"]) for c in (*ENDED_BY_THE_GM, *after)]
+    assert [m["url"] for m in condition_models(h.job("il"), "Train", "Completed") or []] == [
+        "/output/train/1/model.pb"]
+    assert edge_reports(h, "applied") == 1 and edge_reports(h, "out_of_stage") == 0
+    recorded = h.conditions("il")
+    h.report("il", "train-node", TRAIN_COMPLETED)  # resent after another reconnect: recorded once
+    assert h.conditions("il") == recorded and edge_reports(h, "resent") == 1
+
+
+def test_a_late_report_never_changes_a_stage_end_the_lc_reported_or_another_type(harness):
+    h = harness()
+    # Train ended by the LC's own report: a different late report of it is not applied
+    reported = ROUND_TO_EVAL_RUNNING[:4] + (condition("Train", "Completed", {"output": {"models": [{"url": "/a"}]}}),
+                                            condition("Eval", "Waiting"))
+    h.set_conditions("il", *reported)
+    h.report("il", "train-node", TRAIN_COMPLETED)
+    # the pod failed and the GM failed the stage: a "completed" report does not turn it into a success
+    failed = ENDED_BY_THE_GM[:-1] + (condition("Train", "Failed"),)
+    h.set_conditions("il", *failed)
+    h.report("il", "train-node", TRAIN_COMPLETED)
+    assert h.conditions("il") == list(failed)
+    h.set_conditions("il", *ENDED_BY_THE_GM, condition("Eval", "Waiting"))
+    h.report("il", "train-node", {**TRAIN_COMPLETED, "output": None})  # no model to keep: nothing to fill in
+    assert h.states("il")[-2:] == [("Train", "Completed"), ("Eval", "Waiting")]
+    assert "data" not in h.conditions("il")[-2]
+    assert edge_reports(h, "out_of_stage") == 3 and edge_reports(h, "applied") == 0
+
+
 # -- LL knowledge base -----------------------------------------------------------------------------------------------
 LL_OUTPUT = {"models": [
     {"format": "pkl", "url": "s3://kb/index.pkl", "classes": ["car", "person"], "number_of_labeled_unseen_sample": 7,

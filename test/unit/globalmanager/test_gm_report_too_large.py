@@ -27,3 +27,27 @@ def test_what_counts_as_too_large():
     assert is_too_large(errors.ApiError(413, "RequestEntityTooLarge", "limit is 3145728"))
     assert is_too_large(errors.ApiError(500, "InternalError", "etcdserver: request is too large"))
     assert not is_too_large(errors.ApiError(500, "InternalError", "boom"))
+
+
+def test_a_too_large_report_resent_every_period_is_shown_once(make_sedna_harness):
+    """An edge worker reports on a period (joint inference: its counters). Each of its reports too large for the API
+    server must not add another condition (the list would grow with every period, until the object itself could no
+    longer be written) nor another Event: the condition already says so."""
+    from sedna_test_helpers import NS
+    from test_gm_jointinference import MODELS, NAME, service
+
+    from apis import resources as r
+    from globalmanager.controllers.jointinference import JointInferenceController
+
+    h = make_sedna_harness(JointInferenceController, r.JOINT_INFERENCE_SERVICES, service(), *MODELS,
+                           lc_server="http://lc:9100")
+    h.refresh()
+    assert h.sync(NAME) is True
+    h.refresh()
+    huge = {f"counter_{i}": "x" * 256 for i in range(16000)}  # about 4 MiB of ownerInfo
+    for _ in range(3):
+        h.edge.report("edge-node-1", NS, "JointInferenceService", NAME,
+                      {"phase": "inference", "status": "running", "output": {"ownerInfo": huge}})
+    shown = [c for c in h.conditions(NAME) if c.get("reason") == "ReportTooLarge"]
+    assert len(shown) == 1 and h.conditions(NAME)[-1] is not None
+    assert sum(1 for e in h.events() if e[1] == "ReportTooLarge") == 1
