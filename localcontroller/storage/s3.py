@@ -178,22 +178,15 @@ class S3Client:
         ``changed`` otherwise); the connection is released when the iterator ends or is closed."""
         if end <= start:
             return
-        try:
-            body = self._client.get_object(Bucket=location.bucket, Key=location.key, Range=f"bytes={start}-{end - 1}",
-                                           IfMatch=etag)["Body"]
-        except _ERRORS as exc:
-            raise _storage_error(str(location), "read", exc) from None
-        try:
-            yield from body.iter_chunks(chunk_size)
-        except _ERRORS as exc:
-            raise _storage_error(str(location), "read", exc) from None
-        finally:
-            body.close()
+        yield from self._stream(location, chunk_size, Range=f"bytes={start}-{end - 1}", IfMatch=etag)
 
     def iter_chunks(self, location: S3Location, chunk_size: int = 1024 * 1024) -> Iterator[bytes]:
         """The object's bytes, streamed; the connection is released when the iterator ends or is closed."""
+        yield from self._stream(location, chunk_size)
+
+    def _stream(self, location: S3Location, chunk_size: int, **get_args: str) -> Iterator[bytes]:
         try:
-            body = self._client.get_object(Bucket=location.bucket, Key=location.key)["Body"]
+            body = self._client.get_object(Bucket=location.bucket, Key=location.key, **get_args)["Body"]
         except _ERRORS as exc:
             raise _storage_error(str(location), "read", exc) from None
         try:
