@@ -25,7 +25,7 @@ SAMPLES = REPO / "charts" / "sedna" / "samples"
 STOP = threading.Event()
 
 __all__ = ["CRDS", "REPO", "SAMPLES", "STOP", "Stopped", "child_env", "cpu_seconds", "free_port", "memory_mb",
-           "pause", "start_gm", "start_sandbox", "stop_processes", "wait_http"]
+           "pause", "start_gm", "start_go_gm", "start_sandbox", "stop_processes", "wait_http"]
 
 
 class Stopped(Exception):
@@ -127,3 +127,31 @@ def start_gm(workdir: Path, kubeconfig: Path, config: Mapping[str, Any], *,
     url = f"http://127.0.0.1:{metrics_port}"
     wait_http(url + "/readyz", 60)
     return proc, url
+
+
+def start_go_gm(workdir: Path, kubeconfig: Path, *, edge_port: int | None = None) -> subprocess.Popen[bytes] | str:
+    """Go Sedna's own ``sedna-gm`` (the benchmarks' peer) watching every namespace, its log in ``<workdir>/go-gm.log``;
+    returns the process once its edge link listens, or why it cannot run here (binaries from ``$SEDNA_GO_BIN_DIR``,
+    else ``../shared/go-sedna``, decompressed once into ``~/.cache/sedna-controlplane``: ``testkit.gosedna``)."""
+    sys.path.insert(0, str(REPO / "test"))
+    from testkit.gosedna import go_binaries
+
+    binaries = go_binaries(Path.home() / ".cache" / "sedna-controlplane" / "go-sedna")
+    if isinstance(binaries, str):
+        return binaries
+    port = edge_port or free_port()
+    config = workdir / "go-gm.json"
+    config.write_text(json.dumps({"kubeConfig": str(kubeconfig), "namespace": "",
+                                  "websocket": {"address": "127.0.0.1", "port": port}}))
+    with open(workdir / "go-gm.log", "wb") as log:
+        proc = subprocess.Popen([str(binaries.gm), "--config", str(config), "-v", "2"], cwd=workdir,
+                                stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while True:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return proc
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop_processes(proc)
+            return "Go's sedna-gm did not start:\n" + (workdir / "go-gm.log").read_text(errors="replace")[-2000:]
+        time.sleep(0.1)

@@ -3,8 +3,9 @@ process; N ElasticAIJobs (optionally a mix with JointInferenceServices and Feder
 and followed until every one is in its expected state.
 
 Run from the repo root: ``python -m hack.bench_gm --jobs 1000 --jobs 10000`` (prints one JSON document; not a test).
-Each size runs on a fresh sandbox and a fresh ``sedna-gm`` (``--gm-workers`` sync workers per controller, 8 by
-default; a sync waits on the API server most of its time, so workers, not CPU, bound the GM's sync rate).
+Each size runs on a fresh sandbox and a fresh ``sedna-gm`` (its default sync workers per controller unless
+``--gm-workers`` says otherwise; a sync waits on the API server most of its time, so workers, not CPU, bound the
+GM's sync rate).
 
 Per size:
 * ``steady_seconds``: from the first create until every object is in its expected state (ElasticAIJob and
@@ -22,6 +23,14 @@ Per size:
 Once per invocation: ``cache_memory_per_pod`` (``hack.pod_memory``), what sedna-gm's cache transform saves.
 And over sizes: ``ratio_10k_1k`` = steady seconds at 10,000 / at 1,000 when both ran.
 Targets (issue 17): 10,000 ElasticAIJobs steady in under 60 s on a 2-core machine, ratio ≤ 11.
+
+The peer (issue 29): ``--peer go`` runs Go Sedna's own ``sedna-gm`` (``../shared/go-sedna`` or
+``$SEDNA_GO_BIN_DIR``; the run reports ``skipped`` with the reason where it is absent) on the same sandbox and the same
+work, ``--peer both`` runs ours then Go's on fresh sandboxes per round and adds ``paired`` (ours / Go ratios of
+time, CPU per job and peak RSS). Go Sedna has no ElasticAIJob: ``--kind FederatedLearningJob``,
+``JointInferenceService`` or ``IncrementalLearningJob`` (done at its first condition ``Train/Waiting``: without an
+LC its trigger never fires). Go's client-go keeps 5 QPS, so its runs are capped (``--go-timeout``) and report how far
+they got (``in_expected_state``). ``--gm-workers 0`` (the default) runs sedna-gm as users do, with its defaults.
 
 ``run_size`` is the code path other benchmarks reuse (``hack.bench_sandbox`` runs it with 200 jobs).
 """
@@ -48,7 +57,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from hack._procs import cpu_seconds, memory_mb, start_gm, start_sandbox, stop_processes  # noqa: E402
+from hack._procs import cpu_seconds, memory_mb, start_gm, start_go_gm, start_sandbox, stop_processes  # noqa: E402
 
 NS = "bench"
 RUN_SECONDS = "sandbox.sedna.io/run-seconds"
@@ -88,6 +97,23 @@ def federated_learning_job(name: str, run_seconds: float) -> dict[str, Any]:
                 "trainingWorkers": [trainer(1), trainer(2)]}}
 
 
+def incremental_learning_job(name: str, run_seconds: float) -> dict[str, Any]:
+    """A job whose train trigger never fires without an LC: the GM's own work is its first condition
+    (``Train/Waiting``) and its inference worker on the deploy node."""
+    def template(node: str) -> dict[str, Any]:
+        return {"spec": {"nodeName": node, "containers": [{"name": "w", "image": "il:bench"}]}}
+
+    return {"apiVersion": "sedna.io/v1alpha1", "kind": "IncrementalLearningJob",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"dataset": {"name": "data-1", "trainProb": 0.8}, "initialModel": {"name": "little"},
+                     "trainSpec": {"template": template("edge-2"), "trigger": {"checkPeriodSeconds": 60, "condition": {
+                         "operator": ">", "threshold": 500, "metric": "num_of_samples"}}},
+                     "evalSpec": {"template": template("edge-2")},
+                     "deploySpec": {"model": {"name": "big"}, "hardExampleMining": {"name": "IBT"}, "template": template("edge-2"), "trigger": {
+                         "condition": {"operator": ">", "threshold": 0.1, "metric": "precision_delta"}}},
+                     "outputDir": "/output"}}
+
+
 def _phase_succeeded(obj: Mapping[str, Any]) -> bool:
     return (obj.get("status") or {}).get("phase") == "Succeeded"
 
@@ -95,6 +121,11 @@ def _phase_succeeded(obj: Mapping[str, Any]) -> bool:
 def _last_condition_running(obj: Mapping[str, Any]) -> bool:
     conditions = (obj.get("status") or {}).get("conditions") or []
     return bool(conditions) and conditions[-1].get("type") == "Running"
+
+
+def _train_waiting(obj: Mapping[str, Any]) -> bool:
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    return bool(conditions) and (conditions[-1].get("stage"), conditions[-1].get("type")) == ("Train", "Waiting")
 
 
 @dataclass(frozen=True)
@@ -112,8 +143,11 @@ KINDS = {
                                   _last_condition_running),
     "FederatedLearningJob": Kind("FederatedLearning", "sedna.io/v1alpha1", "fl", federated_learning_job,
                                  _phase_succeeded),
+    "IncrementalLearningJob": Kind("IncrementalLearning", "sedna.io/v1alpha1", "il", incremental_learning_job,
+                                   _train_waiting),
 }
 MIX = ("ElasticAIJob", "JointInferenceService", "FederatedLearningJob")
+GO_KINDS = ("FederatedLearningJob", "JointInferenceService", "IncrementalLearningJob")  # Go Sedna has no ElasticAIJob
 
 
 def referenced_objects() -> list[dict[str, Any]]:
@@ -126,12 +160,12 @@ def referenced_objects() -> list[dict[str, Any]]:
     return objs
 
 
-def plan(total: int, mix: bool) -> dict[str, int]:
-    """How many objects of each kind: all ElasticAIJobs, or ``total`` split evenly over ``MIX``."""
+def plan(total: int, mix: bool, kind: str = "ElasticAIJob") -> dict[str, int]:
+    """How many objects of each kind: all of ``kind``, or ``total`` split evenly over ``MIX``."""
     if not mix:
-        return {"ElasticAIJob": total}
+        return {kind: total}
     share, extra = divmod(total, len(MIX))
-    return {kind: share + (1 if i < extra else 0) for i, kind in enumerate(MIX)}
+    return {k: share + (1 if i < extra else 0) for i, k in enumerate(MIX)}
 
 
 # -- measurements ------------------------------------------------------------------------------------------------------
@@ -254,12 +288,13 @@ class StateWatch:
 def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_threads: int = 8,
              workers: Mapping[str, int] | None = None, resync: float = 30.0, timeout: float = 600.0,
              profile_dir: Path | None = None, profile_gil: bool = True,
-             sandbox_args: list[str] | None = None) -> dict[str, Any]:
-    """One fresh sandbox and ``sedna-gm``; ``total`` objects created and followed to steady state (module doc)."""
+             sandbox_args: list[str] | None = None, kind: str = "ElasticAIJob", peer: str = "ours") -> dict[str, Any]:
+    """One fresh sandbox and GM (``peer``: ``ours``, sedna-gm; ``go``, Go Sedna's); ``total`` objects created and
+    followed to steady state (module doc). Go's GM has no metrics endpoint: its sync figures are ``None``."""
     from apis.clientset import Clientset
     from globalmanager.config import DEFAULT_WORKERS
 
-    counts = plan(total, mix)
+    counts = plan(total, mix, kind)
     children: list[subprocess.Popen[bytes]] = []
     stop = threading.Event()
     with tempfile.TemporaryDirectory(prefix="sedna-bench-gm-") as tmp:
@@ -269,17 +304,24 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
             children.append(api)
             cs = Clientset.from_kubeconfig(str(kubeconfig))
             cs.core_v1().namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
-            if mix:
+            if set(counts) - {"ElasticAIJob"}:
                 for obj in referenced_objects():
                     cs.resource(_gvr_of(obj), NS).create(obj)
-            gm, gm_url = start_gm(workdir, kubeconfig,
-                                  {"minResyncPeriodSeconds": resync, "workers": dict(workers or {})})
+            gm_url: str | None = None
+            if peer == "go":
+                go_gm = start_go_gm(workdir, kubeconfig)
+                if isinstance(go_gm, str):
+                    return {"objects": total, "kinds": counts, "peer": peer, "skipped": go_gm}
+                gm = go_gm
+            else:
+                gm, gm_url = start_gm(workdir, kubeconfig,
+                                      {"minResyncPeriodSeconds": resync, "workers": dict(workers or {})})
             children.append(gm)
             watch = StateWatch(cs, counts)
             watch.start(stop)
-            time.sleep(1.0)  # let the GM settle after its caches synced
+            time.sleep(1.0 if peer != "go" else 5.0)  # let the GM settle after its caches synced (Go: no readyz)
             idle_rss = rss_mb(gm.pid)
-            before = GMMetrics.scrape(gm_url)
+            before = GMMetrics.scrape(gm_url) if gm_url else GMMetrics()
             gm_cpu0, api_cpu0, own_cpu0 = cpu_seconds(gm.pid), cpu_seconds(api.pid), time.process_time()
             profilers = []
             if profile_dir is not None:
@@ -301,41 +343,46 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
             ended = watch.done_at if steady else time.time()
             gm_cpu, api_cpu = cpu_seconds(gm.pid) - gm_cpu0, cpu_seconds(api.pid) - api_cpu0
             own_cpu = time.process_time() - own_cpu0
-            after = GMMetrics.scrape(gm_url)
+            after = GMMetrics.scrape(gm_url) if gm_url else GMMetrics()
             profiles = {name: p.stop() for name, p in profilers}
-            gm_rss = rss_mb(gm.pid)
+            gm_rss, gm_peak_rss = memory_mb(gm.pid)
             elapsed = ended - started
             syncs = {c: after.syncs.get(c, 0.0) - before.syncs.get(c, 0.0) for c in after.syncs}
             syncs = {c: int(v) for c, v in syncs.items() if v}
             result: dict[str, Any] = {
                 "objects": total,
                 "kinds": counts,
-                "gm_workers": dict(workers) if workers else f"sedna-gm's default ({DEFAULT_WORKERS} per controller)",
+                "peer": peer,
+                "gm_workers": ("Go's default" if peer == "go" else dict(workers) if workers
+                               else f"sedna-gm's default ({DEFAULT_WORKERS} per controller)"),
                 "steady": steady,
                 "in_expected_state": len(watch.done),
                 "create_seconds": round(created - started, 2),
                 "phase_set_seconds": round(watch.all_phased_at - started, 2) if watch.all_phased_at else None,
                 "steady_seconds": round(elapsed, 2),
                 "objects_per_second": round(total / elapsed, 1) if elapsed > 0 else None,
-                "syncs": sum(syncs.values()),
-                "syncs_by_controller": syncs,
-                "syncs_per_second": round(sum(syncs.values()) / elapsed, 1) if elapsed > 0 else None,
+                "syncs": sum(syncs.values()) if gm_url else None,
+                "syncs_by_controller": syncs if gm_url else None,
+                "syncs_per_second": round(sum(syncs.values()) / elapsed, 1) if elapsed > 0 and gm_url else None,
                 "sync_p50_seconds": quantile(before, after, 0.50),
                 "sync_p99_seconds": quantile(before, after, 0.99),
                 "gm_cpu_seconds": round(gm_cpu, 2),
                 "gm_cpu_share": round(gm_cpu / elapsed, 2) if elapsed > 0 else None,
+                "gm_cpu_ms_per_job": round(gm_cpu * 1000 / total, 2),
                 "sandbox_cpu_seconds": round(api_cpu, 2),
                 "sandbox_cpu_share": round(api_cpu / elapsed, 2) if elapsed > 0 else None,
                 "bench_cpu_seconds": round(own_cpu, 2),
                 "load_average_1m": round(os.getloadavg()[0], 2),
                 "gm_idle_rss_mb": round(idle_rss, 1),
                 "gm_rss_mb": round(gm_rss, 1),
+                "gm_peak_rss_mb": round(gm_peak_rss, 1),
                 "rss_per_job_kb": round((gm_rss - idle_rss) * 1024 / total, 1),
             }
             if profiles:
                 result["profiles"] = profiles
             if not steady:
-                result["gm_log_tail"] = (workdir / "gm.log").read_text(errors="replace")[-2000:]
+                log_name = "go-gm.log" if peer == "go" else "gm.log"
+                result["gm_log_tail"] = (workdir / log_name).read_text(errors="replace")[-2000:]
             cs.close()
             return result
         finally:
@@ -354,38 +401,73 @@ def machine() -> dict[str, Any]:
     return {"cpus": os.cpu_count(), "python": platform.python_version(), "load_average_1m_at_start": round(load[0], 2)}
 
 
+def compare(ours: Mapping[str, Any], go: Mapping[str, Any]) -> dict[str, Any]:
+    """Ours against Go on one paired round: time, CPU per job and peak RSS as ratios ours / Go (Go's figures over
+    the part it finished when it ran out of time: ``go_done`` of ``objects``)."""
+    def ratio(key: str) -> float | None:
+        a, b = ours.get(key), go.get(key)
+        return round(a / b, 2) if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b else None
+
+    return {"objects": ours["objects"], "go_done": go.get("in_expected_state"), "go_steady": go.get("steady"),
+            "steady_seconds": [ours.get("steady_seconds"), go.get("steady_seconds")],
+            "time_ratio": ratio("steady_seconds") if go.get("steady") else None,
+            "cpu_per_job_ratio": ratio("gm_cpu_ms_per_job") if go.get("steady") else None,
+            "peak_rss_ratio": ratio("gm_peak_rss_mb")}
+
+
 def main(argv: list[str] | None = None) -> int:
     from globalmanager.config import DEFAULT_WORKERS
 
     p = argparse.ArgumentParser(prog="python -m hack.bench_gm", description=__doc__.split("\n\n")[0])
     p.add_argument("--jobs", type=int, action="append", help="objects per run (repeatable; default 1000 and 10000)")
+    p.add_argument("--kind", choices=sorted(KINDS), default="ElasticAIJob", help="the kind created (ElasticAIJob)")
     p.add_argument("--mix", action="store_true",
                    help="split the objects over ElasticAIJob, JointInferenceService and FederatedLearningJob")
+    p.add_argument("--peer", choices=("ours", "go", "both"), default="ours",
+                   help="which GM runs: sedna-gm, Go Sedna's (../shared/go-sedna or $SEDNA_GO_BIN_DIR), or both "
+                        "in paired rounds on fresh sandboxes (ours first, then Go's, per round)")
+    p.add_argument("--rounds", type=int, default=1, help="paired rounds per size (1)")
+    p.add_argument("--go-timeout", type=float, default=300.0,
+                   help="seconds Go's GM gets per run (300); the run then reports how far it got")
     p.add_argument("--run-seconds", type=float, default=1.0, help="how long the simulated pods run (1)")
     p.add_argument("--create-threads", type=int, default=8, help="parallel creating clients (8)")
-    p.add_argument("--gm-workers", type=int, default=8,
-                   help=f"sync workers per controller (8; 0: sedna-gm's default, {DEFAULT_WORKERS})")
+    p.add_argument("--gm-workers", type=int, default=0,
+                   help=f"sync workers per controller (0: sedna-gm's default, {DEFAULT_WORKERS}, what users run)")
     p.add_argument("--resync", type=float, default=30.0, help="sedna-gm's minResyncPeriodSeconds (30, its default)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for steady state per run")
     p.add_argument("--profile-dir", type=Path, help="write py-spy profiles of the GM and the sandbox here")
     p.add_argument("--profile-wall", action="store_true",
                    help="profile every thread (where the time goes), not only the GIL holder (where the CPU goes)")
     args = p.parse_args(argv)
+    if args.peer != "ours" and (args.mix or args.kind not in GO_KINDS):
+        p.error(f"Go's GM runs only {', '.join(GO_KINDS)} (Go Sedna has no ElasticAIJob); pick one with --kind")
     sizes = args.jobs or [1000, 10000]
     workers = {k.controller: args.gm_workers for k in KINDS.values()} if args.gm_workers else {}
+    peers = ["ours", "go"] if args.peer == "both" else [args.peer]
     from hack.pod_memory import cache_memory_per_pod
 
     out: dict[str, Any] = {"machine": machine(), "cache_memory_per_pod": cache_memory_per_pod(), "runs": []}
+    if args.peer == "both":
+        out["paired"] = []
     for n in sizes:
-        out["runs"].append(run_size(n, mix=args.mix, run_seconds=args.run_seconds, create_threads=args.create_threads,
-                                    workers=workers, resync=args.resync, timeout=args.timeout,
-                                    profile_dir=args.profile_dir, profile_gil=not args.profile_wall))
-        print(json.dumps(out["runs"][-1]), file=sys.stderr, flush=True)
-    by_size = {r["objects"]: r for r in out["runs"] if r["steady"]}
+        for _ in range(args.rounds):
+            pair: dict[str, dict[str, Any]] = {}
+            for peer in peers:
+                run = run_size(n, mix=args.mix, run_seconds=args.run_seconds, create_threads=args.create_threads,
+                               workers=workers, resync=args.resync,
+                               timeout=args.go_timeout if peer == "go" else args.timeout,
+                               profile_dir=args.profile_dir, profile_gil=not args.profile_wall, kind=args.kind,
+                               peer=peer)
+                pair[peer] = run
+                out["runs"].append(run)
+                print(json.dumps(run), file=sys.stderr, flush=True)
+            if len(pair) == 2 and "skipped" not in pair["go"]:
+                out["paired"].append(compare(pair["ours"], pair["go"]))
+    by_size = {r["objects"]: r for r in out["runs"] if r.get("steady") and r.get("peer") == "ours"}
     if 1000 in by_size and 10000 in by_size:
         out["ratio_10k_1k"] = round(by_size[10000]["steady_seconds"] / by_size[1000]["steady_seconds"], 2)
     print(json.dumps(out, indent=2))
-    return 0 if all(r["steady"] for r in out["runs"]) else 1
+    return 0 if all(r.get("steady") for r in out["runs"] if r.get("peer") == "ours") else 1
 
 
 if __name__ == "__main__":
