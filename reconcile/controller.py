@@ -84,7 +84,7 @@ class Controller:
         self.metrics: ControllerMetrics = metrics if metrics is not None else NoopControllerMetrics()
         self.clock: Clock = clock if clock is not None else RealClock()
         self.queue = RateLimitingQueue(rate_limiter or controller_rate_limiter(), name=name, clock=self.clock)
-        self.failures = FailureLog(self.clock.now, log_interval)
+        self.failure_log = FailureLog(self.clock.now, log_interval)
         self.log = (log if log is not None else _log).bind(controller=name)
         self.synced = threading.Event()
         self._cache_syncs: list[Callable[[], bool]] = []
@@ -123,6 +123,10 @@ class Controller:
         else:
             self.queue.add(key)
 
+    def failures(self, key: str) -> int:
+        """How many times in a row the sync of ``key`` failed (0 after a success)."""
+        return self.failure_log.failures(key)
+
     # -- one key --------------------------------------------------------------------------------------------------
     def process(self, key: str) -> str:
         """Sync ``key`` once and act on its outcome (module doc); returns the result counted: ``success``, ``error``,
@@ -143,7 +147,7 @@ class Controller:
         return result
 
     def _succeeded(self, key: str, outcome: Result) -> None:
-        failures = self.failures.cleared(key)
+        failures = self.failure_log.cleared(key)
         if failures:
             self.log.info("sync succeeded after failures", key=key, failures=failures)
         if outcome.requeue_after is not None:
@@ -156,13 +160,13 @@ class Controller:
 
     def _failed(self, key: str, exc: Exception) -> str:
         if isinstance(exc, TerminalError):
-            self.failures.cleared(key)
+            self.failure_log.cleared(key)
             self.queue.forget(key)
             self.log.error("sync failed for good, not retried", key=key, **failure_fields(exc))
             return TERMINAL
-        failure = self.failures.failed(key)
+        failure = self.failure_log.failed(key)
         if self.max_retries is not None and failure.failures > self.max_retries:
-            self.failures.cleared(key)
+            self.failure_log.cleared(key)
             self.queue.forget(key)
             self.log.error("sync failed too often, dropping key", key=key, failures=failure.failures,
                            **failure_fields(exc))
