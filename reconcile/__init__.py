@@ -18,12 +18,13 @@ from reconcile.errors import RetryableError, TerminalError
 from reconcile.failures import RETRY_LOG_INTERVAL, failure_fields
 from reconcile.identity import object_identity
 from reconcile.metrics import ControllerMetrics, NoopControllerMetrics, PrometheusControllerMetrics
-from reconcile.reconciler import Reconciler, SyncFunc
+from reconcile.reconciler import KeyT, Reconciler, SyncFunc
 from reconcile.result import Result
 
 __all__ = [
     "Controller",
     "ControllerMetrics",
+    "KeyT",
     "MAX_RETRY_DELAY",
     "NoopControllerMetrics",
     "PrometheusControllerMetrics",

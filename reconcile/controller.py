@@ -25,7 +25,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic
 
 from apis.logs import bound_context, get_logger
 from informers import deletion_handling_meta_namespace_key_func, wait_for_cache_sync
@@ -34,7 +34,7 @@ from reconcile.errors import RetryableError, TerminalError
 from reconcile.failures import RETRY_LOG_INTERVAL, FailureLog, failure_fields
 from reconcile.identity import object_identity
 from reconcile.metrics import DROPPED, ERROR, SUCCESS, TERMINAL, ControllerMetrics, NoopControllerMetrics
-from reconcile.reconciler import Reconciler, SyncFunc
+from reconcile.reconciler import KeyT, Reconciler, SyncFunc
 from reconcile.result import Result
 from workqueue import Clock, RateLimiter, RateLimitingQueue, RealClock
 
@@ -45,8 +45,9 @@ WORKER_RESTART_PERIOD = 1.0
 _log = get_logger(__name__)
 
 
-class Controller:
-    """Runs ``sync`` (a function or a ``Reconciler``) for the keys queued, on ``workers`` threads.
+class Controller(Generic[KeyT]):
+    """Runs ``sync`` (a function or a ``Reconciler``) for the keys queued, on ``workers`` threads. Keys are
+    ``namespace/name`` strings (``Controller[str]``, what ``enqueue_controller`` makes) or any hashable value.
 
     ``rate_limiter``: paces failed keys (default ``controller_rate_limiter()``: 5 ms doubling to 360 s);
     ``backoff``: Go Sedna's ``GetBackoff`` for non-immediate ``enqueue_controller`` (default: none, at once);
@@ -57,7 +58,7 @@ class Controller:
     def __init__(
         self,
         name: str,
-        sync: Reconciler | SyncFunc,
+        sync: Reconciler[KeyT] | SyncFunc[KeyT],
         *,
         workers: int = 1,
         rate_limiter: RateLimiter | None = None,
@@ -75,7 +76,7 @@ class Controller:
         if max_retries is not None and max_retries < 0:
             raise ValueError(f"{name}: max_retries must be >= 0 or None, got {max_retries}")
         self.name = name
-        self._sync: SyncFunc = sync.sync if isinstance(sync, Reconciler) else sync
+        self._sync: SyncFunc[KeyT] = sync.sync if isinstance(sync, Reconciler) else sync
         self.workers = workers
         self.max_retries = max_retries
         self.drain_timeout = drain_timeout
@@ -92,23 +93,23 @@ class Controller:
         self._threads: list[threading.Thread] = []
 
     # -- enqueueing -----------------------------------------------------------------------------------------------
-    def enqueue(self, key: str) -> None:
+    def enqueue(self, key: KeyT) -> None:
         """Sync ``key`` as soon as a worker is free."""
         self.queue.add(key)
 
-    def enqueue_after(self, key: str, delay: float) -> None:
+    def enqueue_after(self, key: KeyT, delay: float) -> None:
         """Sync ``key`` after ``delay`` seconds (at once when ``delay <= 0``)."""
         self.queue.add_after(key, delay)
 
-    def enqueue_rate_limited(self, key: str) -> None:
+    def enqueue_rate_limited(self, key: KeyT) -> None:
         """Sync ``key`` after its rate-limited delay (its history grows: the next wait is longer)."""
         self.queue.add_rate_limited(key)
 
-    def get_backoff(self, key: str) -> float:
+    def get_backoff(self, key: KeyT) -> float:
         """Go Sedna's ``GetBackoff`` of ``key`` (0 without a ``backoff``)."""
         return self.backoff.delay(self.queue.num_requeues(key)) if self.backoff is not None else 0.0
 
-    def enqueue_controller(self, obj: object, immediate: bool = False) -> None:
+    def enqueue_controller(self: Controller[str], obj: object, immediate: bool = False) -> None:
         """Queue the key of ``obj`` (or of a tombstone); without ``immediate``, after the key's ``get_backoff``. An
         object without a key is logged by kind and type (never its content) and not queued."""
         try:
@@ -123,12 +124,12 @@ class Controller:
         else:
             self.queue.add(key)
 
-    def failures(self, key: str) -> int:
+    def failures(self, key: KeyT) -> int:
         """How many times in a row the sync of ``key`` failed (0 after a success)."""
         return self.failure_log.failures(key)
 
     # -- one key --------------------------------------------------------------------------------------------------
-    def process(self, key: str) -> str:
+    def process(self, key: KeyT) -> str:
         """Sync ``key`` once and act on its outcome (module doc); returns the result counted: ``success``, ``error``,
         ``dropped`` or ``terminal``. Never raises what ``sync`` raised. The caller holds ``key`` (``worker`` takes it
         from the queue): it must not be synced by another thread meanwhile."""
@@ -146,7 +147,7 @@ class Controller:
             self.metrics.observe_sync(self.name, result, time.perf_counter() - started)
         return result
 
-    def _succeeded(self, key: str, outcome: Result) -> None:
+    def _succeeded(self, key: KeyT, outcome: Result) -> None:
         failures = self.failure_log.cleared(key)
         if failures:
             self.log.info("sync succeeded after failures", key=key, failures=failures)
@@ -158,7 +159,7 @@ class Controller:
         elif outcome.forget:
             self.queue.forget(key)
 
-    def _failed(self, key: str, exc: Exception) -> str:
+    def _failed(self, key: KeyT, exc: Exception) -> str:
         if isinstance(exc, TerminalError):
             self.failure_log.cleared(key)
             self.queue.forget(key)

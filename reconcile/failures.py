@@ -8,7 +8,7 @@ is a bug and carries its traceback."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,9 +55,9 @@ class FailureLog:
         self.clock = clock
         self.interval = interval
         self._lock = threading.Lock()
-        self._failing: dict[str, _Failing] = {}
+        self._failing: dict[Hashable, _Failing] = {}
 
-    def failed(self, key: str) -> Failure:
+    def failed(self, key: Hashable) -> Failure:
         now = self.clock()
         with self._lock:
             state = self._failing.setdefault(key, _Failing())
@@ -70,13 +70,13 @@ class FailureLog:
                 state.suppressed += 1
             return failure
 
-    def cleared(self, key: str) -> int:
+    def cleared(self, key: Hashable) -> int:
         """Forget ``key``'s failures; returns how many there were in a row (0: it was not failing)."""
         with self._lock:
             state = self._failing.pop(key, None)
         return state.failures if state is not None else 0
 
-    def failures(self, key: str) -> int:
+    def failures(self, key: Hashable) -> int:
         with self._lock:
             state = self._failing.get(key)
             return state.failures if state is not None else 0

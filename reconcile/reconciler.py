@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Hashable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from reconcile.result import Result
 
-__all__ = ["Reconciler", "SyncFunc"]
+__all__ = ["KeyT", "Reconciler", "SyncFunc"]
 
-SyncFunc = Callable[[str], "Result | None"]
+KeyT = TypeVar("KeyT", bound=Hashable)
+KeyT_contra = TypeVar("KeyT_contra", bound=Hashable, contravariant=True)
+
+SyncFunc = Callable[[KeyT], "Result | None"]
 
 
 @runtime_checkable
-class Reconciler(Protocol):
-    def sync(self, key: str) -> Result | None:
-        """Bring the object ``key`` (``namespace/name``) to its desired state. Return ``None``/``Result()`` when
+class Reconciler(Protocol[KeyT_contra]):
+    def sync(self, key: KeyT_contra) -> Result | None:
+        """Bring the object ``key`` (usually ``namespace/name``; any hashable key works) to its desired state. Return ``None``/``Result()`` when
         done, a ``Result`` to be synced again, raise ``RetryableError``/``TerminalError`` (or anything else: a
         rate-limited retry) when it failed. Never called for one key by two workers at once."""
         ...
