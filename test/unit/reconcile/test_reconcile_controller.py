@@ -382,3 +382,13 @@ def test_every_sync_is_counted_and_timed_under_the_names_the_caller_chose(made):
     assert [sample("demo_controller_sync_total", result=r) for r in ("success", "error", "terminal")] == [1, 1, 1]
     assert sample("demo_controller_sync_duration_seconds_count") == 3
     assert sample("demo_controller_worker_restarts_total") == 1
+
+
+def test_what_a_sync_logs_carries_the_controller_and_the_key(made):
+    import structlog
+
+    seen: list[dict[str, Any]] = []
+    c = made(lambda key: seen.append(structlog.contextvars.get_contextvars()))
+    c.process("ns/a")
+    assert seen == [{"controller": "Demo", "key": "ns/a"}]
+    assert structlog.contextvars.get_contextvars() == {}  # unbound after the sync
