@@ -11,6 +11,7 @@ COPY setup.cfg pyproject.toml README.md ./
 COPY apis apis
 COPY informers informers
 COPY workqueue workqueue
+COPY reconcile reconcile
 COPY globalmanager globalmanager
 COPY localcontroller localcontroller
 COPY examples examples

@@ -1,4 +1,4 @@
-"""Loggers of the library packages (``apis``, ``informers``, ``workqueue``): silent unless the application
+"""Loggers of the library packages (``apis``, ``informers``, ``workqueue``, ``reconcile``): silent unless the application
 configures ``logging``, and key/value like structlog.
 
 ``get_logger(__name__)`` returns a structlog ``BoundLogger`` over the standard-library logger of that name, so calls
@@ -24,6 +24,7 @@ import re
 import sys
 import threading
 from collections.abc import Mapping, MutableMapping
+from contextlib import AbstractContextManager
 from typing import Any, TextIO
 
 import structlog
@@ -31,10 +32,10 @@ from structlog.tracebacks import ExceptionDictTransformer
 
 __all__ = [
     "LIBRARY_PACKAGES", "LOG_FORMATS", "LOG_LEVELS", "LogEvent", "QUIET_LOGGERS", "REDACTED",
-    "configure_process_logging", "get_logger", "redact_secrets", "unpack_library_event",
+    "bound_context", "configure_process_logging", "get_logger", "redact_secrets", "unpack_library_event",
 ]
 
-LIBRARY_PACKAGES = ("apis", "informers", "workqueue")
+LIBRARY_PACKAGES = ("apis", "informers", "workqueue", "reconcile")
 
 for _package in LIBRARY_PACKAGES:
     logging.getLogger(_package).addHandler(logging.NullHandler())
@@ -96,6 +97,12 @@ def get_logger(name: str) -> Any:
         context_class=dict,
         cache_logger_on_first_use=True,
     )
+
+
+def bound_context(**fields: Any) -> AbstractContextManager[None]:
+    """A block in which every structlog line of this thread (a program's and a library's under
+    ``configure_process_logging``) carries ``fields``, e.g. the controller and key a sync works on."""
+    return structlog.contextvars.bound_contextvars(**fields)
 
 
 def unpack_library_event(_logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:

@@ -1,7 +1,7 @@
 """Benchmark: workqueue.RateLimitingQueue as sedna-gm runs it against the stdlib queue.Queue.
 
 Equal work on both sides: every run moves ITEMS distinct keys through the queue (add->get->forget->done, as
-sedna-gm's KeyProcessor forgets a key's rate-limit history after every successful sync; stdlib
+the reconcile runner (reconcile.Controller) forgets a key's rate-limit history after every successful sync; stdlib
 put->get->task_done), so our queue collapses nothing and both process exactly ITEMS items (checked). The unit is
 processed items per second.
 
@@ -59,7 +59,7 @@ def ours_single(make: Callable[[], RateLimitingQueue]) -> tuple[float, int]:
     for key in KEYS:
         add(key)
         item, _ = get()
-        forget(item)  # sedna-gm's KeyProcessor after a successful sync
+        forget(item)  # the reconcile runner (reconcile.Controller) after a successful sync
         done(item)
         n += 1
     elapsed = time.perf_counter() - start
@@ -91,7 +91,7 @@ def ours_workers(make: Callable[[], RateLimitingQueue], workers: int) -> tuple[f
             item, shutdown = get()
             if shutdown:
                 break
-            forget(item)  # sedna-gm's KeyProcessor after a successful sync
+            forget(item)  # the reconcile runner (reconcile.Controller) after a successful sync
             done(item)
             n += 1
         processed[idx] = n

@@ -17,7 +17,8 @@ reconciles one slot from the worker table (which the pod events keep current):
 * ``drain()`` (the data is consumed) stops all launches but leaves live workers alone, so they can hear "finished"
   and exit; ``finish()`` then deletes every worker left.
 
-A slot is never synced by two threads at once (the queue's guarantee); all slot state is guarded by one lock, held
+Slots are synced by the reconcile runner (``reconcile.Controller``, ``self.loop``): a slot is never synced by two
+threads at once; a sync that fails (an API error) is retried after the slot's rate-limited delay. All slot state is guarded by one lock, held
 for the whole of a sync, so the worker API's progress reports and threshold changes see a consistent view.
 """
 
@@ -32,7 +33,8 @@ import structlog
 
 from apis import errors, meta
 from apis.client import ClientsetBase
-from workqueue import ItemExponentialFailureRateLimiter, RateLimitingQueue
+from reconcile import Controller, Result
+from workqueue import ItemExponentialFailureRateLimiter
 from workqueue.clock import REAL_CLOCK, Clock
 
 from .pods import WorkerPodTemplate, build_worker_pod
@@ -76,10 +78,12 @@ class WorkerManager:
         self.progress_timeout = progress_timeout
         self.relaunch_limit = relaunch_limit
         self.clock = clock or REAL_CLOCK
-        self.queue = RateLimitingQueue(ItemExponentialFailureRateLimiter(base_delay, max_delay),
-                                       name="elasticdl-workers", clock=self.clock)
-        self.owner: Mapping[str, Any] | None = None  # the master pod, when there is one
         self._log = log.bind(job=template.job_name)
+        self.loop: Controller[int] = Controller(
+            "elasticdl-workers", self._sync_slot, rate_limiter=ItemExponentialFailureRateLimiter(base_delay, max_delay),
+            clock=self.clock, log=self._log)
+        self.queue = self.loop.queue
+        self.owner: Mapping[str, Any] | None = None  # the master pod, when there is one
         self._lock = threading.Lock()
         self._threshold = threshold
         self._draining = False
@@ -169,34 +173,16 @@ class WorkerManager:
 
     # -- queue processing -------------------------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
-        """Process slots until ``stop`` is set (then shut the queue down)."""
-        thread = threading.Thread(target=self._worker, name="elasticdl-workers", daemon=True)
-        thread.start()
-        stop.wait()
-        self.queue.shut_down()
-        thread.join()
-
-    def _worker(self) -> None:
-        while self.process_next():
-            pass
+        """Process slots until ``stop`` is set (then drain and return)."""
+        self.loop.run(stop)
 
     def process_next(self) -> bool:
-        """Sync the next slot; False once the queue is shut down. An API error retries the slot with backoff."""
-        index, shutdown = self.queue.get()
-        if shutdown:
-            return False
-        try:
-            self.sync(index)
-        except errors.ApiError as exc:
-            self._log.warning("syncing a worker slot failed; retrying with backoff", slot=index,
-                              error=exc.message, status=exc.status)
-            self.queue.add_rate_limited(index)
-        except Exception:
-            self._log.exception("syncing a worker slot failed; retrying with backoff", slot=index)
-            self.queue.add_rate_limited(index)
-        finally:
-            self.queue.done(index)
-        return True
+        """Sync the next slot (blocking); False once the queue is shut down."""
+        return self.loop.process_next_work_item()
+
+    def _sync_slot(self, index: int) -> Result:
+        self.sync(index)
+        return Result(forget=False)  # the slot's relaunch count lives in the rate limiter: only progress forgets it
 
     def sync(self, index: int) -> None:
         with self._lock:

@@ -21,7 +21,7 @@ import structlog
 from apis import errors
 from apis.http_transport import ApiConnectionError
 from globalmanager.runtime.edge import InvalidReport, UpstreamHandler, UpstreamMessage
-from globalmanager.runtime.keyprocessor import failure_fields
+from reconcile import failure_fields
 from workqueue import ItemExponentialFailureRateLimiter
 from workqueue.keyed import KeyedFIFO
 

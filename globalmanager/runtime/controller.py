@@ -7,14 +7,15 @@ mapped back to their job with the UID check, and optionally recreated when delet
 state lives in one ``JobState`` per job UID, dropped when the job goes. Downstream (``sync_to_edge``) and upstream
 (``register_upstream``) hooks go through ``edge``, an ``EdgeLink``.
 
-Guarantees:
-* A key is never synced by two workers at once (the queue is stingy).
+Guarantees: those of the reconcile runner (``reconcile.Controller``, kept in ``self.loop``), in short:
+* A key is never synced by two workers at once (the queue is stingy); every sync is counted and timed in
+  ``sedna_gm_controller_sync_total``/``_duration_seconds``.
 * An exception in ``sync`` is logged with the key, counted, and the key requeued with rate limiting (5 ms
-  doubling, capped at 360 s: ``keyprocessor.controller_rate_limiter``) for as long as it fails, as Go Sedna's
+  doubling, capped at 360 s: ``reconcile.controller_rate_limiter``) for as long as it fails, as Go Sedna's
   ``AddRateLimited``: ``update_job`` ignores resyncs, so a dropped key would never be synced again. A
-  ``max_retries`` limit can be set (then the key is dropped with a log line). ``keyprocessor`` logs an API
-  server's answer with its status code, reason and message, without a traceback, at a bounded rate per key. A
-  worker thread never dies of it (and restarts after anything else).
+  ``max_retries`` limit can be set (then the key is dropped with a log line). An API server's answer is logged with
+  its status code, reason and message, without a traceback, at a bounded rate per key. A worker thread never dies
+  of it (and restarts after anything else, counted in ``sedna_gm_controller_worker_restarts_total``).
 * ``run(stop)`` waits for the caches, starts the workers, and on stop stops taking work and waits (bounded by
   ``drain_timeout``) for the items in flight.
 * Handlers and downstream hooks never raise into the informer: errors are logged with the object's key. Upstream
@@ -34,22 +35,16 @@ from prometheus_client import CollectorRegistry
 from apis import errors, meta
 from apis.client import ClientsetBase
 from apis.resources import GroupVersionResource, lookup
-from informers import (
-    DeletedFinalStateUnknown,
-    ResourceEventHandlerFuncs,
-    deletion_handling_meta_namespace_key_func,
-    split_meta_namespace_key,
-    wait_for_cache_sync,
-)
-from workqueue import RateLimiter, RateLimitingQueue
+from informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, split_meta_namespace_key
+from reconcile import Controller, Result, SednaBackoff, controller_rate_limiter, failure_fields
+from workqueue import RateLimiter
 
 from . import reports
 from .edge import DELETE, INSERT, UPDATE, EdgeLink, InvalidReport, UpstreamMessage
 from .events import EventRecorder
 from .jobstate import JobState, JobStates, PreventRecreationView, RecreatedPodsView
-from .keyprocessor import KeyProcessor, controller_rate_limiter, failure_fields
 from .metrics import controller_metrics
-from .owned import OwnedObjects, log_identity
+from .owned import OwnedObjects
 from .references import NodeCheck
 from .selfheal import RECREATION_TTL
 from .status import Mutation, update_status
@@ -60,7 +55,6 @@ log = structlog.get_logger(__name__)
 
 DEFAULT_LC_SERVER = "http://localhost:9100"
 DEFAULT_KB_SERVER = "http://localhost:9020"
-WORKER_RESTART_PERIOD = 1.0
 
 
 class BaseController(OwnedObjects):
@@ -117,9 +111,15 @@ class BaseController(OwnedObjects):
         self.kb_server = kb_server
         self.recorder = recorder or EventRecorder(clientset, "sedna-gm")
         self.metrics = controller_metrics(registry)
-        self.queue = RateLimitingQueue(rate_limiter or controller_rate_limiter(), name=name)
         self._log = log.bind(controller=name)
-        self.processor = KeyProcessor(name, self.queue, self.metrics, max_retries, self._log)
+        self.loop = Controller(
+            name, self._sync_result, workers=workers, rate_limiter=rate_limiter or controller_rate_limiter(),
+            metrics=self.metrics, max_retries=max_retries, drain_timeout=drain_timeout,
+            backoff=SednaBackoff(self.backoff_base, self.backoff_max), log=log,
+        )
+        self.queue = self.loop.queue
+        self.synced = self.loop.synced
+        self.cache_syncs = self.loop.cache_syncs
         self.job_states = JobStates(recreation_ttl, recreation_timer)
         self.prevent_recreation = PreventRecreationView(self.job_states)  # DESIGN's names, as views of JobState
         self.recreated_pods = RecreatedPodsView(self.job_states)
@@ -128,13 +128,10 @@ class BaseController(OwnedObjects):
         self.job_informer.informer().add_event_handler(
             ResourceEventHandlerFuncs(add_func=self.add_job, update_func=self.update_job, delete_func=self.delete_job)
         )
-        self.cache_syncs: list[Callable[[], bool]] = [self.job_informer.informer().has_synced]
+        self.loop.add_cache_sync(self.job_informer.informer().has_synced)
         self._watch_owned(owns, recreates)
         if self.update_from_edge is not None:
             self.register_upstream(self.update_from_edge)
-        self.synced = threading.Event()
-        self._stopping = threading.Event()
-        self._threads: list[threading.Thread] = []
 
     @classmethod
     def from_context(cls, ctx: Any) -> Any:
@@ -212,23 +209,12 @@ class BaseController(OwnedObjects):
 
     # -- enqueueing -----------------------------------------------------------------------------------------------
     def get_backoff(self, key: str) -> float:
-        requeues = self.queue.num_requeues(key)
-        if requeues == 0:
-            return 0.0
-        return min(self.backoff_base * 2 ** (requeues - 1), self.backoff_max)
+        """Go Sedna's ``GetBackoff``: ``backoff_base·2^(requeues−1)``, capped at ``backoff_max``."""
+        return self.loop.get_backoff(key)
 
     def enqueue_controller(self, obj: Any, immediate: bool = False) -> None:
         """Queue the key of ``obj`` (or of a tombstone); without ``immediate``, after the key's current backoff."""
-        try:
-            key = deletion_handling_meta_namespace_key_func(obj)
-        except Exception as exc:  # the key function's message quotes the object: never logged
-            self._log.warning("cannot get key for object; not queued", error=type(exc).__name__, **log_identity(obj))
-            return
-        delay = 0.0 if immediate else self.get_backoff(key)
-        if delay <= 0:
-            self.queue.add(key)
-        else:
-            self.queue.add_after(key, delay)
+        self.loop.enqueue_controller(obj, immediate)
 
     # -- job handlers ---------------------------------------------------------------------------------------------
     def add_job(self, job: Any) -> None:
@@ -303,83 +289,30 @@ class BaseController(OwnedObjects):
 
         self.edge.add_upstream_handler(self.kind, guarded)
 
-    # -- workers --------------------------------------------------------------------------------------------------
-    def worker(self) -> None:
-        while self.process_next_work_item():
-            pass
-
-    def process_next_work_item(self) -> bool:
-        key, shutdown = self.queue.get()
-        if shutdown:
-            return False
-        try:
-            if self._stopping.is_set():
-                return False  # stop taking work; the next start resyncs from the informers anyway
-            self._process(key)
-            return True
-        finally:
-            self.queue.done(key)
-
-    def _process(self, key: str) -> None:
-        self.processor.process(key, self._sync_valid_key)
-
-    def _sync_valid_key(self, key: str) -> bool:
+    # -- workers: the reconcile runner's (``self.loop``) ----------------------------------------------------------
+    def _sync_result(self, key: str) -> Result:
+        """The kinds' ``sync(key) -> bool`` as the runner's: True forgets the key's rate-limit history (``Result()``),
+        False keeps it (``Result(forget=False)``; ``retry_later`` has requeued it already)."""
         ns, name = split_meta_namespace_key(key)
         if not ns or not name:
             self._log.warning("invalid key: namespace or name missing", key=key)
-            return True
-        return self.sync(key)
+            return Result()
+        return Result() if self.sync(key) else Result(forget=False)
 
-    def _run_worker(self) -> None:
-        while not self._stopping.is_set() and not self.queue.shutting_down():
-            try:
-                self.worker()
-                return
-            except Exception:
-                self._log.exception("worker crashed, restarting")
-                self.metrics.worker_restarts.labels(controller=self.name).inc()
-                if self._stopping.wait(WORKER_RESTART_PERIOD):
-                    return
+    def worker(self) -> None:
+        self.loop.worker()
+
+    def process_next_work_item(self) -> bool:
+        return self.loop.process_next_work_item()
 
     def run(self, stop: threading.Event) -> None:
         """Wait for the caches, run the workers until ``stop``, then drain (bounded) and return."""
-        self._log.info("starting controller", workers=self.workers)
-        try:
-            # wait_for_cache_sync, not the named variant: a stop during the wait is a normal shutdown, not an error
-            self._log.info("waiting for caches to sync")
-            if not wait_for_cache_sync(stop, *self.cache_syncs):
-                if stop.is_set():
-                    self._log.info("stopped before the caches synced")
-                else:
-                    self._log.error("caches did not sync")
-                return
-            self._log.info("caches are synced")
-            self.synced.set()
-            for i in range(self.workers):
-                t = threading.Thread(target=self._run_worker, name=f"{self.name}-worker-{i}", daemon=True)
-                self._threads.append(t)  # before start: a shutdown racing with the start must wait for it too
-                t.start()
-            stop.wait()
-        finally:
-            self.shutdown()
+        self.loop.run(stop)
 
     def shutdown(self, timeout: float | None = None) -> bool:
         """Stop taking work and wait up to ``timeout`` (default ``drain_timeout``) for in-flight syncs.
         Returns True when every worker finished in time."""
-        timeout = self.drain_timeout if timeout is None else timeout
-        self._stopping.set()
-        drainer = threading.Thread(target=self.queue.shut_down_with_drain, name=f"{self.name}-drain", daemon=True)
-        drainer.start()
-        deadline = time.monotonic() + timeout
-        for t in self._threads:
-            t.join(max(0.0, deadline - time.monotonic()))
-        drained = not any(t.is_alive() for t in self._threads)
-        if not drained:
-            self._log.warning("drain timed out; abandoning in-flight syncs", timeout=timeout)
-        self.queue.shut_down()  # releases the drainer if it is still waiting
-        drainer.join(1.0)
-        self._log.info("controller stopped")
-        return drained
+        return self.loop.shutdown(timeout)
 
 
 class KindController(BaseController):

@@ -1,40 +1,23 @@
-"""Controller metrics: ``sedna_gm_controller_sync_total{controller,result}``,
-``sedna_gm_controller_sync_duration_seconds{controller}``, ``sedna_gm_controller_worker_restarts_total{controller}``
-and ``sedna_gm_controller_edge_reports_total{controller,result}``. One set of families per registry."""
+"""sedna-gm's controller metrics: the reconcile runner's families under sedna-gm's names
+(``sedna_gm_controller_sync_total{controller,result}``, ``sedna_gm_controller_sync_duration_seconds{controller}``,
+``sedna_gm_controller_worker_restarts_total{controller}``) and ``sedna_gm_controller_edge_reports_total
+{controller,result}``. One set of families per registry."""
 
 from __future__ import annotations
 
 import threading
 import weakref
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
+from prometheus_client import REGISTRY, CollectorRegistry, Counter
+
+from reconcile import PrometheusControllerMetrics
 
 __all__ = ["ControllerMetrics", "controller_metrics"]
 
-_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
-
-class ControllerMetrics:
+class ControllerMetrics(PrometheusControllerMetrics):
     def __init__(self, registry: CollectorRegistry) -> None:
-        self.sync_total = Counter(
-            "sedna_gm_controller_sync",
-            "Syncs per controller by result: success, error (retried with rate limiting), dropped (after max retries).",
-            ["controller", "result"],
-            registry=registry,
-        )
-        self.sync_duration = Histogram(
-            "sedna_gm_controller_sync_duration_seconds",
-            "Time a controller's sync(key) took.",
-            ["controller"],
-            buckets=_BUCKETS,
-            registry=registry,
-        )
-        self.worker_restarts = Counter(
-            "sedna_gm_controller_worker_restarts",
-            "Worker threads restarted after an unexpected error.",
-            ["controller"],
-            registry=registry,
-        )
+        super().__init__(registry, prefix="sedna_gm_")
         self.edge_reports = Counter(
             "sedna_gm_controller_edge_reports",
             "Edge reports a controller handled, by result: applied, resent (recorded already), out_of_stage (it does "

@@ -27,34 +27,19 @@ from typing import Any
 from apis import errors, meta
 from apis.resources import DEPLOYMENTS, PODS, GroupVersionResource, lookup
 from informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
+from reconcile import object_identity
 
 from .events import NORMAL, WARNING
 from .indexes import CONTROLLER_UID_INDEX, controller_uid_index_func, ensure_index, reference_index_func
 from .selfheal import object_for_recreation
 
-__all__ = ["EXPECTATION_TIMEOUT", "OwnedObjects", "log_identity"]
+__all__ = ["EXPECTATION_TIMEOUT", "OwnedObjects"]
 
 EXPECTATION_TIMEOUT = 300.0  # client-go's ExpectationsTimeout
 
 
 def _unwrap(obj: Any) -> Any:
     return obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
-
-
-def log_identity(obj: Any) -> dict[str, str]:
-    """What a log line says about an object a handler cannot use: its type and, where it has them, its key and
-    kind; never its content (it may be anything, a Secret included)."""
-    fields = {"type": type(obj).__name__}
-    if isinstance(obj, DeletedFinalStateUnknown):
-        fields["key"] = str(obj.key)
-        obj = obj.obj
-    if isinstance(obj, Mapping):
-        md = obj.get("metadata")
-        if isinstance(md, Mapping):
-            fields.setdefault("key", f"{md.get('namespace') or ''}/{md.get('name') or ''}")
-        if isinstance(obj.get("kind"), str):
-            fields["kind"] = obj["kind"]
-    return fields
 
 
 class OwnedObjects:
@@ -179,7 +164,7 @@ class OwnedObjects:
         kind = lookup(gvr).kind
         obj = _unwrap(obj)
         if not isinstance(obj, Mapping) or obj.get("kind", kind) != kind:
-            self._log.warning(f"delete handler of {gvr.resource}: not a {kind}; ignored", **log_identity(obj))
+            self._log.warning(f"delete handler of {gvr.resource}: not a {kind}; ignored", **object_identity(obj))
             return
         self._observe_creation(gvr, obj)  # created and deleted before the cache showed it
         if gvr == PODS:

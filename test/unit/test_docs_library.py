@@ -1,6 +1,6 @@
 """docs/library.md stays true: every Python block runs as shown, the blocks marked *test* pass under pytest.
 
-The block defining ``PodChecker`` is saved as ``lib_example.py`` (the page's *test* blocks import it).
+The block defining ``ConfigMapMirror`` is saved as ``lib_example.py`` (the page's *test* blocks import it).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def run(argv: list[str], workdir: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("docs")
-    (example,) = [code for code, _, _ in blocks() if "class PodChecker" in code]
+    (example,) = [code for code, _, _ in blocks() if "class ConfigMapMirror" in code]
     (path / "lib_example.py").write_text(example)
     return path
 

@@ -11,14 +11,15 @@ from pathlib import Path
 import pytest
 from testkit import REPO
 
-OURS = ("apis", "informers", "workqueue", "globalmanager", "localcontroller", "workersim", "examples")
-LIBRARY = ("apis", "informers", "workqueue")
+OURS = ("apis", "informers", "workqueue", "reconcile", "globalmanager", "localcontroller", "workersim", "examples")
+LIBRARY = ("apis", "informers", "workqueue", "reconcile")
 # what each package may import of ours (informers shares the one clock of workqueue.clock); the two programs never
 # import each other (they share only the wire format in apis/edge.py), and nothing imports the programs
 ALLOWED = {
     "apis": {"apis"},
     "workqueue": {"workqueue"},
     "informers": {"informers", "apis", "workqueue.clock"},
+    "reconcile": {"reconcile", "apis", "informers", "workqueue"},
     "globalmanager": {"globalmanager", *LIBRARY},
     "localcontroller": {"localcontroller", *LIBRARY},
     "workersim": {"workersim", *LIBRARY},

@@ -5,7 +5,7 @@ Go Sedna's Dataset controller (``pkg/globalmanager/controllers/dataset``), level
   only the status is not re-sent); delete → ``delete`` to the node it was sent to;
 * a changed ``nodeName`` deletes it from the old node and inserts it on the new one;
 * no ``nodeName`` → a Warning Event ``NodeNameMissing`` (and a delete from the node it was on), no retry;
-* a Secret that cannot be read is retried with rate limiting (``SyncLoop``);
+* a Secret that cannot be read is retried with rate limiting (``reconcile.Controller``);
 * a node (re)connecting gets every Dataset of its ``nodeName`` (state source, via the ``sedna.io/nodeName`` index);
 * reports ``{"numberOfSamples": N}`` from the node a Dataset is routed to update its status (``upstream.py``); a
   report's ``error`` (our LC's, when it cannot count) sets the ``Ready`` condition to False with the LC's reason and
@@ -24,16 +24,16 @@ import structlog
 from apis import errors, meta
 from globalmanager.runtime.edge import DELETE, INSERT, IncompleteState, UpstreamMessage
 from globalmanager.runtime.events import NORMAL, WARNING
-from globalmanager.runtime.keyprocessor import failure_fields
+from globalmanager.runtime.metrics import controller_metrics
 from informers import (
     DeletedFinalStateUnknown,
     ResourceEventHandlerFuncs,
     deletion_handling_meta_namespace_key_func,
     split_meta_namespace_key,
 )
+from reconcile import Controller, failure_fields
 
 from ..registry import ControllerContext
-from ..syncloop import SyncLoop
 from .downstream import bare, node_of, prepare
 from .upstream import REASON_SAMPLES_COUNTED, apply_report
 
@@ -79,7 +79,8 @@ class DatasetController:
         self.informer = informer.informer()
         self.lister = informer.lister()
         self.informer.add_indexers({NODE_NAME_INDEX: _node_name_index})
-        self.loop = SyncLoop(NAME, self.sync, workers=workers, registry=ctx.registry)
+        self.loop = Controller(NAME, self.sync, workers=workers, metrics=controller_metrics(ctx.registry), log=log)
+        self.loop.add_cache_sync(self.informer.has_synced)
         self.synced = self.loop.synced
         self._lock = threading.Lock()
         self._placed: dict[str, _Placement] = {}
@@ -172,7 +173,7 @@ class DatasetController:
                                 f"node {message.node} counted {message.content.get('numberOfSamples')} samples")
 
     def run(self, stop: threading.Event) -> None:
-        self.loop.run(stop, [self.informer.has_synced])
+        self.loop.run(stop)
 
 
 def new_controller(ctx: ControllerContext) -> DatasetController:

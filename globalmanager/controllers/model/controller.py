@@ -25,15 +25,15 @@ import structlog
 from apis import errors, meta
 from globalmanager.runtime.credential import edge_copy, with_kind
 from globalmanager.runtime.edge import DELETE, INSERT, IncompleteState
-from globalmanager.runtime.keyprocessor import failure_fields
+from globalmanager.runtime.metrics import controller_metrics
 from informers import (
     ResourceEventHandlerFuncs,
     deletion_handling_meta_namespace_key_func,
     split_meta_namespace_key,
 )
+from reconcile import Controller, failure_fields
 
 from ..registry import ControllerContext
-from ..syncloop import SyncLoop
 
 __all__ = ["NAME", "ModelController", "ModelRoute", "model_router", "new_controller"]
 
@@ -63,7 +63,8 @@ class ModelController:
         informer = ctx.informer_factory.sedna_v1alpha1().models()
         self.informer = informer.informer()
         self.lister = informer.lister()
-        self.loop = SyncLoop(NAME, self.sync, workers=workers, registry=ctx.registry)
+        self.loop = Controller(NAME, self.sync, workers=workers, metrics=controller_metrics(ctx.registry), log=log)
+        self.loop.add_cache_sync(self.informer.has_synced)
         self.synced = self.loop.synced
         self._lock = threading.Lock()
         self._routes: dict[str, set[ModelRoute]] = {}  # owner → routes
@@ -193,7 +194,7 @@ class ModelController:
         return result
 
     def run(self, stop: threading.Event) -> None:
-        self.loop.run(stop, [self.informer.has_synced])
+        self.loop.run(stop)
 
 
 def model_router(ctx: ControllerContext) -> ModelController:

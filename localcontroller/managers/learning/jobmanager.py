@@ -3,8 +3,8 @@
 
 Guarantees:
 
-* Steps of one job never run concurrently; they run on ``workers`` threads fed by a ``DelayingQueue`` on an
-  injectable clock: at once when the GM sends the job (again) or one of its Dataset's counts or Models changes,
+* Steps of one job never run concurrently; they run on ``workers`` threads of a reconcile runner
+  (``reconcile.Controller``, ``self.loop``) on an injectable clock: at once when the GM sends the job (again) or one of its Dataset's counts or Models changes,
   every ``checkPeriodSeconds`` while the train trigger is evaluated (Go ignores it and polls every 10 s), and
   ``RETRY_SECONDS`` after something the step needed was missing or a file could not be written.
 * A step first splits the Dataset's new samples into the round state (SQLite), then acts on the job's current stage
@@ -37,8 +37,8 @@ from apis.sedna.v1alpha1.common import StageConditionType
 from localcontroller.storage import Storage, StorageError, StoragePool, credential_of, url_scheme
 from localcontroller.trigger import AndTrigger, new_trigger
 from localcontroller.worker import WorkerMessage
+from reconcile import Controller, Result
 from workqueue.clock import REAL_CLOCK, Clock
-from workqueue.delaying_queue import DelayingQueue
 
 from ..base import ManagerContext
 from ..dataset import DatasetSamples
@@ -127,8 +127,7 @@ class JobManager:
         self.wall = wall or datetime.now  # local time, for trigger windows and the hot-update version
         self.log = structlog.get_logger(f"sedna-lc.{self.kind}", kind=self.kind)
         self.storages = StoragePool(ctx.config.rootfs)
-        self._workers = workers
-        self._queue = DelayingQueue(clock=self.clock)
+        self.loop = Controller(self.kind, self._step, workers=workers, clock=self.clock, log=self.log)
         self._lock = threading.Lock()
         self._jobs: dict[str, JobRecord] = {}
 
@@ -155,7 +154,7 @@ class JobManager:
         if created:
             self.log.info("job started", object=key, round=rec.state.round)
             self._create_output_dirs(rec)
-        self._queue.add(key)
+        self.loop.enqueue(key)
 
     def delete(self, obj: Mapping[str, Any]) -> None:
         md = obj.get("metadata") or {}
@@ -193,10 +192,7 @@ class JobManager:
             subscribe = getattr(other, "subscribe", None)
             if subscribe is not None:
                 subscribe(self._wake_namespace)
-        for index in range(self._workers):
-            threading.Thread(target=self._work, name=f"{self.kind}-{index}", daemon=True).start()
-        threading.Thread(target=lambda: (stop.wait(), self._queue.shut_down()), name=f"{self.kind}-stop",
-                         daemon=True).start()
+        threading.Thread(target=self.loop.run, args=(stop,), name=f"{self.kind}-run", daemon=True).start()
 
     # -- for tests and operators ------------------------------------------------------------------------------------
     def record(self, namespace: str, name: str) -> JobRecord | None:
@@ -400,27 +396,23 @@ class JobManager:
     def _state_key(self, namespace: str, name: str) -> str:
         return f"{self.kind}/{namespace}/{name}/round"
 
-    def _work(self) -> None:
-        while True:
-            key, shutdown = self._queue.get()
-            if shutdown:
-                return
-            delay: float | None = RETRY_SECONDS
-            try:
-                delay = self.sync(key)
-            except Exception as exc:  # logged without local variables: they hold objects with credentials
-                self.log.error("a job step failed; trying again", object=key, retry_seconds=RETRY_SECONDS,
-                               error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
-            finally:
-                self._queue.done(key)
-            if delay is not None:
-                self._queue.add_after(key, max(delay, 0.0))
+    def _step(self, key: str) -> Result:
+        """``sync`` for the runner: its delay becomes ``requeue_after``; a step that raised is logged (the error and
+        its traceback as text: never the frames' locals, they hold objects with credentials) and tried again after
+        ``RETRY_SECONDS``, as Go's fixed retry."""
+        try:
+            delay = self.sync(key)
+        except Exception as exc:
+            self.log.error("a job step failed; trying again", object=key, retry_seconds=RETRY_SECONDS,
+                           error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
+            delay = RETRY_SECONDS
+        return Result(requeue_after=max(delay, 0.0)) if delay is not None else Result()
 
     def _wake_namespace(self, namespace: str, name: str) -> None:
         with self._lock:
             keys = [rec.key for rec in self._jobs.values() if rec.namespace == namespace]
         for key in keys:
-            self._queue.add(key)
+            self.loop.enqueue(key)
 
     def _note(self, rec: JobRecord, what: str, problem: str, warning: bool = False) -> None:
         if rec.problem == problem:

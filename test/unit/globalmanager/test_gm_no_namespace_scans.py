@@ -26,13 +26,13 @@ from apis.fake import FakeClientset
 from apis.record import EventRecorder
 from apis.resources import PODS
 from globalmanager.controllers import ControllerContext, select
-from globalmanager.controllers.syncloop import SyncLoop
 from globalmanager.runtime.cachetransform import strip_unread_fields
-from globalmanager.runtime.controller import BaseController, KindController
+from globalmanager.runtime.controller import KindController
 from globalmanager.runtime.edge import RecordingEdgeLink
 from informers import SharedInformerFactory
 from informers.index import NAMESPACE_INDEX
 from informers.thread_safe_store import ThreadSafeStore
+from reconcile import Controller
 
 NAMESPACES = ("default", "team-b")
 JOBS_PER_NAMESPACE = 4
@@ -80,30 +80,20 @@ class ScanDetector:
 
 
 class SyncCounter:
-    """How often each controller has synced each key (``BaseController._process`` and ``SyncLoop``'s sync)."""
+    """How often each controller has synced each key (the reconcile runner's ``Controller.process``)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.counts: Counter[tuple[str, str]] = Counter()
         self._lock = threading.Lock()
-        process, loop_init = BaseController._process, SyncLoop.__init__
+        process = Controller.process
 
-        def counted_process(controller: BaseController, key: str) -> None:
+        def counted_process(controller: Controller, key: str) -> str:
             try:
-                process(controller, key)
+                return process(controller, key)
             finally:
                 self._count(controller.name, key)
 
-        def counted_loop(loop: SyncLoop, name: str, sync: Callable[[str], None], *args: Any, **kwargs: Any) -> None:
-            def counted(key: str) -> None:
-                try:
-                    sync(key)
-                finally:
-                    self._count(name, key)
-
-            loop_init(loop, name, counted, *args, **kwargs)
-
-        monkeypatch.setattr(BaseController, "_process", counted_process)
-        monkeypatch.setattr(SyncLoop, "__init__", counted_loop)
+        monkeypatch.setattr(Controller, "process", counted_process)
 
     def _count(self, controller: str, key: str) -> None:
         with self._lock:

@@ -1,17 +1,15 @@
 """How a failed sync is logged and counted, the same for the job kinds (``BaseController``) and for Dataset and Model
-(``SyncLoop``): an answer of the API server is an expected failure (controller, key, status code, reason and message,
+(the same ``reconcile.Controller``): an answer of the API server is an expected failure (controller, key, status code, reason and message,
 no traceback); anything else is a bug and is logged with its traceback. Every sync of either is counted and timed in
 ``sedna_gm_controller_sync_total`` / ``sedna_gm_controller_sync_duration_seconds``."""
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import pytest
 import structlog
 from prometheus_client import CollectorRegistry
-from testkit import wait_for
 
 from apis import errors
 from apis.fake import FakeClientset
@@ -19,12 +17,11 @@ from apis.resources import ELASTIC_AI_JOBS
 from globalmanager.controllers.dataset import DatasetController
 from globalmanager.controllers.model import model_router
 from globalmanager.controllers.registry import ControllerContext
-from globalmanager.controllers.syncloop import SyncLoop
 from globalmanager.runtime.controller import BaseController
 from globalmanager.runtime.edge import RecordingEdgeLink
 from globalmanager.runtime.events import EventRecorder
-from globalmanager.runtime.keyprocessor import MAX_RETRY_DELAY, controller_rate_limiter
 from informers import SharedInformerFactory
+from reconcile import MAX_RETRY_DELAY, controller_rate_limiter
 
 FORBIDDEN = ('pods is forbidden: User "system:serviceaccount:sedna:sedna" cannot create resource "pods" in API '
              'group "" in the namespace "ns"')
@@ -51,11 +48,11 @@ class Failing(BaseController):
 def logs(monkeypatch):
     """The log lines of the controllers built in the test (fresh loggers, bound under ``capture_logs``: a logger
     cached by an earlier test's logging set-up would write elsewhere)."""
-    import globalmanager.controllers.syncloop as syncloop_module
+    import globalmanager.controllers.dataset.controller as dataset_module
     import globalmanager.runtime.controller as controller_module
 
     with structlog.testing.capture_logs() as captured:
-        for module in (controller_module, syncloop_module):
+        for module in (controller_module, dataset_module):
             monkeypatch.setattr(module, "log", structlog.get_logger(module.__name__))
         yield captured
 
@@ -72,7 +69,7 @@ def failures(logs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_an_api_servers_answer_is_logged_with_its_code_reason_and_message_and_no_traceback(error, logs):
     registry = CollectorRegistry()
     c = Failing(registry, error)
-    c._process("ns/job")
+    c.loop.process("ns/job")
     (line,) = failures(logs)
     assert line["event"] == "sync failed, requeueing" and line["log_level"] == "warning"
     assert (line["controller"], line["key"], line["failures"], line["suppressed"]) == ("Failing", "ns/job", 1, 0)
@@ -87,8 +84,8 @@ def test_an_api_servers_answer_is_logged_with_its_code_reason_and_message_and_no
 def test_a_key_dropped_after_its_retries_is_logged_the_same_way(logs):
     registry = CollectorRegistry()
     c = Failing(registry, API_ANSWERS[0], max_retries=1)
-    c._process("ns/job")
-    c._process("ns/job")
+    c.loop.process("ns/job")
+    c.loop.process("ns/job")
     assert [(e["event"], e["log_level"]) for e in failures(logs)] == [
         ("sync failed, requeueing", "warning"), ("sync failed too often, dropping key", "error")]
     dropped = failures(logs)[1]
@@ -111,23 +108,23 @@ def test_a_job_kind_never_drops_a_failing_key_and_logs_it_at_a_bounded_rate(logs
     """Go Sedna: AddRateLimited with no retry limit. A dropped key would never come back (resyncs are ignored)."""
     registry = CollectorRegistry()
     c = Failing(registry, API_ANSWERS[0])
-    c.processor.clock = clock = FakeTime()
+    c.loop.failure_log.clock = clock = FakeTime()
     for _ in range(30):
-        c._process("ns/job")
-    assert c.processor.failures("ns/job") == 30 and c.queue.num_requeues("ns/job") == 30
+        c.loop.process("ns/job")
+    assert c.loop.failures("ns/job") == 30 and c.queue.num_requeues("ns/job") == 30
     assert sample(registry, "sedna_gm_controller_sync_total", controller="Failing", result="error") == 30
     assert sample(registry, "sedna_gm_controller_sync_total", controller="Failing", result="dropped") == 0
     assert [(e["failures"], e["suppressed"]) for e in failures(logs)] == [(1, 0)]  # the first failure only
-    clock.now += c.processor.log_interval
-    c._process("ns/job")
+    clock.now += c.loop.failure_log.interval
+    c.loop.process("ns/job")
     line = failures(logs)[-1]
     assert (line["failures"], line["suppressed"], line["retry_in"]) == (31, 29, 360.0)  # the capped backoff
     assert (line["status_code"], line["key"]) == (403, "ns/job")
     c.sync = lambda key: True  # the quota was raised
-    c._process("ns/job")
+    c.loop.process("ns/job")
     recovered = [e for e in logs if e["event"] == "sync succeeded after failures"]
     assert [(e["key"], e["failures"]) for e in recovered] == [("ns/job", 31)]
-    assert c.processor.failures("ns/job") == 0 and c.queue.num_requeues("ns/job") == 0
+    assert c.loop.failures("ns/job") == 0 and c.queue.num_requeues("ns/job") == 0
     c.queue.shut_down()
 
 
@@ -140,7 +137,7 @@ def test_the_job_kinds_backoff_starts_fast_and_is_capped_at_a_few_minutes():
 
 def test_a_lost_connection_is_expected_too(logs):
     c = Failing(CollectorRegistry(), ConnectionRefusedError("connection refused: https://10.0.0.1:6443"))
-    c._process("ns/job")
+    c.loop.process("ns/job")
     (line,) = failures(logs)
     assert line["error_type"] == "ConnectionRefusedError" and "exc_info" not in line and "status_code" not in line
     c.queue.shut_down()
@@ -149,13 +146,13 @@ def test_a_lost_connection_is_expected_too(logs):
 def test_an_unexpected_exception_carries_its_traceback(logs):
     bug = KeyError("spec")
     c = Failing(CollectorRegistry(), bug)
-    c._process("ns/job")
+    c.loop.process("ns/job")
     (line,) = failures(logs)
     assert line["exc_info"] is bug and "status_code" not in line
     c.queue.shut_down()
 
 
-# -- SyncLoop: Dataset and Model ----------------------------------------------------------------------------------------
+# -- Dataset and Model ----------------------------------------------------------------------------------------
 def context(cs: FakeClientset, registry: CollectorRegistry) -> ControllerContext:
     return ControllerContext(clientset=cs, informer_factory=SharedInformerFactory(cs),
                              recorder=EventRecorder(cs, "sedna-gm"), edge=RecordingEdgeLink(), registry=registry)
@@ -166,8 +163,8 @@ def test_dataset_and_model_syncs_are_counted_and_timed():
     cs = FakeClientset()
     ctx = context(cs, registry)
     datasets, models = DatasetController(ctx), model_router(ctx)
-    datasets.loop.processor.process("ns/d1", datasets.loop._sync_and_forget)  # gone: nothing to do, a success
-    models.loop.processor.process("ns/m1", models.loop._sync_and_forget)
+    datasets.loop.process("ns/d1")  # gone: nothing to do, a success
+    models.loop.process("ns/m1")
     for name in ("Dataset", "Model"):
         assert sample(registry, "sedna_gm_controller_sync_total", controller=name, result="success") == 1
         assert sample(registry, "sedna_gm_controller_sync_duration_seconds_count", controller=name) == 1
@@ -185,7 +182,7 @@ def test_a_dataset_whose_secret_is_forbidden_is_retried_and_logged_without_a_tra
         "apiVersion": "sedna.io/v1alpha1", "kind": "Dataset", "metadata": {"namespace": "ns", "name": "d1"},
         "spec": {"url": "s3://b/d1.txt", "format": "txt", "nodeName": "edge-1", "credentialName": "s3"}})
     controller.informer.get_indexer().add(dataset)
-    controller.loop.processor.process("ns/d1", controller.loop._sync_and_forget)
+    controller.loop.process("ns/d1")
     (line,) = failures(logs)
     assert (line["controller"], line["key"], line["status_code"], line["reason"], line["error"]) == (
         "Dataset", "ns/d1", 403, "Forbidden", message)
@@ -193,18 +190,3 @@ def test_a_dataset_whose_secret_is_forbidden_is_retried_and_logged_without_a_tra
     assert controller.loop.queue.num_requeues("ns/d1") == 1
     assert sample(registry, "sedna_gm_controller_sync_total", controller="Dataset", result="error") == 1
     controller.loop.queue.shut_down()
-
-
-def test_the_loop_runs_keys_through_the_processor():
-    registry = CollectorRegistry()
-    done: list[str] = []
-    loop = SyncLoop("Loop", done.append, registry=registry)
-    stop = threading.Event()
-    runner = threading.Thread(target=loop.run, args=(stop, [lambda: True]))
-    runner.start()
-    loop.enqueue("ns/a")
-    wait_for("the key synced", lambda: sample(registry, "sedna_gm_controller_sync_total", controller="Loop",
-                                              result="success") == 1, timeout=5)
-    stop.set()
-    runner.join(5)
-    assert done == ["ns/a"] and not runner.is_alive()

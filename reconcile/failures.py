@@ -1,0 +1,82 @@
+"""How a failed sync is logged: ``failure_fields(exc)`` (what the line says) and ``FailureLog`` (when: a failing key
+at its first failure, then at most once per ``interval``, with the failures not logged since).
+
+An answer of the API server (``ApiError``: 403, 404, 409, 422...), a lost connection and a ``RetryableError`` or
+``TerminalError`` are expected failures, logged with status code, reason and message and no traceback; anything else
+is a bug and carries its traceback."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from apis import errors
+from reconcile.errors import RetryableError, TerminalError
+
+__all__ = ["Failure", "FailureLog", "RETRY_LOG_INTERVAL", "failure_fields"]
+
+RETRY_LOG_INTERVAL = 60.0
+
+
+def failure_fields(exc: BaseException) -> dict[str, Any]:
+    """Log fields for ``exc``: ``error`` always; ``status_code`` and ``reason`` for an API error; ``error_type``
+    for a connection error; ``exc_info`` (the traceback) only for an unexpected exception."""
+    if isinstance(exc, errors.ApiError):
+        return {"error": exc.message or str(exc), "status_code": exc.status, "reason": exc.reason}
+    if isinstance(exc, (ConnectionError, TimeoutError)):
+        return {"error": str(exc), "error_type": type(exc).__name__}
+    if isinstance(exc, (RetryableError, TerminalError)):
+        return {"error": exc.message, "error_type": type(exc).__name__}
+    return {"error": str(exc), "exc_info": exc}
+
+
+@dataclass
+class _Failing:
+    failures: int = 0
+    logged_at: float = 0.0
+    suppressed: int = 0
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failure of a key: how many in a row, whether to log it now, and how many were not logged before it."""
+
+    failures: int
+    due: bool
+    suppressed: int
+
+
+class FailureLog:
+    """The failures in a row of each key (kept until it succeeds or is dropped); safe from any thread."""
+
+    def __init__(self, clock: Callable[[], float], interval: float = RETRY_LOG_INTERVAL) -> None:
+        self.clock = clock
+        self.interval = interval
+        self._lock = threading.Lock()
+        self._failing: dict[Hashable, _Failing] = {}
+
+    def failed(self, key: Hashable) -> Failure:
+        now = self.clock()
+        with self._lock:
+            state = self._failing.setdefault(key, _Failing())
+            state.failures += 1
+            due = state.failures == 1 or now - state.logged_at >= self.interval
+            failure = Failure(state.failures, due, state.suppressed)
+            if due:
+                state.logged_at, state.suppressed = now, 0
+            else:
+                state.suppressed += 1
+            return failure
+
+    def cleared(self, key: Hashable) -> int:
+        """Forget ``key``'s failures; returns how many there were in a row (0: it was not failing)."""
+        with self._lock:
+            state = self._failing.pop(key, None)
+        return state.failures if state is not None else 0
+
+    def failures(self, key: Hashable) -> int:
+        with self._lock:
+            state = self._failing.get(key)
+            return state.failures if state is not None else 0
