@@ -4,7 +4,7 @@
         sandbox.url          # "http://127.0.0.1:<port>"
         sandbox.kubeconfig   # path of a kubeconfig for it (context "sandbox", namespace "default")
         sandbox.tracker      # the ObjectTracker behind it (seed or inspect objects directly)
-        sandbox.faults       # apis.fake.faults.Faults: flip knobs while the server runs
+        sandbox.faults       # sandbox.faults.Faults: flip knobs while the server runs
         sandbox.kubelet      # the PodSimulator (None with kubelet=False)
 
     def test_with_the_official_client(api):   # a kubernetes.client.ApiClient for the ``sandbox``
@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from kubernetes import client, config
 
-from apis.fake.apiserver import SandboxAPIServer
+from sandbox.apiserver import SandboxAPIServer
 
 
 def pytest_configure(config: pytest.Config) -> None:
