@@ -7,7 +7,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -93,11 +93,13 @@ class _HTTPServer(ThreadingHTTPServer):
 class SandboxAPIServer:
     """A Kubernetes-compatible HTTP API server over an ``ObjectTracker`` (see the module doc).
 
-    ``kubelet=True`` starts a ``PodSimulator`` on the same tracker. ``faults`` (a ``Faults``) may be changed while
-    the server runs. ``watch_history`` bounds the replayable watch history and ``event_ttl`` (seconds; None or 0:
-    never) is how long Events live after their last write, when the server creates the tracker; expired Events are
-    swept about once a second. ``namespace_lifecycle`` (default on): objects are created only in namespaces that
-    exist, as kube-apiserver's NamespaceLifecycle admission plugin requires; off is the lenient mode (any namespace).
+    ``crd_dirs`` (every CRD in their YAML files) and ``crds`` (CRD objects, e.g. ``apis.sedna.crds.all_crds()``) are
+    registered at start. ``kubelet=True`` starts a ``PodSimulator`` on the same tracker. ``faults`` (a ``Faults``)
+    may be changed while the server runs. ``watch_history`` bounds the replayable watch history and ``event_ttl``
+    (seconds; None or 0: never) is how long Events live after their last write, when the server creates the
+    tracker; expired Events are swept about once a second. ``namespace_lifecycle`` (default on): objects are
+    created only in namespaces that exist, as kube-apiserver's NamespaceLifecycle admission plugin requires; off is
+    the lenient mode (any namespace).
     ``rbac`` (default off): requests need a known bearer token and are authorized by the RBAC objects stored
     (``access``, an ``apiserver.rbac.AccessControl``); ServiceAccount tokens come from ``issue_token``.
     ``strict_nodes`` (default off): only ``nodes`` (and the simulator's default node) exist, a pod bound to another
@@ -112,6 +114,7 @@ class SandboxAPIServer:
         host: str = "127.0.0.1",
         port: int = 0,
         crd_dirs: Sequence[str | os.PathLike[str]] = (),
+        crds: Sequence[Mapping[str, Any]] = (),
         kubelet: bool = True,
         faults: Faults | None = None,
         watch_history: int = 1000,
@@ -129,6 +132,7 @@ class SandboxAPIServer:
         self.host = host
         self.faults = faults if faults is not None else Faults()
         self.crd_dirs = [Path(d) for d in crd_dirs]
+        self.crds = [meta.deep_copy(crd) for crd in crds]
         self.stopping = threading.Event()
         # On by default, as kube-apiserver's NamespaceLifecycle admission: objects only in namespaces that exist.
         self.namespace_lifecycle = namespace_lifecycle
@@ -148,7 +152,7 @@ class SandboxAPIServer:
         """Load CRDs, seed the default namespaces, start the simulator and listen; returns once listening."""
         if self._httpd is not None:
             raise RuntimeError("SandboxAPIServer already started")
-        for crd in load_crd_files(self.crd_dirs):
+        for crd in [*load_crd_files(self.crd_dirs), *(meta.deep_copy(crd) for crd in self.crds)]:
             self._apply_crd(crd)
         for ns in DEFAULT_NAMESPACES:
             try:
