@@ -13,9 +13,10 @@ subresource and are retried on conflict from a fresh read. Pods on a NotReady no
 lose readiness while their node is NotReady. A pod bound to a node that does not exist registers that node
 (Ready), so that pods pinned to edge nodes run without setup (and so does a custom resource naming one); with
 ``strict_nodes`` only ``nodes`` and ``default_node`` exist, and such a pod stays Pending (``PodScheduled`` False, a
-``FailedScheduling`` Event). The scheduler's and kubelet's Events are written (``pod_events``). With ``sandbox.sedna.io/crash-loop: "true"`` a pod
-runs but its containers keep crashing (CrashLoopBackOff, restarts counted with the kubelet's back-off, never
-ready). Nodes: ``nodes``; the Deployment and ReplicaSet controllers: ``deployments``, ``replicasets``.
+``FailedScheduling`` Event). The scheduler's and kubelet's Events are written (``pod_events``). With
+``sandbox.sedna.io/crash-loop: "true"`` a pod runs but its containers keep crashing (CrashLoopBackOff, restarts counted with the kubelet's back-off, never
+ready). Its parts: the kubelets' in ``sandbox.kubelet`` (``nodes``, pod ``status``, ``timers``, ``pod_events``), the
+steering annotations in ``sandbox.steering``, the Deployment and ReplicaSet controllers in ``sandbox.controllers``.
 
 Threads: one pump per watched resource (pods, replica sets, deployments, nodes) blocking on the tracker watch, and
 one worker that blocks on its queue until the next item or the next due timer (a heap); no polling.

@@ -1,4 +1,4 @@
-"""The Deployment controller part of the pod simulator, ported from kube-controller-manager's (release 1.30):
+"""The sandbox's Deployment controller (run by ``sandbox.simulator.PodSimulator``), ported from kube-controller-manager's (release 1.30):
 
 - A Deployment owns ReplicaSets named ``<deployment>-<pod-template-hash>`` (controller ownerReference, template
   labels plus ``pod-template-hash``, selector narrowed by it, the Deployment's annotations, the

@@ -1,4 +1,5 @@
-"""The ReplicaSet controller part of the pod simulator, as kube-controller-manager's (release 1.30) acts:
+"""The sandbox's ReplicaSet controller (run by ``sandbox.simulator.PodSimulator``), as kube-controller-manager's
+(release 1.30) acts:
 
 - A ReplicaSet owns the active pods (not Succeeded/Failed, not being deleted) its selector matches and that it
   controls; matching pods with no controller are adopted (controller ownerReference added).
