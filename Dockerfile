@@ -16,6 +16,7 @@ COPY globalmanager globalmanager
 COPY localcontroller localcontroller
 COPY examples examples
 COPY workersim workersim
+COPY sandbox sandbox
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
 FROM python:3.11-slim

@@ -35,7 +35,9 @@ __all__ = [
     "bound_context", "configure_process_logging", "get_logger", "redact_secrets", "unpack_library_event",
 ]
 
-LIBRARY_PACKAGES = ("apis", "informers", "workqueue", "reconcile")
+# the packages that log as a library (through get_logger, silent until a program configures logging); the sandbox
+# (a top-level package of its own, outside the library layer) logs the same way
+LIBRARY_PACKAGES = ("apis", "informers", "workqueue", "reconcile", "sandbox")
 
 for _package in LIBRARY_PACKAGES:
     logging.getLogger(_package).addHandler(logging.NullHandler())

@@ -99,7 +99,7 @@ def start_sandbox(workdir: Path, extra: list[str], *,
     kubeconfig = workdir / "kubeconfig"
     log_path = workdir / "apiserver.log"
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "apis.fake.apiserver", "--port", "0", "--crds", str(CRDS),
+        proc = subprocess.Popen([sys.executable, "-m", "sandbox", "--port", "0", "--crds", str(CRDS),
                                  "--kubeconfig-out", str(kubeconfig), "--log-level", log_level, *extra], cwd=REPO,
                                 env=child_env(), stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60

@@ -229,10 +229,10 @@ class Sandbox:
     """The sandbox API server in this process, holding N pods in namespace ``bench``."""
 
     def __init__(self, objects: int, updates: int, workdir: str) -> None:
-        from apis.fake.apiserver import SandboxAPIServer
         from apis.fake.tracker import ObjectTracker
         from apis.resources import NAMESPACES, PODS
         from hack.bench_data import make_pod
+        from sandbox.apiserver import SandboxAPIServer
 
         # every update of a round stays replayable and buffered while a peer is stopped
         depth = objects + 2 * updates + 1000

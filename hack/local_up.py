@@ -4,7 +4,7 @@ simulator; then the sample IncrementalLearningJob through a round on them, or an
     sedna-local-up [--sample FILE]... [--timeout 90] [--keep-running] [--workdir DIR] [--elasticaijob] [--elasticdl]
     python -m hack.local_up ...   (the same, from the repository root)
 
-1. starts the sandbox API server (``python -m apis.fake.apiserver``) with the CRDs of ``charts/sedna/crds`` and its
+1. starts the sandbox API server (``python -m sandbox``) with the CRDs of ``charts/sedna/crds`` and its
    pod simulator, writing a kubeconfig into the work directory (``kubectl --kubeconfig <it> get il,pods -w`` works
    while this runs);
 2. starts ``sedna-gm`` (``python -m globalmanager.app --kubeconfig <it> --no-leader-elect``, its edge link on a free
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
     say(f"==> starting the sandbox API server (logs: {workdir / 'apiserver.log'})")
     api = Process(
         "sandbox",
-        [sys.executable, "-m", "apis.fake.apiserver", "--port", "0", "--crds", str(CRDS), "--kubeconfig-out", str(kubeconfig),
+        [sys.executable, "-m", "sandbox", "--port", "0", "--crds", str(CRDS), "--kubeconfig-out", str(kubeconfig),
          # only the samples' nodes exist, as on a cluster: a pod for a mistyped node stays Pending (FailedScheduling)
          "--strict-nodes", "--node", ",".join((*EDGE_NODES, CLOUD_NODE)), "--pod-logs-dir", str(workdir / "pod-logs")],
         workdir / "apiserver.log",

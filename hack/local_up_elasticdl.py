@@ -82,7 +82,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
 
     kubeconfig = workdir / "kubeconfig"
     say(f"==> starting the sandbox API server (logs: {workdir / 'apiserver.log'})")
-    api = Process("sandbox", [sys.executable, "-m", "apis.fake.apiserver", "--port", "0", "--crds", str(CRDS),
+    api = Process("sandbox", [sys.executable, "-m", "sandbox", "--port", "0", "--crds", str(CRDS),
                               "--kubeconfig-out", str(kubeconfig)], workdir / "apiserver.log")
     children = [api]
     try:

@@ -16,6 +16,10 @@ if _HERE not in sys.path:
 
 import pytest  # noqa: E402
 
+# the sandbox's fixtures (sandbox, sandbox_server, sandbox_namespace, sandbox_factory); an installed package also
+# registers them through its pytest11 entry point, under this same name (so not twice)
+pytest_plugins = ["sandbox.pytest_plugin"]
+
 if TYPE_CHECKING:
     from testkit.s3 import S3Server
 

@@ -47,9 +47,9 @@ from testkit.flows import FLOWS, FlowRun, load_sample
 
 from apis import errors, meta
 from apis.clientset import Clientset
-from apis.fake.apiserver import SandboxAPIServer
 from apis.resources import CLUSTER_ROLES, EVENTS, lookup_kind
 from globalmanager.controllers import registered
+from sandbox.apiserver import SandboxAPIServer
 
 pytestmark = pytest.mark.e2e
 

@@ -20,11 +20,11 @@ import yaml
 from testkit import REPO, minimal_crd
 from testkit.chart import CHART, chart_objects, find, helm, render_chart
 
-from apis.fake.apiserver import SANDBOX_TOKEN
 from apis.resources import lookup_kind
 from globalmanager.config import load_config
 from globalmanager.controllers import registered
 from localcontroller.config import load_settings
+from sandbox.apiserver import SANDBOX_TOKEN
 
 pytestmark = pytest.mark.integration
 

@@ -1,5 +1,6 @@
-"""``python -m apis.fake.apiserver`` as a real process: prints its URL, serves, logs JSON lines on stderr (its
-library loggers, configured by ``apis.logs.configure_process_logging``), exits 0 on SIGTERM."""
+"""``python -m sandbox`` (and its old name ``python -m apis.fake.apiserver``) as a real process: prints its URL,
+serves, logs JSON lines on stderr (its library loggers, configured by ``apis.logs.configure_process_logging``),
+exits 0 on SIGTERM."""
 
 from __future__ import annotations
 
@@ -21,20 +22,22 @@ REPO = Path(__file__).resolve().parents[2]
 CRD = minimal_crd("example.org", "things", "Thing", scope="Cluster", version="v1beta1")
 
 
-def _start(*args: str) -> subprocess.Popen:
+def _start(*args: str, module: str = "sandbox") -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.Popen(
-        [sys.executable, "-m", "apis.fake.apiserver", *args],
+        [sys.executable, "-m", module, *args],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
 
 
-def test_cli_serves_loads_crds_and_exits_cleanly_on_sigterm(tmp_path: Path) -> None:
+@pytest.mark.parametrize("module", ["sandbox", "apis.fake.apiserver"])
+def test_cli_serves_loads_crds_and_exits_cleanly_on_sigterm(tmp_path: Path, module: str) -> None:
     crds = tmp_path / "crds"
     crds.mkdir()
     (crds / "thing.yaml").write_text("# a comment-only document is skipped\n---\n" + yaml.safe_dump(CRD))
     kubeconfig = tmp_path / "kubeconfig"
-    proc = _start("--port", "0", "--no-kubelet", "--crds", str(crds), "--kubeconfig-out", str(kubeconfig), "--seed", "1")
+    proc = _start("--port", "0", "--no-kubelet", "--crds", str(crds), "--kubeconfig-out", str(kubeconfig), "--seed", "1",
+                  module=module)
     try:
         line = proc.stdout.readline()  # bounded: the process prints it once listening, or exits
         assert line.startswith("listening on http://127.0.0.1:"), (line, proc.stderr.read() if proc.poll() else "")
@@ -55,7 +58,7 @@ def test_cli_serves_loads_crds_and_exits_cleanly_on_sigterm(tmp_path: Path) -> N
     assert {(e["event"], e.get("name") or e.get("url")) for e in entries} >= {
         ("sandbox loaded CRD", "things.example.org"), ("sandbox API server listening", url),
         ("sandbox API server stopped", url)}
-    assert all(e["level"] == "info" and e["logger"].startswith("apis.fake.") for e in entries)
+    assert all(e["level"] == "info" and e["logger"].startswith(("sandbox.", "apis.fake.")) for e in entries)
 
 
 def test_cli_logs_key_value_lines_on_request() -> None:

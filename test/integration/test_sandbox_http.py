@@ -318,7 +318,7 @@ def test_the_date_header_is_formatted_once_per_second(http: RawClient, monkeypat
     formatted: list[float] = []
     real = email.utils.formatdate
     monkeypatch.setattr(email.utils, "formatdate", lambda t=None, *a, **k: formatted.append(t) or real(t, *a, **k))
-    monkeypatch.setattr("apis.fake.apiserver.handler._date", (0, ""))
+    monkeypatch.setattr("sandbox.apiserver.handler._date", (0, ""))
     started = int(time.time())
     dates = {http.get("/healthz").headers["date"] for _ in range(5)}
     seconds = int(time.time()) - started + 1

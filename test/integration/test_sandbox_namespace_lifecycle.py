@@ -131,7 +131,7 @@ def test_kubectl_says_the_namespace_is_not_found(sandbox, tmp_path: Path) -> Non
 @pytest.mark.parametrize(("flags", "expected"), [([], 404), (["--namespace-lifecycle"], 404), (["--no-namespace-lifecycle"], 201)])
 def test_cli_flags(flags: list[str], expected: int) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "apis.fake.apiserver", "--port", "0", "--no-kubelet", *flags],
+        [sys.executable, "-m", "sandbox", "--port", "0", "--no-kubelet", *flags],
         cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:

@@ -15,7 +15,7 @@ from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 from testkit import start_sandbox
 
-from apis.fake.apiserver import SANDBOX_TOKEN
+from sandbox.apiserver import SANDBOX_TOKEN
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox(rbac=True, kubelet=False)]
 

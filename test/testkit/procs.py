@@ -132,7 +132,7 @@ def start_sandbox(procs: Processes, kubeconfig: Path, *extra: str, name: str = "
     """Start the sandbox API server process with Sedna's CRDs, writing ``kubeconfig``; returns once it listens."""
     from .wait import wait_for
 
-    proc = procs.start(name, ["-m", "apis.fake.apiserver", "--port", "0", "--crds", str(CRDS),
+    proc = procs.start(name, ["-m", "sandbox", "--port", "0", "--crds", str(CRDS),
                               "--kubeconfig-out", str(kubeconfig), *extra])
     wait_for("the sandbox API server", lambda: "listening on " in procs.log(name) or proc.poll() is not None,
              timeout=30)

@@ -45,7 +45,7 @@ WORKER_STEERING = {  # workersim / pod simulator annotations on every worker tem
 @dataclass
 class FlowRun:
     """One flow under way: the clientset, the namespace, the object (as created), the GM's metrics URL, the edge
-    nodes' rootfs and the sandbox's fault knobs (``apis.fake.faults.Faults``, to arm conflicts)."""
+    nodes' rootfs and the sandbox's fault knobs (``sandbox.faults.Faults``, to arm conflicts)."""
 
     cs: Any
     namespace: str

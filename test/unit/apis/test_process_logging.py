@@ -47,7 +47,7 @@ def test_every_program_renders_the_same_json_lines(program: str) -> None:
     PROGRAMS[program]("info", "json", out)
     structlog.get_logger("app").info("synced", key="default/a")
     get_logger("informers.reflector").warning("failed to list", reflector="v1/pods", error="etcd is down")
-    get_logger("apis.fake.kubelet.simulator").debug("below the level")
+    get_logger("sandbox.simulator").debug("below the level")
     pod = {"metadata": {"annotations": {"sedna.io/credential": '{"SECRET_ACCESS_KEY": "k3y"}'}}}
     try:
         fail_with_a_secret_local()

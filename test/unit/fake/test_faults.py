@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apis.fake.faults import Faults
+from sandbox.faults import Faults
 
 
 def _sequence(faults: Faults, n: int = 40) -> list[int | None]:

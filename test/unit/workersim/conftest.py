@@ -59,7 +59,7 @@ def make_simulator(cs: FakeClientset, lc: RecordingLC, rootfs: Path) -> Iterator
 @pytest.fixture
 def run_pod(cs: FakeClientset) -> Any:
     """``run_pod(pod) -> created pod``: create it and set it Running through ``pods/status``, as a kubelet would."""
-    from apis.fake.kubelet.status import running_status
+    from sandbox.kubelet.status import running_status
 
     def run(pod: dict[str, Any]) -> dict[str, Any]:
         pods = cs.core_v1().pods(pod["metadata"]["namespace"])

@@ -9,10 +9,10 @@ import pytest
 from testkit import wait_for
 
 from apis.fake import FakeClientset
-from apis.fake.kubelet import PodSimulator
 from examples.elasticdl_master.args import parse_args
 from examples.elasticdl_master.client import MasterClient, SimulatedWorkers, end_pod, running_worker_ids
 from examples.elasticdl_master.master import Master
+from sandbox.simulator import PodSimulator
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Kubernetes JSONPath as kube-apiserver evaluates CRD printer columns (``apis.fake.apiserver.jsonpath``), and the
+"""Kubernetes JSONPath as kube-apiserver evaluates CRD printer columns (``sandbox.apiserver.jsonpath``), and the
 Table cells built from it (``tables.crd_printer_columns``)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from apis.errors import BadRequestError
-from apis.fake.apiserver import jsonpath
-from apis.fake.apiserver.tables import TableOptions, crd_printer_columns, table_options, to_table
+from sandbox.apiserver import jsonpath
+from sandbox.apiserver.tables import TableOptions, crd_printer_columns, table_options, to_table
 
 JOB: dict[str, Any] = {
     "metadata": {"name": "j", "labels": {"app": "x"}},

@@ -7,9 +7,9 @@ import pytest
 from apis import errors
 from apis import resources as r
 from apis.fake import ObjectTracker
-from apis.fake.apiserver.admission import NamespaceLifecycle
-from apis.fake.apiserver.request import ResourceRequest
-from apis.fake.apiserver.wire import wire_status
+from sandbox.apiserver.admission import NamespaceLifecycle
+from sandbox.apiserver.request import ResourceRequest
+from sandbox.apiserver.wire import wire_status
 
 
 def _req(gvr: r.GroupVersionResource, namespace: str = "", name: str = "") -> ResourceRequest:

@@ -1,4 +1,4 @@
-"""``pods/log`` from a directory (``apis.fake.apiserver.podlogs``): selection, bounds and checks."""
+"""``pods/log`` from a directory (``sandbox.apiserver.podlogs``): selection, bounds and checks."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from apis.errors import BadRequestError, InvalidError
-from apis.fake.apiserver import podlogs
-from apis.fake.apiserver.podlogs import LogRequest, log_file, log_request, read_log
+from sandbox.apiserver import podlogs
+from sandbox.apiserver.podlogs import LogRequest, log_file, log_request, read_log
 
 RUNNING = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]},
            "status": {"phase": "Running", "containerStatuses": [{"name": "c", "state": {"running": {}}}]}}

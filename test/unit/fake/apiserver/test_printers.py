@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from apis.fake.apiserver.columns import human_duration
-from apis.fake.apiserver.printers import printer_for, row_conditions
-from apis.fake.apiserver.tables import to_table
+from sandbox.apiserver.columns import human_duration
+from sandbox.apiserver.printers import printer_for, row_conditions
+from sandbox.apiserver.tables import to_table
 
 
 def _cells(group: str, resource: str, obj: dict) -> dict[str, object]:

@@ -8,16 +8,6 @@ from typing import Any
 import pytest
 
 from apis.errors import NotFoundError
-from apis.fake.apiserver.rbac import (
-    RBACAuthorizer,
-    RequestAttributes,
-    UserInfo,
-    forbidden,
-    request_attributes,
-    rule_allows,
-    service_account_user,
-)
-from apis.fake.apiserver.rbac.tokens import TokenAuthenticator
 from apis.fake.tracker import ObjectTracker
 from apis.resources import (
     CLUSTER_ROLE_BINDINGS,
@@ -27,6 +17,16 @@ from apis.resources import (
     ROLES,
     SERVICE_ACCOUNTS,
 )
+from sandbox.apiserver.rbac import (
+    RBACAuthorizer,
+    RequestAttributes,
+    UserInfo,
+    forbidden,
+    request_attributes,
+    rule_allows,
+    service_account_user,
+)
+from sandbox.apiserver.rbac.tokens import TokenAuthenticator
 
 RBAC = "rbac.authorization.k8s.io/v1"
 SA = service_account_user("sedna", "sedna")

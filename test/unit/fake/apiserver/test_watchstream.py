@@ -8,11 +8,11 @@ import threading
 from types import SimpleNamespace
 
 from apis.fake import ObjectTracker
-from apis.fake.apiserver.request import parse_resource_path
-from apis.fake.apiserver.watchstream import WatchStreamer
-from apis.fake.faults import Faults
 from apis.resources import CONFIG_MAPS
 from apis.watch import ListOptions
+from sandbox.apiserver.request import parse_resource_path
+from sandbox.apiserver.watchstream import WatchStreamer
+from sandbox.faults import Faults
 
 
 class RecordingSink:

@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from apis.fake import ObjectTracker  # noqa: E402
-from apis.fake.kubelet import PodSimulator  # noqa: E402
+from sandbox.simulator import PodSimulator  # noqa: E402
 
 
 @pytest.fixture

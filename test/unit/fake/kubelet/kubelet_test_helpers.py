@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from apis.fake.kubelet import PodSimulator
 from apis.resources import PODS
+from sandbox.simulator import PodSimulator
 
 
 def make_pod(name: str, **annotations: str) -> dict:

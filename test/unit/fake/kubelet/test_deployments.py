@@ -11,12 +11,11 @@ from testkit import wait_for
 
 from apis import meta
 from apis.fake import FakeClientset, ObjectTracker
-from apis.fake.kubelet import PodSimulator
-from apis.fake.kubelet.replicasets import ANNOTATION_FAIL_POD_CREATION
-from apis.fake.kubelet.rollout import pod_template_hash
-from apis.fake.kubelet.simulator import ANNOTATION_CRASH_LOOP
 from apis.resources import DEPLOYMENTS, EVENTS, PODS, REPLICA_SETS
 from apis.watch import DELETED, ListOptions
+from sandbox.controllers.rollout import pod_template_hash
+from sandbox.simulator import PodSimulator
+from sandbox.steering import ANNOTATION_CRASH_LOOP, ANNOTATION_FAIL_POD_CREATION
 
 NS = "default"
 

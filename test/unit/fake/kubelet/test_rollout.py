@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from apis.fake.kubelet import rollout
+from sandbox.controllers import rollout
 
 
 def _deployment(replicas: int = 4, **rolling: object) -> dict:

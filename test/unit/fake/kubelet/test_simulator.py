@@ -7,14 +7,10 @@ from testkit import wait_for
 
 from apis.errors import NotFoundError
 from apis.fake import ObjectTracker
-from apis.fake.kubelet import (
-    ANNOTATION_EXIT_CODE,
-    ANNOTATION_RUN_SECONDS,
-    ANNOTATION_START_DELAY,
-    PodSimulator,
-)
 from apis.resources import DEPLOYMENTS, NODES, PODS, REPLICA_SETS
 from apis.watch import ListOptions
+from sandbox.simulator import PodSimulator
+from sandbox.steering import ANNOTATION_EXIT_CODE, ANNOTATION_RUN_SECONDS, ANNOTATION_START_DELAY
 
 
 def make_pod(name: str, node: str = "", **annotations: str) -> dict:

@@ -4,9 +4,10 @@ its containers ``ContainerCreating``; the annotation still wins."""
 from __future__ import annotations
 
 from apis.fake import ObjectTracker
-from apis.fake.kubelet import ANNOTATION_START_DELAY, PodSimulator
 from apis.resources import PODS
 from apis.watch import ListOptions
+from sandbox.simulator import PodSimulator
+from sandbox.steering import ANNOTATION_START_DELAY
 
 
 def _pod(name: str, **annotations: str) -> dict:

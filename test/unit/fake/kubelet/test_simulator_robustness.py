@@ -7,14 +7,10 @@ from kubelet_test_helpers import make_pod, phase
 from testkit import wait_for
 from testkit.logs import capture_library_logs
 
-from apis.fake.kubelet import (
-    ANNOTATION_EXIT_CODE,
-    ANNOTATION_RUN_SECONDS,
-    ANNOTATION_START_DELAY,
-    PodSimulator,
-)
-from apis.fake.kubelet.replicasets import BURST_REPLICAS
 from apis.resources import DEPLOYMENTS, PODS
+from sandbox.controllers.replicasets import BURST_REPLICAS
+from sandbox.simulator import PodSimulator
+from sandbox.steering import ANNOTATION_EXIT_CODE, ANNOTATION_RUN_SECONDS, ANNOTATION_START_DELAY
 
 
 def test_absurd_steering_values_are_clamped_and_later_pods_still_run(sim: PodSimulator) -> None:

@@ -15,8 +15,9 @@ from kubelet_test_helpers import make_pod, phase
 from testkit import wait_for
 
 from apis.fake import ObjectTracker
-from apis.fake.kubelet import ANNOTATION_RUN_SECONDS, PodSimulator
 from apis.resources import PODS
+from sandbox.simulator import PodSimulator
+from sandbox.steering import ANNOTATION_RUN_SECONDS
 
 
 def counting_simulator(make_sim: Callable[..., PodSimulator], tick: float = 0.01) -> tuple[PodSimulator, Counter[str]]:

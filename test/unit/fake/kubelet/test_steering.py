@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from testkit.logs import capture_library_logs
 
-from apis.fake.kubelet.steering import (
+from sandbox.steering import (
     ANNOTATION_EXIT_CODE,
     ANNOTATION_RUN_SECONDS,
     ANNOTATION_START_DELAY,

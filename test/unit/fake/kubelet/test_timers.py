@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apis.fake.kubelet.timers import Timers
+from sandbox.kubelet.timers import Timers
 
 
 def test_earliest_due_time_wins_and_fires_once() -> None:
