@@ -3,8 +3,8 @@
 Objects handed out by listers and handlers are shared and read-only: ``deep_copy`` before changing one.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: the public accessor ``annotations(obj)`` would shadow it (mypy
+# reports a redefinition); the annotations of this module need no postponed evaluation.
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 __all__ = [
+    "Obj",
     "namespace",
     "name",
     "generate_name",
@@ -44,6 +45,10 @@ __all__ = [
     "FieldSelector",
     "parse_field_selector",
 ]
+
+# An API object as a plain dict shaped the way the API server serves it (read-only when shared): the one name for the
+# parameters and results that carry objects.
+Obj = Mapping[str, Any]
 
 _EMPTY: Mapping[str, Any] = {}
 

@@ -85,7 +85,7 @@ def _add_note_once(err: BaseException, note: str) -> None:
     if add_note is not None:
         add_note(note)
     else:  # Python 3.10: same attribute, only not shown in tracebacks
-        err.__notes__ = [*(notes or ()), note]  # type: ignore[attr-defined]
+        err.__notes__ = [*(notes or ()), note]
 
 
 class _ListOutcome:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
 from typing import Any
 
@@ -55,10 +56,10 @@ class Store:
     def delete_key(self, key: str) -> None:
         self._store.delete(key)
 
-    def list(self) -> list[Any]:
+    def list(self) -> builtins.list[Any]:
         return self._store.list()
 
-    def list_keys(self) -> list[str]:
+    def list_keys(self) -> builtins.list[str]:
         return self._store.list_keys()
 
     def get(self, obj: Any) -> tuple[Any | None, bool]:

@@ -6,9 +6,12 @@ treat everything returned as read-only.
 
 from __future__ import annotations
 
+import builtins
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, cast
+
+from apis.meta import Obj
 
 from .keys import meta_namespace_index_func
 
@@ -31,7 +34,7 @@ class IndexFuncError(RuntimeError):
         self.err = err
 
 
-def _normalise(values: Any, name: str, key: str) -> Any:
+def _normalise(values: object, name: str, key: str) -> Sequence[str]:
     """An index function's answer as a list or tuple of values: None means no values, a set or other iterable is
     listed, a lone str (almost always a forgotten ``[...]``) is an error naming the key and the index."""
     if values is None:
@@ -40,19 +43,19 @@ def _normalise(values: Any, name: str, key: str) -> Any:
         raise IndexFuncError(key, name, TypeError(f"index function returned the str {values!r}, expected a list "
                                                   "of str"))
     try:
-        return list(values)
+        return list(cast(Iterable[str], values))
     except TypeError as e:
         raise IndexFuncError(key, name, TypeError(f"index function returned {type(values).__name__}, expected a "
                                                   "list of str")) from e
 
 
-def _index_values(name: str, fn: IndexFunc, key: str, obj: Any) -> Any:
+def _index_values(name: str, fn: IndexFunc, key: str, obj: Obj) -> Sequence[str]:
     try:
-        values = fn(obj)
+        values: object = fn(obj)
     except Exception as e:
         raise IndexFuncError(key, name, e) from e
     if values.__class__ is list or values.__class__ is tuple:  # fast path
-        return values
+        return cast(Sequence[str], values)
     return _normalise(values, name, key)
 
 
@@ -150,11 +153,11 @@ class ThreadSafeStore:
     def contains(self, key: str) -> bool:
         return key in self._items
 
-    def list(self) -> list[Any]:
+    def list(self) -> builtins.list[Any]:
         with self._lock:
             return list(self._items.values())
 
-    def list_keys(self) -> list[str]:
+    def list_keys(self) -> builtins.list[str]:
         with self._lock:
             return list(self._items)
 
@@ -185,7 +188,7 @@ class ThreadSafeStore:
             raise ValueError(f"index with name {name!r} does not exist")
         return fn
 
-    def index(self, name: str, obj: Any) -> list[Any]:
+    def index(self, name: str, obj: Any) -> builtins.list[Any]:
         """Objects sharing any of ``obj``'s values on index ``name``."""
         with self._lock:
             fn = self._index_func(name)
@@ -201,18 +204,18 @@ class ThreadSafeStore:
             items = self._items
             return [items[k] for k in keys]
 
-    def index_keys(self, name: str, value: str) -> list[str]:
+    def index_keys(self, name: str, value: str) -> builtins.list[str]:
         with self._lock:
             self._index_func(name)
             return sorted(self._indices[name].get(value, ()))
 
-    def by_index(self, name: str, value: str) -> list[Any]:
+    def by_index(self, name: str, value: str) -> builtins.list[Any]:
         with self._lock:
             self._index_func(name)
             items = self._items
             return [items[k] for k in self._indices[name].get(value, ())]
 
-    def list_index_func_values(self, name: str) -> list[str]:
+    def list_index_func_values(self, name: str) -> builtins.list[str]:
         with self._lock:
             return list(self._indices.get(name, ()))
 
