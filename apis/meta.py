@@ -37,6 +37,7 @@ __all__ = [
     "parse_time",
     "Requirement",
     "Selector",
+    "SelectorLike",
     "parse_selector",
     "selector_from_set",
     "selector_from_label_selector",
@@ -260,6 +261,10 @@ class Selector:
     def __str__(self) -> str:
         """Like Go's ``String()``: requirements ordered by key (stable), values of a set sorted."""
         return ",".join(str(r) for r in sorted(self.requirements, key=lambda r: r.key))
+
+
+# What listers take as a label selector: a Selector, the selector syntax, a label set, or None (everything).
+SelectorLike = Selector | str | dict[str, str] | None
 
 
 def everything() -> Selector:

@@ -17,11 +17,11 @@ from .keys import meta_namespace_index_func
 
 __all__ = ["IndexFunc", "Indexers", "IndexFuncError", "ThreadSafeStore"]
 
-IndexFunc = Callable[[Any], list[str]]
+IndexFunc = Callable[[Obj], Sequence[str]]
 Indexers = Mapping[str, IndexFunc]
 
 _MISSING: Any = object()
-_NO_VALUES: list[str] = []  # the index values of an absent object (never modified)
+_NO_VALUES: Sequence[str] = []  # the index values of an absent object (never modified)
 
 
 class IndexFuncError(RuntimeError):
@@ -69,7 +69,7 @@ class ThreadSafeStore:
         has the same namespace and its ``meta_namespace_index_func`` entry need not be recomputed."""
         self._lock = threading.Lock()
         self._keys_fix_namespace = keys_fix_namespace
-        self._items: dict[str, Any] = {}
+        self._items: dict[str, Obj] = {}
         self._indexers: dict[str, IndexFunc] = dict(indexers or {})
         # index name -> indexed value -> set of keys
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
@@ -81,10 +81,10 @@ class ThreadSafeStore:
                      if not (self._keys_fix_namespace and fn is meta_namespace_index_func))
 
     # -- Store -----------------------------------------------------------------------------------------------------
-    def add(self, key: str, obj: Any) -> None:
+    def add(self, key: str, obj: Obj) -> None:
         self.update(key, obj)
 
-    def update(self, key: str, obj: Any) -> Any:
+    def update(self, key: str, obj: Obj) -> Any:
         """Insert or replace; returns the previous object or ``ThreadSafeStore.MISSING``.
 
         Index values are computed before anything changes, so a failing index function leaves the store intact.
@@ -116,7 +116,7 @@ class ThreadSafeStore:
                 self._apply_changes(key, changes)
             return old
 
-    def _apply_changes(self, key: str, changes: list[tuple[str, Any, Any]]) -> None:
+    def _apply_changes(self, key: str, changes: Sequence[tuple[str, Sequence[str] | None, Sequence[str] | None]]) -> None:
         indices = self._indices
         for name, olds, news in changes:
             index = indices[name]
@@ -145,7 +145,7 @@ class ThreadSafeStore:
                 self._apply_changes(key, changes)
             return old
 
-    def get(self, key: str) -> tuple[Any, bool]:
+    def get(self, key: str) -> tuple[Obj | None, bool]:
         with self._lock:
             obj = self._items.get(key, _MISSING)
         return (None, False) if obj is _MISSING else (obj, True)
@@ -153,7 +153,7 @@ class ThreadSafeStore:
     def contains(self, key: str) -> bool:
         return key in self._items
 
-    def list(self) -> builtins.list[Any]:
+    def list(self) -> builtins.list[Obj]:
         with self._lock:
             return list(self._items.values())
 
@@ -164,7 +164,7 @@ class ThreadSafeStore:
     def __len__(self) -> int:
         return len(self._items)
 
-    def replace(self, items: Mapping[str, Any]) -> None:
+    def replace(self, items: Mapping[str, Obj]) -> None:
         """Swap in ``items`` wholesale and rebuild every index from scratch."""
         new_items = dict(items)
         indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
@@ -188,7 +188,7 @@ class ThreadSafeStore:
             raise ValueError(f"index with name {name!r} does not exist")
         return fn
 
-    def index(self, name: str, obj: Any) -> builtins.list[Any]:
+    def index(self, name: str, obj: Obj) -> builtins.list[Obj]:
         """Objects sharing any of ``obj``'s values on index ``name``."""
         with self._lock:
             fn = self._index_func(name)
@@ -209,7 +209,7 @@ class ThreadSafeStore:
             self._index_func(name)
             return sorted(self._indices[name].get(value, ()))
 
-    def by_index(self, name: str, value: str) -> builtins.list[Any]:
+    def by_index(self, name: str, value: str) -> builtins.list[Obj]:
         with self._lock:
             self._index_func(name)
             items = self._items
