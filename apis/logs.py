@@ -24,6 +24,7 @@ import re
 import sys
 import threading
 from collections.abc import Mapping, MutableMapping
+from types import FrameType
 from typing import Any, TextIO
 
 import structlog
@@ -40,7 +41,7 @@ for _package in LIBRARY_PACKAGES:
     logging.getLogger(_package).addHandler(logging.NullHandler())
 
 
-class LogEvent(dict):  # type: ignore[type-arg]
+class LogEvent(dict[str, Any]):
     """The event dict of one library log call, used as the ``msg`` of its ``logging.LogRecord``.
 
     ``str()`` renders ``event key=value ...`` for plain ``logging`` formatters; ``unpack_library_event`` turns it back
@@ -76,7 +77,7 @@ _STRUCTLOG_DIR = os.path.dirname(structlog.__file__) + os.sep
 def _structlog_frames() -> int:
     """The structlog frames between the stdlib logger call and the code that logged (``stacklevel`` skips them)."""
     # frames: 0 here, 1 _to_stdlib, 2 structlog's _process_event, 3 its _proxy_to_logger
-    frame = sys._getframe(3)
+    frame: FrameType | None = sys._getframe(3)
     count = 0
     while frame is not None and frame.f_code.co_filename.startswith(_STRUCTLOG_DIR):
         count += 1

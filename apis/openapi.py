@@ -163,7 +163,7 @@ def apply_defaults(schema: Mapping[str, Any], obj: Any) -> None:
 def _field_schema(schema: Mapping[str, Any] | None, key: str) -> Mapping[str, Any] | None:
     if schema is None:
         return None
-    props: Mapping[str, Any] = schema.get("properties") or {}
+    props: Mapping[str, Mapping[str, Any]] = schema.get("properties") or {}
     if key in props:
         return props[key]
     additional = schema.get("additionalProperties")
@@ -418,7 +418,8 @@ def _validate_combinators(schema: Mapping[str, Any], value: Any, path: str, out:
         results = [validate(sub, value, path) for sub in any_of]
         if all(results):
             out.append(_composite(f"{quoted} must validate at least one schema (anyOf)"))
-            out.extend(min(results, key=len))  # the closest alternative's failures (kube keeps its best match)
+            closest = min(results, key=len)  # the closest alternative's failures (kube keeps its best match)
+            out.extend(closest)
     one_of = schema.get("oneOf")
     if one_of:
         results = [validate(sub, value, path) for sub in one_of]
@@ -427,7 +428,8 @@ def _validate_combinators(schema: Mapping[str, Any], value: Any, path: str, out:
             found = "Found none valid" if valid == 0 else f"Found {valid} valid alternatives"
             out.append(_composite(f"{quoted} must validate one and only one schema (oneOf). {found}"))
             if valid == 0:
-                out.extend(min(results, key=len))
+                closest = min(results, key=len)
+                out.extend(closest)
     all_of = schema.get("allOf")
     if all_of:
         results = [validate(sub, value, path) for sub in all_of]

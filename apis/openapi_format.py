@@ -44,7 +44,7 @@ def _is_date_time(text: str) -> bool:
     if len(text) < 4 or len(parts) < 2 or not _is_date(parts[0]):
         return False
     m = _TIME_OF_DAY.match(parts[1])
-    return bool(m) and m.group(1) <= "23" and m.group(2) <= "59" and m.group(3) <= "59"
+    return m is not None and m.group(1) <= "23" and m.group(2) <= "59" and m.group(3) <= "59"
 
 
 def _is_ip(text: str, version: int) -> bool:
@@ -196,4 +196,4 @@ def json_equal(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, (Mapping, list)) or isinstance(b, (Mapping, list)):
         return False
-    return a == b
+    return bool(a == b)

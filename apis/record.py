@@ -94,7 +94,7 @@ class EventRecorder:
                     with self._lock:
                         if self._seen.get(key) is seen:
                             self._seen.pop(key, None)
-            body = {
+            body: dict[str, Any] = {
                 "apiVersion": "v1",
                 "kind": "Event",
                 "metadata": {"name": f"{involved['name']}.{time.time_ns():x}", "namespace": namespace},

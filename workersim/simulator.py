@@ -36,7 +36,7 @@ from informers import DeletedFinalStateUnknown, ListWatch, SharedIndexInformer
 from .lcclient import LCClient
 from .mounts import PodMounts
 from .nodefiles import NodeFiles
-from .plays import TERMINAL_PHASES, WorkerContext, hot_update, play_for
+from .plays import TERMINAL_PHASES, Play, WorkerContext, hot_update, play_for
 from .podlogs import PodLog, PodLogger
 from .podstatus import terminated_status
 from .sdk import identity
@@ -236,7 +236,7 @@ class WorkerSimulator:
                 thread.start()
 
     # -- workers --------------------------------------------------------------------------------------------------
-    def _run(self, worker: _Worker, ctx: WorkerContext, play: Any) -> None:
+    def _run(self, worker: _Worker, ctx: WorkerContext, play: Play) -> None:
         code = self._guarded(play, ctx)
         with self._lock:
             cancelled = worker.cancelled
@@ -262,7 +262,7 @@ class WorkerSimulator:
             return [t for t in self._threads if t.is_alive()]
 
     @staticmethod
-    def _guarded(play: Any, ctx: WorkerContext) -> int | None:
+    def _guarded(play: Play, ctx: WorkerContext) -> int | None:
         try:
             return play(ctx)
         except Exception:
