@@ -17,7 +17,13 @@ from urllib.parse import quote
 import orjson
 
 from . import meta
-from .client import PATCH_CONTENT_TYPES, PROPAGATION_POLICIES, ClientsetBase, ResourceClient  # noqa: F401 (re-export)
+from .client import (  # noqa: F401 (re-export)
+    PATCH_CONTENT_TYPES,
+    PROPAGATION_POLICIES,
+    ClientsetBase,
+    PatchBody,
+    ResourceClient,
+)
 from .http_transport import (
     DEFAULT_USER_AGENT,
     ApiConnectionError,
@@ -151,7 +157,7 @@ class HTTPResourceClient(ResourceClient):
     def patch(
         self,
         name: str,
-        body: Any,
+        body: PatchBody,
         patch_type: str = "merge",
         subresource: str | None = None,
         *,
@@ -198,7 +204,7 @@ def _require_name(name: str) -> str:
     return name
 
 
-def _patch_payload(body: Any, patch_type: str) -> bytes:
+def _patch_payload(body: object, patch_type: str) -> bytes:
     if isinstance(body, str):
         return body.encode()
     if isinstance(body, (bytes, bytearray)):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import http.client
 import ssl
 import threading
+from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
@@ -271,7 +272,7 @@ class Transport:
         path: str,
         *,
         query: dict[str, str] | None = None,
-        body: Any = None,
+        body: Mapping[str, Any] | bytes | None = None,
         content_type: str = JSON,
     ) -> dict[str, Any]:
         """Send one request and return the decoded JSON object ({} for an empty body); an answer that is not a JSON

@@ -99,7 +99,7 @@ def get_logger(name: str) -> Any:
     )
 
 
-def unpack_library_event(_logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+def unpack_library_event(_logger: object, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """structlog processor for ``ProcessorFormatter.foreign_pre_chain``: a library record's ``event`` and keys become
     fields of the line (other records pass unchanged)."""
     record = event_dict.get("_record")
@@ -146,11 +146,11 @@ _SECRET_TEXT = [
 _MAX_DEPTH = 20
 
 
-def _is_secret_key(key: Any) -> bool:
+def _is_secret_key(key: object) -> bool:
     return isinstance(key, str) and key.lower() in _SECRET_KEYS
 
 
-def _redact(value: Any, depth: int = 0) -> Any:
+def _redact(value: object, depth: int = 0) -> object:
     if isinstance(value, str):
         for pattern, replacement in _SECRET_TEXT:
             value = pattern.sub(replacement, value)
@@ -166,7 +166,7 @@ def _redact(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def redact_secrets(_logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+def redact_secrets(_logger: object, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """structlog processor: blank ``Authorization`` headers, bearer/basic credentials, tokens, passwords, the
     ``sedna.io/credential`` annotation and its keys, AWS keys, session tokens and SigV4/presigned-URL credentials and
     signatures, as keys at any depth and inside any text (messages, rendered tracebacks).
@@ -248,7 +248,7 @@ class _DefaultFields:
     def __init__(self, fields: Mapping[str, Any]) -> None:
         self.fields = dict(fields)
 
-    def __call__(self, _logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    def __call__(self, _logger: object, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
         for key, value in self.fields.items():
             event_dict.setdefault(key, value)
         return event_dict

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol, overload
 
 import orjson
 
@@ -52,6 +52,19 @@ __all__ = [
 Obj = Mapping[str, Any]
 
 _EMPTY: Mapping[str, Any] = {}
+
+
+class _HasGVK(Protocol):
+    """A GroupVersionKind (``apis.resources.GroupVersionKind``; ``apis.meta`` imports nothing of ``apis``)."""
+
+    @property
+    def group(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
 
 
 def metadata(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -123,7 +136,7 @@ def is_controlled_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
     return ref is not None and ref.get("uid") == uid(owner)
 
 
-def new_controller_ref(owner: Mapping[str, Any], gvk: Any = None) -> dict[str, Any]:
+def new_controller_ref(owner: Mapping[str, Any], gvk: _HasGVK | tuple[str, str] | None = None) -> dict[str, Any]:
     """A controller ownerReference to ``owner`` (blockOwnerDeletion and controller set, as metav1.NewControllerRef).
 
     ``gvk`` may be a GroupVersionKind (``.group``, ``.version``, ``.kind``), a ``(apiVersion, kind)`` pair, or omitted to
@@ -150,7 +163,15 @@ def new_controller_ref(owner: Mapping[str, Any], gvk: Any = None) -> dict[str, A
     }
 
 
-def deep_copy(obj: Any) -> Any:
+@overload
+def deep_copy(obj: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
+@overload
+def deep_copy(obj: object) -> Any: ...
+
+
+def deep_copy(obj: object) -> Any:
     """A deep copy of a JSON-shaped value (dicts, lists, str, int, float, bool, None) via an orjson round trip."""
     return orjson.loads(orjson.dumps(obj))
 

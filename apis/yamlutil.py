@@ -154,7 +154,7 @@ class ManifestLoader(yaml.SafeLoader):
         return mapping
 
 
-def _key_string(key: Any) -> Any:
+def _key_string(key: object) -> object:
     """sigs.k8s.io/yaml's conversion of a non-string mapping key (anything else stays and fails JSON checks)."""
     if isinstance(key, bool):
         return "true" if key else "false"
