@@ -43,7 +43,7 @@ def _normalise(values: object, name: str, key: str) -> Sequence[str]:
         raise IndexFuncError(key, name, TypeError(f"index function returned the str {values!r}, expected a list "
                                                   "of str"))
     try:
-        return list(cast(Iterable[str], values))
+        return list(cast("Iterable[str]", values))
     except TypeError as e:
         raise IndexFuncError(key, name, TypeError(f"index function returned {type(values).__name__}, expected a "
                                                   "list of str")) from e
@@ -51,11 +51,11 @@ def _normalise(values: object, name: str, key: str) -> Sequence[str]:
 
 def _index_values(name: str, fn: IndexFunc, key: str, obj: Obj) -> Sequence[str]:
     try:
-        values: object = fn(obj)
+        values = fn(obj)
     except Exception as e:
         raise IndexFuncError(key, name, e) from e
     if values.__class__ is list or values.__class__ is tuple:  # fast path
-        return cast(Sequence[str], values)
+        return values
     return _normalise(values, name, key)
 
 
