@@ -172,7 +172,8 @@ class _StaleConnectionRetry(urllib3.Retry):
         _stacktrace: TracebackType | None = None,
     ) -> Self:
         if isinstance(error, ReadTimeoutError):
-            raise MaxRetryError(_pool, url or "", error) from error  # type: ignore[arg-type]  # urllib3 passes its pool
+            # urllib3 always passes its pool here (its signature says it may be None)
+            raise MaxRetryError(_pool, url or "", error) from error  # type: ignore[arg-type]
         return super().increment(method, url, response, error, _pool, _stacktrace)
 
 

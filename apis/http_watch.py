@@ -79,7 +79,8 @@ def parse_event(line: bytes | bytearray) -> WatchEvent:
 def _shutdown_socket(response: StreamResponse) -> None:
     """Wake a thread blocked reading ``response``: shut its socket down (closing alone does not unblock recv)."""
     try:
-        response.shutdown()  # type: ignore[attr-defined]  # urllib3's HTTPResponse has it, other responses may not
+        # urllib3's HTTPResponse has shutdown(), other responses may not
+        response.shutdown()  # type: ignore[attr-defined]
         return
     except Exception:  # noqa: BLE001 - not supported by this response, or already released/closed
         pass

@@ -102,7 +102,8 @@ class _Server(TcpWSGIServer):
                 self.add_task(channel)
             log.warning("refused an HTTP request", status=408, reason=request.error.body,
                         client=f"{channel.addr[0]}:{channel.addr[1]}" if isinstance(channel.addr, tuple) else "")
-        super().maintenance(now)  # type: ignore[arg-type]  # types-waitress says int; waitress passes time.time()
+        # types-waitress says int; waitress passes time.time()
+        super().maintenance(now)  # type: ignore[arg-type]
 
 
 class HTTPServer:
@@ -125,7 +126,8 @@ class HTTPServer:
     def port(self) -> int:
         if self._httpd is None:
             raise RuntimeError("server not started")
-        return int(self._httpd.effective_port)  # type: ignore[attr-defined]  # set by waitress, absent from its stubs
+        # set by waitress, absent from its stubs
+        return int(self._httpd.effective_port)  # type: ignore[attr-defined]
 
     def start(self) -> None:
         limits = self.limits
@@ -159,7 +161,8 @@ class HTTPServer:
         if server is None:
             return
         # closing the sockets from the loop's own thread: the trigger wakes the loop, which then finds its map empty
-        server.trigger.pull_trigger(lambda: wasyncore.close_all(self._map))  # type: ignore[attr-defined]  # a trigger, typed int in types-waitress
+        # server.trigger is waitress's trigger (types-waitress types it int)
+        server.trigger.pull_trigger(lambda: wasyncore.close_all(self._map))  # type: ignore[attr-defined]
         if self._thread is not None:
             self._thread.join(timeout=5)
         server.task_dispatcher.shutdown(timeout=5)
