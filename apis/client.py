@@ -13,7 +13,9 @@ from . import resources as r
 from .resources import GroupVersionResource, ResourceInfo
 from .watch import ListOptions, Watch
 
-__all__ = ["ResourceClient", "ClientsetBase", "PATCH_TYPES", "PATCH_CONTENT_TYPES", "PROPAGATION_POLICIES"]
+__all__ = [
+    "ResourceClient", "ClientsetBase", "PatchBody", "PATCH_TYPES", "PATCH_CONTENT_TYPES", "PROPAGATION_POLICIES",
+]
 
 PATCH_CONTENT_TYPES = {
     "merge": "application/merge-patch+json",
@@ -23,6 +25,11 @@ PATCH_CONTENT_TYPES = {
 }
 PATCH_TYPES = tuple(PATCH_CONTENT_TYPES)
 PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
+
+
+# A patch: the JSON object of a merge, strategic-merge or apply patch, the operations of a JSON patch, or either
+# one already encoded.
+PatchBody = dict[str, Any] | list[dict[str, Any]] | str | bytes
 
 
 class ResourceClient(ABC):
@@ -103,7 +110,7 @@ class ResourceClient(ABC):
     def patch(
         self,
         name: str,
-        body: Any,
+        body: PatchBody,
         patch_type: str = "merge",
         subresource: str | None = None,
         *,

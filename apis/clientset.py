@@ -11,13 +11,19 @@ from __future__ import annotations
 
 import copy
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import quote
 
 import orjson
 
 from . import meta
-from .client import PATCH_CONTENT_TYPES, PROPAGATION_POLICIES, ClientsetBase, ResourceClient  # noqa: F401 (re-export)
+from .client import (  # noqa: F401 (re-export)
+    PATCH_CONTENT_TYPES,
+    PROPAGATION_POLICIES,
+    ClientsetBase,
+    PatchBody,
+    ResourceClient,
+)
 from .http_transport import (
     DEFAULT_USER_AGENT,
     ApiConnectionError,
@@ -33,8 +39,12 @@ from .logs import get_logger
 from .resources import GroupVersionResource, ResourceInfo, lookup
 from .watch import ListOptions
 
+if TYPE_CHECKING:
+    from typing import Unpack  # Python 3.11+; the project supports 3.10
+
 __all__ = [
     "Clientset",
+    "ClientOptions",
     "HTTPResourceClient",
     "ConfigError",
     "ApiConnectionError",
@@ -151,7 +161,7 @@ class HTTPResourceClient(ResourceClient):
     def patch(
         self,
         name: str,
-        body: Any,
+        body: PatchBody,
         patch_type: str = "merge",
         subresource: str | None = None,
         *,
@@ -198,7 +208,7 @@ def _require_name(name: str) -> str:
     return name
 
 
-def _patch_payload(body: Any, patch_type: str) -> bytes:
+def _patch_payload(body: object, patch_type: str) -> bytes:
     if isinstance(body, str):
         return body.encode()
     if isinstance(body, (bytes, bytearray)):
@@ -240,6 +250,19 @@ def _pin_proxy(cfg: Any) -> None:
     connection pool was made with this proxy anyway."""
     if hasattr(type(cfg), "proxy"):
         cfg.proxy = cfg.proxy
+
+
+class ClientOptions(TypedDict, total=False):
+    """The keyword options of ``Clientset`` that its constructors (``from_url``, ``from_kubeconfig``,
+    ``in_cluster``, ``auto``) pass on."""
+
+    connect_timeout: float
+    request_timeout: float
+    watch_idle_timeout: float
+    user_agent: str
+    field_manager: str
+    compression: bool
+    pool_maxsize: int | None
 
 
 class Clientset(ClientsetBase):
@@ -307,7 +330,12 @@ class Clientset(ClientsetBase):
     # -- construction ----------------------------------------------------------------------------------------------
     @classmethod
     def from_url(
-        cls, host: str, token: str | None = None, verify: bool = True, ca_file: str | None = None, **options: Any
+        cls,
+        host: str,
+        token: str | None = None,
+        verify: bool = True,
+        ca_file: str | None = None,
+        **options: Unpack[ClientOptions],
     ) -> Clientset:
         """A clientset for ``host`` with an optional bearer ``token``."""
         cfg = _new_configuration()
@@ -321,7 +349,12 @@ class Clientset(ClientsetBase):
 
     @classmethod
     def from_kubeconfig(
-        cls, path: str | None = None, context: str | None = None, *, master: str | None = None, **options: Any
+        cls,
+        path: str | None = None,
+        context: str | None = None,
+        *,
+        master: str | None = None,
+        **options: Unpack[ClientOptions],
     ) -> Clientset:
         """Load ``path`` (default ``$KUBECONFIG``, then ``~/.kube/config``; a ``:``-separated list is merged) with
         ``context`` (default: current-context). With ``master`` and no kubeconfig file, connect to ``master``
@@ -350,7 +383,9 @@ class Clientset(ClientsetBase):
         return cls(cfg, **options)
 
     @classmethod
-    def in_cluster(cls, *, token_file: str | None = None, ca_file: str | None = None, **options: Any) -> Clientset:
+    def in_cluster(
+        cls, *, token_file: str | None = None, ca_file: str | None = None, **options: Unpack[ClientOptions]
+    ) -> Clientset:
         """The pod's service account: ``KUBERNETES_SERVICE_HOST``/``_PORT`` and the mounted token (re-read every
         minute) and CA. ``token_file``/``ca_file`` override the standard mount paths."""
         from kubernetes.config import incluster_config as ic
@@ -369,7 +404,11 @@ class Clientset(ClientsetBase):
 
     @classmethod
     def auto(
-        cls, kubeconfig: str | None = None, master: str | None = None, context: str | None = None, **options: Any
+        cls,
+        kubeconfig: str | None = None,
+        master: str | None = None,
+        context: str | None = None,
+        **options: Unpack[ClientOptions],
     ) -> Clientset:
         """An explicit ``kubeconfig``/``master`` wins; else in-cluster when ``KUBERNETES_SERVICE_HOST`` is set;
         else ``$KUBECONFIG`` / ``~/.kube/config``."""

@@ -20,11 +20,14 @@ from __future__ import annotations
 import http.client
 import ssl
 import threading
-from typing import Any
+from collections.abc import Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 import orjson
 import urllib3
+from urllib3.connectionpool import ConnectionPool, HTTPConnectionPool
 from urllib3.exceptions import (
     ConnectTimeoutError,
     MaxRetryError,
@@ -33,6 +36,9 @@ from urllib3.exceptions import (
 )
 
 from . import errors
+
+if TYPE_CHECKING:
+    from typing import Self  # Python 3.11+; the project supports 3.10
 
 __all__ = [
     "ApiConnectionError",
@@ -156,8 +162,17 @@ class _StaleConnectionRetry(urllib3.Retry):
     retry; once bytes may have left, urllib3 cannot tell "nothing written" apart, so a non-idempotent request is
     never replayed and the caller gets ``ApiConnectionError``."""
 
-    def increment(self, method=None, url=None, response=None, error=None, _pool=None, _stacktrace=None):  # type: ignore[no-untyped-def]
+    def increment(
+        self,
+        method: str | None = None,
+        url: str | None = None,
+        response: urllib3.BaseHTTPResponse | None = None,
+        error: Exception | None = None,
+        _pool: ConnectionPool | None = None,
+        _stacktrace: TracebackType | None = None,
+    ) -> Self:
         if isinstance(error, ReadTimeoutError):
+            # urllib3 always passes its pool here (its signature says it may be None)
             raise MaxRetryError(_pool, url or "", error) from error  # type: ignore[arg-type]
         return super().increment(method, url, response, error, _pool, _stacktrace)
 
@@ -212,7 +227,7 @@ class Transport:
         # Without a proxy every request goes to the one pool of ``host``: asked for directly, not through the pool
         # manager's per-request URL parsing and pool lookup.
         self._direct = type(self._pool) is urllib3.PoolManager
-        self._host_pool: Any = None
+        self._host_pool: HTTPConnectionPool | None = None
         self._retries = new_retry_policy()
         self._auth_lock = threading.Lock()
 
@@ -258,10 +273,11 @@ class Transport:
         path: str,
         *,
         query: dict[str, str] | None = None,
-        body: Any = None,
+        body: Mapping[str, Any] | bytes | None = None,
         content_type: str = JSON,
-    ) -> Any:
-        """Send one request and return the decoded JSON answer ({} for an empty body)."""
+    ) -> dict[str, Any]:
+        """Send one request and return the decoded JSON object ({} for an empty body); an answer that is not a JSON
+        object (every API server answer is one: an object, a List or a Status) raises ``ResponseDecodeError``."""
         target = self._target(path, query)
         headers = self._headers(stream=False)
         data: bytes | None = None
@@ -286,11 +302,15 @@ class Transport:
         if not data:
             return {}
         try:
-            return orjson.loads(data)
+            answer = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise ResponseDecodeError(
                 f"{method} {self._origin + target}: the server answered {status} with a body that is not JSON: {exc}"
             ) from None
+        if not isinstance(answer, dict):
+            raise ResponseDecodeError(f"{method} {self._origin + target}: the server answered {status} with JSON that "
+                                      f"is not an object but {type(answer).__name__}")
+        return answer
 
     def stream(self, path: str, query: dict[str, str], read_timeout: float) -> urllib3.BaseHTTPResponse:
         """Open a streaming GET (a watch); ``read_timeout`` bounds the silence between two reads."""

@@ -20,7 +20,7 @@ import http.client
 import socket
 import threading
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import Protocol
 
 import orjson
 import urllib3
@@ -76,10 +76,11 @@ def parse_event(line: bytes | bytearray) -> WatchEvent:
     return event
 
 
-def _shutdown_socket(response: Any) -> None:
+def _shutdown_socket(response: StreamResponse) -> None:
     """Wake a thread blocked reading ``response``: shut its socket down (closing alone does not unblock recv)."""
     try:
-        response.shutdown()
+        # urllib3's HTTPResponse has shutdown(), other responses may not
+        response.shutdown()  # type: ignore[attr-defined]
         return
     except Exception:  # noqa: BLE001 - not supported by this response, or already released/closed
         pass
@@ -152,7 +153,7 @@ class HTTPWatch:
         except Exception as exc:  # noqa: BLE001 - closing a broken stream must never raise into the caller
             log.debug("watch close failed", error=str(exc), **self._fields)
 
-    def _end(self, reason: str, buffered: bytearray, **extra: Any) -> None:
+    def _end(self, reason: str, buffered: bytearray, **extra: object) -> None:
         self.end_reason = reason
         if reason == "stopped":
             return

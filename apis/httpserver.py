@@ -88,7 +88,8 @@ class _Server(TcpWSGIServer):
     def maintenance(self, now: float) -> None:
         # deadlines first: an overdue request gets its 408 before the idle check could close its connection unanswered
         cutoff = time.monotonic() - self.request_deadline
-        for channel in list(self.active_channels.values()):
+        # types-waitress declares active_channels as one HTTPChannel; it is waitress's map of fd -> channel
+        for channel in list(self.active_channels.values()):  # type: ignore[attr-defined]
             with channel.requests_lock:
                 request = channel.request
                 if (request is None or request.completed or channel.requests or channel.will_close
@@ -101,7 +102,8 @@ class _Server(TcpWSGIServer):
                 self.add_task(channel)
             log.warning("refused an HTTP request", status=408, reason=request.error.body,
                         client=f"{channel.addr[0]}:{channel.addr[1]}" if isinstance(channel.addr, tuple) else "")
-        super().maintenance(now)
+        # types-waitress says int; waitress passes time.time()
+        super().maintenance(now)  # type: ignore[arg-type]
 
 
 class HTTPServer:
@@ -124,7 +126,8 @@ class HTTPServer:
     def port(self) -> int:
         if self._httpd is None:
             raise RuntimeError("server not started")
-        return int(self._httpd.effective_port)
+        # set by waitress, absent from its stubs
+        return int(self._httpd.effective_port)  # type: ignore[attr-defined]
 
     def start(self) -> None:
         limits = self.limits
@@ -138,7 +141,9 @@ class HTTPServer:
             asyncore_use_poll=True, clear_untrusted_proxy_headers=False, ident="sedna",
         )
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sockinfo = next((info for info in adj.listen if info[0] == family), adj.listen[0])
+        # types-waitress declares listen as list[str]; waitress fills it with socket.getaddrinfo tuples
+        listen: list[Any] = adj.listen
+        sockinfo = next((info for info in listen if info[0] == family), listen[0])
         server = _Server(self._app, map=self._map, adj=adj, sockinfo=sockinfo)
         server.request_deadline = limits.request_deadline
         self._httpd = server
@@ -156,7 +161,8 @@ class HTTPServer:
         if server is None:
             return
         # closing the sockets from the loop's own thread: the trigger wakes the loop, which then finds its map empty
-        server.trigger.pull_trigger(lambda: wasyncore.close_all(self._map))
+        # server.trigger is waitress's trigger (types-waitress types it int)
+        server.trigger.pull_trigger(lambda: wasyncore.close_all(self._map))  # type: ignore[attr-defined]
         if self._thread is not None:
             self._thread.join(timeout=5)
         server.task_dispatcher.shutdown(timeout=5)

@@ -19,19 +19,27 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from .meta import Obj, SelectorLike
 from .resources import GroupVersionResource
 
-__all__ = ["GenericLister", "TypedLister", "group", "register_group", "register_lister", "typed_lister"]
+__all__ = ["GenericLister", "InformerFactory", "TypedLister", "group", "register_group", "register_lister", "typed_lister"]
 
 
 class GenericLister(Protocol):
     """What ``informers.Lister`` offers: the contract a typed lister wraps."""
 
-    def list(self, selector: Any = None) -> list[Any]: ...
+    def list(self, selector: SelectorLike = None) -> list[Obj]: ...
 
     def get(self, name: str) -> Any: ...
 
     def namespaced(self, namespace: str) -> Any: ...
+
+
+class InformerFactory(Protocol):
+    """What a registered group needs of ``informers.SharedInformerFactory``: the informer of one resource (a
+    ``GenericInformer``, with ``.informer()`` and ``.lister()``)."""
+
+    def for_resource(self, gvr: GroupVersionResource) -> Any: ...
 
 
 class TypedLister:
@@ -44,7 +52,7 @@ class TypedLister:
     def resource(self) -> GroupVersionResource | str | None:
         return getattr(self.generic, "resource", None)
 
-    def list(self, selector: Any = None) -> list[Any]:
+    def list(self, selector: SelectorLike = None) -> list[Obj]:
         return self.generic.list(selector)
 
     def get(self, name: str) -> Any:

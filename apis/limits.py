@@ -23,7 +23,7 @@ class DocumentLimitError(ValueError):
     """A decoded document is out of bounds (too deep, or a value JSON cannot carry); the message says which."""
 
 
-def check_document(value: Any, max_depth: int = MAX_DEPTH) -> None:
+def check_document(value: object, max_depth: int = MAX_DEPTH) -> None:
     """Raise ``DocumentLimitError`` when ``value`` nests more than ``max_depth`` containers or holds a value that is
     not JSON (a non-string key, an out-of-range integer, a non-finite float, bytes, a set …). Shared sub-documents
     (YAML aliases) are walked once."""
@@ -54,7 +54,7 @@ def check_document(value: Any, max_depth: int = MAX_DEPTH) -> None:
                 _check_scalar(child, stack, depth)
 
 
-def _check_scalar(item: Any, stack: list[tuple[Any, int]], depth: int) -> None:
+def _check_scalar(item: object, stack: list[tuple[Any, int]], depth: int) -> None:
     """Check a value that is not one of the common exact JSON types; a container (subclass) is pushed instead."""
     if isinstance(item, (dict, list, tuple)):  # subclasses
         stack.append((item, depth + 1))

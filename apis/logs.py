@@ -25,6 +25,7 @@ import sys
 import threading
 from collections.abc import Mapping, MutableMapping
 from contextlib import AbstractContextManager
+from types import FrameType
 from typing import Any, TextIO
 
 import structlog
@@ -43,7 +44,7 @@ for _package in LIBRARY_PACKAGES:
     logging.getLogger(_package).addHandler(logging.NullHandler())
 
 
-class LogEvent(dict):  # type: ignore[type-arg]
+class LogEvent(dict[str, Any]):
     """The event dict of one library log call, used as the ``msg`` of its ``logging.LogRecord``.
 
     ``str()`` renders ``event key=value ...`` for plain ``logging`` formatters; ``unpack_library_event`` turns it back
@@ -79,7 +80,7 @@ _STRUCTLOG_DIR = os.path.dirname(structlog.__file__) + os.sep
 def _structlog_frames() -> int:
     """The structlog frames between the stdlib logger call and the code that logged (``stacklevel`` skips them)."""
     # frames: 0 here, 1 _to_stdlib, 2 structlog's _process_event, 3 its _proxy_to_logger
-    frame = sys._getframe(3)
+    frame: FrameType | None = sys._getframe(3)
     count = 0
     while frame is not None and frame.f_code.co_filename.startswith(_STRUCTLOG_DIR):
         count += 1
@@ -107,7 +108,7 @@ def bound_context(**fields: Any) -> AbstractContextManager[None]:
     return structlog.contextvars.bound_contextvars(**fields)
 
 
-def unpack_library_event(_logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+def unpack_library_event(_logger: object, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """structlog processor for ``ProcessorFormatter.foreign_pre_chain``: a library record's ``event`` and keys become
     fields of the line (other records pass unchanged)."""
     record = event_dict.get("_record")
@@ -154,11 +155,11 @@ _SECRET_TEXT = [
 _MAX_DEPTH = 20
 
 
-def _is_secret_key(key: Any) -> bool:
+def _is_secret_key(key: object) -> bool:
     return isinstance(key, str) and key.lower() in _SECRET_KEYS
 
 
-def _redact(value: Any, depth: int = 0) -> Any:
+def _redact(value: object, depth: int = 0) -> object:
     if isinstance(value, str):
         for pattern, replacement in _SECRET_TEXT:
             value = pattern.sub(replacement, value)
@@ -174,7 +175,7 @@ def _redact(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def redact_secrets(_logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+def redact_secrets(_logger: object, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """structlog processor: blank ``Authorization`` headers, bearer/basic credentials, tokens, passwords, the
     ``sedna.io/credential`` annotation and its keys, AWS keys, session tokens and SigV4/presigned-URL credentials and
     signatures, as keys at any depth and inside any text (messages, rendered tracebacks).
@@ -256,7 +257,7 @@ class _DefaultFields:
     def __init__(self, fields: Mapping[str, Any]) -> None:
         self.fields = dict(fields)
 
-    def __call__(self, _logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    def __call__(self, _logger: object, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
         for key, value in self.fields.items():
             event_dict.setdefault(key, value)
         return event_dict

@@ -3,17 +3,18 @@
 Objects handed out by listers and handlers are shared and read-only: ``deep_copy`` before changing one.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: the public accessor ``annotations(obj)`` would shadow it (mypy
+# reports a redefinition); the annotations of this module need no postponed evaluation.
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol, overload
 
 import orjson
 
 __all__ = [
+    "Obj",
     "namespace",
     "name",
     "generate_name",
@@ -36,6 +37,7 @@ __all__ = [
     "parse_time",
     "Requirement",
     "Selector",
+    "SelectorLike",
     "parse_selector",
     "selector_from_set",
     "selector_from_label_selector",
@@ -45,7 +47,24 @@ __all__ = [
     "parse_field_selector",
 ]
 
+# An API object as a plain dict shaped the way the API server serves it (read-only when shared): the one name for the
+# parameters and results that carry objects.
+Obj = Mapping[str, Any]
+
 _EMPTY: Mapping[str, Any] = {}
+
+
+class _HasGVK(Protocol):
+    """A GroupVersionKind (``apis.resources.GroupVersionKind``; ``apis.meta`` imports nothing of ``apis``)."""
+
+    @property
+    def group(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
 
 
 def metadata(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -117,7 +136,7 @@ def is_controlled_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
     return ref is not None and ref.get("uid") == uid(owner)
 
 
-def new_controller_ref(owner: Mapping[str, Any], gvk: Any = None) -> dict[str, Any]:
+def new_controller_ref(owner: Mapping[str, Any], gvk: _HasGVK | tuple[str, str] | None = None) -> dict[str, Any]:
     """A controller ownerReference to ``owner`` (blockOwnerDeletion and controller set, as metav1.NewControllerRef).
 
     ``gvk`` may be a GroupVersionKind (``.group``, ``.version``, ``.kind``), a ``(apiVersion, kind)`` pair, or omitted to
@@ -144,7 +163,15 @@ def new_controller_ref(owner: Mapping[str, Any], gvk: Any = None) -> dict[str, A
     }
 
 
-def deep_copy(obj: Any) -> Any:
+@overload
+def deep_copy(obj: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
+@overload
+def deep_copy(obj: object) -> Any: ...
+
+
+def deep_copy(obj: object) -> Any:
     """A deep copy of a JSON-shaped value (dicts, lists, str, int, float, bool, None) via an orjson round trip."""
     return orjson.loads(orjson.dumps(obj))
 
@@ -255,6 +282,10 @@ class Selector:
     def __str__(self) -> str:
         """Like Go's ``String()``: requirements ordered by key (stable), values of a set sorted."""
         return ",".join(str(r) for r in sorted(self.requirements, key=lambda r: r.key))
+
+
+# What listers take as a label selector: a Selector, the selector syntax, a label set, or None (everything).
+SelectorLike = Selector | str | dict[str, str] | None
 
 
 def everything() -> Selector:

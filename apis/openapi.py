@@ -21,7 +21,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from . import meta
 from .openapi_format import FORMATS, bad_value, go_float, go_json, go_quote, json_equal
@@ -68,7 +68,7 @@ _MANAGED_FIELDS_ENTRY_FIELDS = frozenset(
 # --------------------------------------------------------------------------------------------- pruning
 
 
-def prune(schema: Mapping[str, Any], obj: Any, *, pruned: list[str] | None = None) -> None:
+def prune(schema: Mapping[str, Any], obj: object, *, pruned: list[str] | None = None) -> None:
     """Drop, in place, every field ``schema`` does not specify, as apiextensions-apiserver's pruning does.
 
     - ``x-kubernetes-preserve-unknown-fields`` keeps unknown fields at that level and, through arrays, in their
@@ -89,7 +89,7 @@ def prune(schema: Mapping[str, Any], obj: Any, *, pruned: list[str] | None = Non
         pruned.extend(sorted(found))
 
 
-def _prune(value: Any, schema: Mapping[str, Any] | None, path: str, out: list[str], resource: bool = False,
+def _prune(value: object, schema: Mapping[str, Any] | None, path: str, out: list[str], resource: bool = False,
            preserving: bool = False) -> None:
     """kube's prune; with ``preserving`` (or the schema's preserve flag) its skipPrune, which keeps unknown fields
     and stays in force through array items, while known properties and additionalProperties values are pruned."""
@@ -148,7 +148,7 @@ def _prune_object_meta(md: dict[str, Any], path: str, out: list[str], embedded: 
 # ------------------------------------------------------------------------------------------- defaulting
 
 
-def apply_defaults(schema: Mapping[str, Any], obj: Any) -> None:
+def apply_defaults(schema: Mapping[str, Any], obj: object) -> None:
     """Apply ``default`` values in place, as kube-apiserver's decoder does.
 
     First every non-nullable ``null`` under a property or ``additionalProperties`` schema without a default is
@@ -163,14 +163,14 @@ def apply_defaults(schema: Mapping[str, Any], obj: Any) -> None:
 def _field_schema(schema: Mapping[str, Any] | None, key: str) -> Mapping[str, Any] | None:
     if schema is None:
         return None
-    props: Mapping[str, Any] = schema.get("properties") or {}
+    props: Mapping[str, Mapping[str, Any]] = schema.get("properties") or {}
     if key in props:
         return props[key]
     additional = schema.get("additionalProperties")
     return additional if isinstance(additional, Mapping) else None
 
 
-def _prune_nulls(value: Any, schema: Mapping[str, Any] | None) -> None:
+def _prune_nulls(value: object, schema: Mapping[str, Any] | None) -> None:
     if isinstance(value, dict):
         for key in list(value):
             sub = _field_schema(schema, key)
@@ -184,13 +184,13 @@ def _prune_nulls(value: Any, schema: Mapping[str, Any] | None) -> None:
             _prune_nulls(item, items if isinstance(items, Mapping) else None)
 
 
-def _null_replacement(value: Any, schema: Mapping[str, Any] | None) -> Any:
+def _null_replacement(value: object, schema: Mapping[str, Any] | None) -> Any:
     if value is None and schema is not None and not schema.get("nullable"):
         return meta.deep_copy(schema.get("default"))
     return value
 
 
-def _default(value: Any, schema: Mapping[str, Any] | None) -> None:
+def _default(value: object, schema: Mapping[str, Any] | None) -> None:
     if schema is None:
         return
     if isinstance(value, dict):
@@ -223,7 +223,7 @@ def cause(kind: str, field: str, message: str) -> dict[str, str]:
     return {"type": kind, "message": message, "field": field}
 
 
-def data_type(value: Any) -> str:
+def data_type(value: object) -> str:
     """The OpenAPI name of a JSON value's type (``null`` for ``None``)."""
     if value is None:
         return "null"
@@ -242,7 +242,7 @@ def data_type(value: Any) -> str:
     return type(value).__name__
 
 
-def validate(schema: Mapping[str, Any], obj: Any, path: str = "") -> list[dict[str, str]]:
+def validate(schema: Mapping[str, Any], obj: object, path: str = "") -> list[dict[str, str]]:
     """Every way ``obj`` (at field path ``path``) violates ``schema``; empty when it conforms.
 
     Checks run in kube-openapi's order (type, allOf/anyOf/oneOf/not, string, format, number, array, enum, object)
@@ -253,11 +253,11 @@ def validate(schema: Mapping[str, Any], obj: Any, path: str = "") -> list[dict[s
     return causes
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> TypeGuard[float]:  # int or float, not bool
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _validate(schema: Mapping[str, Any], value: Any, path: str, out: list[dict[str, str]]) -> None:
+def _validate(schema: Mapping[str, Any], value: object, path: str, out: list[dict[str, str]]) -> None:
     types = _types(schema)
     if value is None:  # only the type and enum checks look at null
         if types and not schema.get("nullable"):
@@ -266,7 +266,8 @@ def _validate(schema: Mapping[str, Any], value: Any, path: str, out: list[dict[s
             out.append(_not_supported(path, None, schema["enum"]))
         return
     actual = data_type(value)
-    if types and actual not in types and not (actual == "number" and "integer" in types and _is_json_integer(value)):
+    if types and actual not in types and not (actual == "number" and "integer" in types and _is_number(value)
+                                                 and _is_json_integer(value)):
         if not (actual == "integer" and "number" in types):
             out.append(_type_invalid(path, ",".join(types), actual))
     _validate_combinators(schema, value, path, out)
@@ -410,7 +411,7 @@ def _validate_object(schema: Mapping[str, Any], value: Mapping[str, Any], path: 
             out.append(cause(REQUIRED, _join(path, key), "Required value"))
 
 
-def _validate_combinators(schema: Mapping[str, Any], value: Any, path: str, out: list[dict[str, str]]) -> None:
+def _validate_combinators(schema: Mapping[str, Any], value: object, path: str, out: list[dict[str, str]]) -> None:
     """allOf/anyOf/oneOf/not; their own errors carry no field path (kube-openapi reports them as plain errors)."""
     quoted = json.dumps(path)
     any_of = schema.get("anyOf")
@@ -418,7 +419,8 @@ def _validate_combinators(schema: Mapping[str, Any], value: Any, path: str, out:
         results = [validate(sub, value, path) for sub in any_of]
         if all(results):
             out.append(_composite(f"{quoted} must validate at least one schema (anyOf)"))
-            out.extend(min(results, key=len))  # the closest alternative's failures (kube keeps its best match)
+            closest = min(results, key=len)  # the closest alternative's failures (kube keeps its best match)
+            out.extend(closest)
     one_of = schema.get("oneOf")
     if one_of:
         results = [validate(sub, value, path) for sub in one_of]
@@ -427,7 +429,8 @@ def _validate_combinators(schema: Mapping[str, Any], value: Any, path: str, out:
             found = "Found none valid" if valid == 0 else f"Found {valid} valid alternatives"
             out.append(_composite(f"{quoted} must validate one and only one schema (oneOf). {found}"))
             if valid == 0:
-                out.extend(min(results, key=len))
+                closest = min(results, key=len)
+                out.extend(closest)
     all_of = schema.get("allOf")
     if all_of:
         results = [validate(sub, value, path) for sub in all_of]
@@ -457,7 +460,7 @@ def _type_invalid(path: str, expected: str, actual: str) -> dict[str, str]:
     return cause(TYPE_INVALID, path, f"Invalid value: {go_quote(actual)}: {path} in body must be of type {expected}: {go_quote(actual)}")
 
 
-def _invalid(path: str, value: Any, detail: str) -> dict[str, str]:
+def _invalid(path: str, value: object, detail: str) -> dict[str, str]:
     return cause(INVALID, path, f"Invalid value: {bad_value(value)}: {detail}")
 
 
@@ -465,6 +468,6 @@ def _composite(message: str) -> dict[str, str]:
     return cause(INVALID, _NIL_PATH, f'Invalid value: "": {message}')
 
 
-def _not_supported(path: str, value: Any, allowed: list[Any]) -> dict[str, str]:
+def _not_supported(path: str, value: object, allowed: list[Any]) -> dict[str, str]:
     supported = ", ".join(go_quote(a if isinstance(a, str) else go_json(a)) for a in allowed)
     return cause(NOT_SUPPORTED, path, f"Unsupported value: {bad_value(value)}: supported values: {supported}")

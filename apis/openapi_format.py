@@ -44,7 +44,7 @@ def _is_date_time(text: str) -> bool:
     if len(text) < 4 or len(parts) < 2 or not _is_date(parts[0]):
         return False
     m = _TIME_OF_DAY.match(parts[1])
-    return bool(m) and m.group(1) <= "23" and m.group(2) <= "59" and m.group(3) <= "59"
+    return m is not None and m.group(1) <= "23" and m.group(2) <= "59" and m.group(3) <= "59"
 
 
 def _is_ip(text: str, version: int) -> bool:
@@ -90,7 +90,7 @@ FORMATS: dict[str, Any] = {
 
 
 
-def bad_value(value: Any) -> str:
+def bad_value(value: object) -> str:
     """A bad value as field.Error.ErrorBody prints it: %v for numbers and booleans, %q for strings, else JSON."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -164,7 +164,7 @@ def _go_json_float(value: float) -> str:
     return re.sub(r"e([+-])0(\d)$", r"e\1\2", text)
 
 
-def go_json(value: Any) -> str:
+def go_json(value: object) -> str:
     """encoding/json.Marshal: compact, map keys sorted, <>& and U+2028/9 escaped."""
     if value is None:
         return "null"
@@ -186,7 +186,7 @@ def go_json(value: Any) -> str:
     return go_json(str(value))
 
 
-def json_equal(a: Any, b: Any) -> bool:
+def json_equal(a: object, b: object) -> bool:
     """Deep equality of JSON values where booleans are not numbers and 1 == 1.0."""
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
@@ -196,4 +196,4 @@ def json_equal(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, (Mapping, list)) or isinstance(b, (Mapping, list)):
         return False
-    return a == b
+    return bool(a == b)

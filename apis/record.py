@@ -94,7 +94,7 @@ class EventRecorder:
                     with self._lock:
                         if self._seen.get(key) is seen:
                             self._seen.pop(key, None)
-            body = {
+            body: dict[str, Any] = {
                 "apiVersion": "v1",
                 "kind": "Event",
                 "metadata": {"name": f"{involved['name']}.{time.time_ns():x}", "namespace": namespace},
@@ -119,5 +119,5 @@ class EventRecorder:
             log.exception("event not recorded: unexpected error", object=where, reason=reason, error=str(exc))
         return None
 
-    def eventf(self, obj: Mapping[str, Any], event_type: str, reason: str, fmt: str, *args: Any) -> dict[str, Any] | None:
+    def eventf(self, obj: Mapping[str, Any], event_type: str, reason: str, fmt: str, *args: object) -> dict[str, Any] | None:
         return self.event(obj, event_type, reason, fmt % args if args else fmt)

@@ -32,7 +32,7 @@ import signal
 import threading
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = ["STOP_SIGNALS", "SignalWatcher", "stop_event_on_signals"]
 
@@ -102,12 +102,16 @@ class SignalWatcher:
         self.close()
 
 
+class _InfoLogger(Protocol):
+    def info(self, event: str, **fields: object) -> object: ...
+
+
 def _ignore(_signum: int, _frame: object) -> None:
     """The Python-level handler: the wakeup fd already told the watcher (a handler must exist, or the default action
     — terminate — would be taken)."""
 
 
-def stop_event_on_signals(stop: threading.Event, log: Any = None, message: str = "signal received: shutting down",
+def stop_event_on_signals(stop: threading.Event, log: _InfoLogger | None = None, message: str = "signal received: shutting down",
                           signals: tuple[signal.Signals, ...] = STOP_SIGNALS) -> SignalWatcher:
     """A watcher (not installed yet) that logs the first signal on ``log`` and sets ``stop``."""
 

@@ -91,7 +91,7 @@ _NONE = type(None)
 _SCALAR_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
 
-def _describe(hint: Any, where: str) -> _Type:
+def _describe(hint: object, where: str) -> _Type:
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
@@ -204,7 +204,7 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _type_name(value: Any) -> str:
+def _type_name(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -219,7 +219,7 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def _scalar_ok(py: type, value: Any) -> bool:
+def _scalar_ok(py: type, value: object) -> bool:
     if isinstance(value, bool):
         return py is bool
     if py is float:
@@ -229,7 +229,7 @@ def _scalar_ok(py: type, value: Any) -> bool:
     return isinstance(value, py)
 
 
-def _load(t: _Type, value: Any, path: str) -> Any:
+def _load(t: _Type, value: object, path: str) -> Any:
     if t.shape == "any":
         return value
     if t.shape == "scalar":
@@ -253,7 +253,7 @@ def _load(t: _Type, value: Any, path: str) -> Any:
     return {k: _load(t.item, v, f"{path}[{k}]") for k, v in value.items()}
 
 
-def _dump(t: _Type, value: Any) -> Any:
+def _dump(t: _Type, value: Any) -> Any:  # value: what t.shape says (a view, a list, a map or a scalar)
     if t.shape == "view":
         return value.to_dict()
     if t.shape == "list":

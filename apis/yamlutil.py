@@ -73,7 +73,7 @@ class ManifestLoader(yaml.SafeLoader):
         finally:
             self._expansions = {}
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:  # index: int or key node
         event = self.peek_event()
         if isinstance(event, yaml.AliasEvent):
             if event.anchor in self._open_anchors:
@@ -98,6 +98,8 @@ class ManifestLoader(yaml.SafeLoader):
                 self._depth -= 1
                 if anchor is not None:
                     self._open_anchors.discard(anchor)
+        if node is None:  # PyYAML's contract allows it; never for the events that start a node
+            return None
         self._count(1, aliased=False)
         expansion = self._expand(node)
         self._expansions[id(node)] = expansion
@@ -152,7 +154,7 @@ class ManifestLoader(yaml.SafeLoader):
         return mapping
 
 
-def _key_string(key: Any) -> Any:
+def _key_string(key: object) -> object:
     """sigs.k8s.io/yaml's conversion of a non-string mapping key (anything else stays and fails JSON checks)."""
     if isinstance(key, bool):
         return "true" if key else "false"

@@ -7,11 +7,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 from apis.logs import get_logger
 
 from .delta_fifo import DELETED, DeltaFIFO, Deltas, FIFOClosedError
+from .handlers import ResourceEventHandler
+from .keys import Obj, ObjOrTombstone
+from .listwatch import ListerWatcher
 from .reflector import Reflector, WatchErrorHandler
 from .store import Store
 from .thread_safe_store import ThreadSafeStore
@@ -23,7 +26,20 @@ __all__ = ["Config", "Controller", "keyed_upserter", "process_deltas", "process_
 log = get_logger(__name__)
 
 
-def process_deltas(handler: Any, client_state: Any, deltas: Deltas, is_in_initial_list: bool,
+class ClientState(Protocol):
+    """What ``process_deltas`` applies deltas to (a ``Store``; ``upsert``, when present, is used instead of
+    ``get`` then ``add``/``update``)."""
+
+    def add(self, obj: Obj) -> None: ...
+
+    def update(self, obj: Obj) -> None: ...
+
+    def delete(self, obj: ObjOrTombstone) -> None: ...
+
+    def get(self, obj: Obj) -> tuple[Obj | None, bool]: ...
+
+
+def process_deltas(handler: ResourceEventHandler, client_state: ClientState, deltas: Deltas, is_in_initial_list: bool,
                    use_deltas_key: bool = False) -> None:
     """Apply ``deltas`` (oldest first) to ``client_state`` and call the matching handler methods.
 
@@ -56,11 +72,13 @@ def process_deltas(handler: Any, client_state: Any, deltas: Deltas, is_in_initia
             handler.on_add(obj, is_in_initial_list)
 
 
-def process_keyed_deltas(handler: Any, store: Store, deltas: Deltas, is_in_initial_list: bool) -> None:
+def process_keyed_deltas(handler: ResourceEventHandler, store: Store, deltas: Deltas, is_in_initial_list: bool) -> None:
     """``process_deltas(..., use_deltas_key=True)`` for a ``Store`` keyed like the FIFO and ``deltas`` with their
     key: once per watch event in an informer, so it goes straight to the store's map (one call per delta, no
     method lookups, no result tuple)."""
     key = deltas.key
+    if key is None:
+        raise ValueError("process_keyed_deltas needs deltas with their key (as DeltaFIFO.pop hands them out)")
     update = store._store.update  # the previous object, or MISSING
     for action, obj in deltas:
         if action == DELETED:
@@ -70,7 +88,7 @@ def process_keyed_deltas(handler: Any, store: Store, deltas: Deltas, is_in_initi
             upsert_and_notify(handler, update, key, obj, is_in_initial_list)
 
 
-def upsert_and_notify(handler: Any, update: Callable[[str, Any], Any], key: str, obj: Any,
+def upsert_and_notify(handler: ResourceEventHandler, update: Callable[[str, Obj], Any], key: str, obj: Obj,
                       is_in_initial_list: bool) -> None:
     """``process_deltas`` for one non-deletion delta (Added, Updated, Sync, Replaced: all upserts) of a keyed store;
     ``update(key, obj)`` stores ``obj`` and returns the previous object or the store's MISSING."""
@@ -81,7 +99,7 @@ def upsert_and_notify(handler: Any, update: Callable[[str, Any], Any], key: str,
         handler.on_update(old, obj)
 
 
-def keyed_upserter(handler: Any, store: Store) -> Callable[[str, Any, bool], None]:
+def keyed_upserter(handler: ResourceEventHandler, store: Store) -> Callable[[str, Obj, bool], None]:
     """``upsert_and_notify`` bound to ``handler`` and ``store``: ``(key, obj, is_in_initial_list)``, the one-delta
     fast path of ``DeltaFIFO.set_producer_process`` (``process_one``)."""
     return partial(upsert_and_notify, handler, store._store.update)
@@ -92,7 +110,7 @@ class Config:
     """What a ``Controller`` needs (client-go ``cache.Config``)."""
 
     queue: DeltaFIFO
-    lister_watcher: Any
+    lister_watcher: ListerWatcher
     process: Callable[[Deltas, bool], Any]
     full_resync_period: float = 0
     should_resync: Callable[[], bool] | None = None
@@ -105,7 +123,7 @@ class Config:
     # idles (DeltaFIFO.set_producer_process): only for a short, non-blocking ``process``, such as the informer's.
     process_in_producer: bool = False
     # With process_in_producer: what process does for one Added/Updated delta, without a Deltas (process_one there).
-    process_one: Callable[[str, Any, bool], Any] | None = None
+    process_one: Callable[[str, Obj, bool], Any] | None = None
 
 
 class Controller:

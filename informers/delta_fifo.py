@@ -15,7 +15,14 @@ from typing import Any, NamedTuple, Protocol
 
 from apis.logs import get_logger
 
-from .keys import DeletedFinalStateUnknown, KeyFunc, ObjectKeyError, meta_namespace_key_func
+from .keys import (
+    DeletedFinalStateUnknown,
+    KeyFunc,
+    Obj,
+    ObjectKeyError,
+    ObjOrTombstone,
+    meta_namespace_key_func,
+)
 
 __all__ = [
     "DeltaType",
@@ -68,12 +75,12 @@ class Delta(NamedTuple):
     object: Any
 
 
-class Deltas(list):  # type: ignore[type-arg]
+class Deltas(list[Delta]):
     """The pending changes of one object, oldest first. ``key`` is set on what ``pop`` hands out (else None)."""
 
     __slots__ = ("key",)
 
-    def __init__(self, *args: Any) -> None:
+    def __init__(self, *args: Iterable[Delta]) -> None:
         super().__init__(*args)
         self.key: str | None = None
 
@@ -88,7 +95,7 @@ _new_list = list.__new__
 _new_tuple = tuple.__new__
 
 
-def _delta(action: DeltaType, obj: Any) -> Delta:
+def _delta(action: DeltaType, obj: ObjOrTombstone) -> Delta:
     return _new_tuple(Delta, (action, obj))  # skips NamedTuple's Python-level __new__
 
 
@@ -104,7 +111,7 @@ class KeyListerGetter(Protocol):
 
     def list_keys(self) -> list[str]: ...
 
-    def get_by_key(self, key: str) -> tuple[Any, bool]: ...
+    def get_by_key(self, key: str) -> tuple[Obj | None, bool]: ...
 
 
 class FIFOClosedError(Exception):
@@ -133,12 +140,12 @@ class _Requeued(Exception):
         self.deltas = deltas
 
 
-def _upserter(action: DeltaType) -> Callable[[DeltaFIFO, Any], None]:
+def _upserter(action: DeltaType) -> Callable[[DeltaFIFO, Obj], None]:
     """``DeltaFIFO.add`` (``action`` Added) or ``update`` (Updated): ``_queue_action`` for a watch event. Once per
     event, so one function per action (no call in between) with the common case inlined: a plain dict. An
     Added/Updated never follows up on a Deleted, so there is nothing to deduplicate."""
 
-    def upsert(self: DeltaFIFO, obj: Any) -> None:
+    def upsert(self: DeltaFIFO, obj: Obj) -> None:
         if obj.__class__ is not dict:
             with self._lock:
                 self._populated = True
@@ -212,7 +219,7 @@ class DeltaFIFO:
         self._producer_process_one: Callable[[str, Any, bool], Any] | None = None
 
     # -- keys ------------------------------------------------------------------------------------------------------
-    def key_of(self, obj: Any) -> str:
+    def key_of(self, obj: object) -> str:
         """The key of an object, of the newest object of a ``Deltas``, or the recorded key of a tombstone."""
         if obj.__class__ is not dict:
             if isinstance(obj, Deltas):
@@ -232,7 +239,7 @@ class DeltaFIFO:
     add = _upserter(ADDED)
     update = _upserter(UPDATED)
 
-    def delete(self, obj: Any) -> None:
+    def delete(self, obj: Obj) -> None:
         """Queue a deletion, unless the object is known neither to the queue nor to ``known_objects``."""
         key = self.key_of(obj)
         with self._lock:
@@ -255,7 +262,7 @@ class DeltaFIFO:
         if self._waiters:
             self._cond.notify()
 
-    def _queue_action(self, action: DeltaType, internal_action: DeltaType, obj: Any, key: str | None = None,
+    def _queue_action(self, action: DeltaType, internal_action: DeltaType, obj: ObjOrTombstone, key: str | None = None,
                       notify: bool = True) -> None:
         if key is None:
             key = self.key_of(obj)
@@ -276,7 +283,7 @@ class DeltaFIFO:
         if notify and self._waiters:
             self._cond.notify()
 
-    def replace(self, items: Iterable[Any], resource_version: str = "") -> None:
+    def replace(self, items: Iterable[Obj], resource_version: str = "") -> None:
         """Queue ``Replaced`` (or ``Sync``) for every item and a tombstone deletion for every key that vanished."""
         with self._lock:
             keys: set[str] = set()
@@ -328,7 +335,7 @@ class DeltaFIFO:
                 except Exception as e:
                     log.error("resync lookup failed", key=key, error=str(e))
                     continue
-                if not exists:
+                if not exists or obj is None:
                     log.info("key does not exist in known objects store, unable to queue object for sync", key=key)
                     continue
                 key = self.key_of(obj)
@@ -483,7 +490,7 @@ class DeltaFIFO:
         with self._lock:
             return [self._items[k][-1].object for k in self._queue]
 
-    def get(self, obj: Any) -> tuple[Deltas | None, bool]:
+    def get(self, obj: Obj) -> tuple[Deltas | None, bool]:
         return self.get_by_key(self.key_of(obj))
 
     def get_by_key(self, key: str) -> tuple[Deltas | None, bool]:

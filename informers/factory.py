@@ -19,7 +19,7 @@ from apis.resources import GroupVersionResource
 from .backoff import Backoff
 from .delta_fifo import TransformFunc
 from .index import NAMESPACE_INDEX, meta_namespace_index_func
-from .listers import Lister, lister_for
+from .listers import lister_for
 from .listwatch import ListWatch, TweakListOptionsFunc
 from .shared_informer import SharedIndexInformer
 from .synced import wait_for_cache_sync
@@ -154,7 +154,8 @@ class SharedInformerFactory:
             options["reflector_options"] = reflector_options
         return options
 
-    def lister(self, gvr: GroupVersionResource) -> Lister:
+    def lister(self, gvr: GroupVersionResource) -> Any:
+        """``for_resource(gvr).lister()``: the typed lister of ``gvr`` (see ``GenericInformer.lister``)."""
         return self.for_resource(gvr).lister()
 
     # -- typed accessors -------------------------------------------------------------------------------------------

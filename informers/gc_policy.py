@@ -152,7 +152,7 @@ def tune_gc_for_controllers(
             gc.collect()
             gc.freeze()
             _froze = True
-    return previous  # type: ignore[return-value]
+    return previous
 
 
 def thaw_after_stop(name: str = "") -> bool:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from .keys import KeyFunc, deletion_handling_meta_namespace_key_func, meta_namespace_index_func
+from .keys import KeyFunc, Obj, deletion_handling_meta_namespace_key_func, meta_namespace_index_func
 from .store import Store
 from .thread_safe_store import Indexers, IndexFunc, IndexFuncError
 
@@ -23,7 +21,7 @@ class Indexer(Store):
     def __init__(self, key_func: KeyFunc = deletion_handling_meta_namespace_key_func, indexers: Indexers | None = None) -> None:
         super().__init__(key_func, indexers)
 
-    def index(self, index_name: str, obj: Any) -> list[Any]:
+    def index(self, index_name: str, obj: Obj) -> list[Obj]:
         """Objects whose values on ``index_name`` intersect those of ``obj``."""
         return self._store.index(index_name, obj)
 
@@ -31,7 +29,7 @@ class Indexer(Store):
         """Sorted keys of the objects indexed under ``indexed_value``."""
         return self._store.index_keys(index_name, indexed_value)
 
-    def by_index(self, index_name: str, indexed_value: str) -> list[Any]:
+    def by_index(self, index_name: str, indexed_value: str) -> list[Obj]:
         return self._store.by_index(index_name, indexed_value)
 
     def list_index_func_values(self, index_name: str) -> list[str]:

@@ -10,8 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from apis.meta import Obj
+
 __all__ = [
     "KeyFunc",
+    "Obj",
+    "ObjOrTombstone",
     "ObjectKeyError",
     "DeletedFinalStateUnknown",
     "meta_namespace_key_func",
@@ -20,6 +24,7 @@ __all__ = [
     "meta_namespace_index_func",
 ]
 
+# A key function takes whatever a store or queue holds (an object, a tombstone, an explicit str key...).
 KeyFunc = Callable[[Any], str]
 
 
@@ -27,7 +32,7 @@ class ObjectKeyError(KeyError):
     """No key could be computed for ``obj``; ``err`` says why (client-go ``KeyError``; also a built-in
     ``KeyError``, so ``except KeyError`` catches it)."""
 
-    def __init__(self, obj: Any, err: BaseException | str) -> None:
+    def __init__(self, obj: object, err: BaseException | str) -> None:
         super().__init__(obj, err)
         self.obj = obj
         self.err = err
@@ -45,15 +50,19 @@ class DeletedFinalStateUnknown:
     """
 
     key: str
-    obj: Any
+    obj: Obj | None
 
 
-def _short(obj: Any) -> str:
+# What a delete handler and a Deleted delta carry: the last state of the object, or a tombstone.
+ObjOrTombstone = Obj | DeletedFinalStateUnknown
+
+
+def _short(obj: object) -> str:
     text = repr(obj)
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def meta_namespace_key_func(obj: Any) -> str:
+def meta_namespace_key_func(obj: object) -> str:
     """``namespace/name``, or ``name`` when the namespace is empty; a ``str`` is taken as an explicit key."""
     if obj.__class__ is dict:
         md = obj.get("metadata")
@@ -72,7 +81,7 @@ def meta_namespace_key_func(obj: Any) -> str:
     raise ObjectKeyError(obj, f"object has no meta: {_short(obj)}")
 
 
-def deletion_handling_meta_namespace_key_func(obj: Any) -> str:
+def deletion_handling_meta_namespace_key_func(obj: object) -> str:
     """Like ``meta_namespace_key_func`` but a ``DeletedFinalStateUnknown`` yields its recorded key."""
     if isinstance(obj, DeletedFinalStateUnknown):
         return obj.key
@@ -91,7 +100,7 @@ def split_meta_namespace_key(key: str) -> tuple[str, str]:
     raise ValueError(f"unexpected key format: {key!r}")
 
 
-def meta_namespace_index_func(obj: Any) -> list[str]:
+def meta_namespace_index_func(obj: Obj) -> list[str]:
     """``[namespace]`` of an object (``[""]`` for cluster-scoped ones); raises ``ValueError`` without metadata.
     (The namespace index function; defined here, next to the key functions it agrees with.)"""
     try:

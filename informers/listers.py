@@ -34,7 +34,7 @@ __all__ = [
 
 
 
-def _selector(selector: Any) -> meta.Selector | None:
+def _selector(selector: meta.SelectorLike) -> meta.Selector | None:
     if selector is None:
         return None
     if isinstance(selector, meta.Selector):
@@ -47,7 +47,7 @@ def _selector(selector: Any) -> meta.Selector | None:
     raise TypeError(f"selector must be an apis.meta.Selector, a selector string or a label dict, got {type(selector).__name__}")
 
 
-def _matching(objs: list[Any], selector: Any) -> list[Any]:
+def _matching(objs: list[meta.Obj], selector: meta.SelectorLike) -> list[meta.Obj]:
     sel = _selector(selector)
     if sel is None:
         return objs
@@ -78,7 +78,7 @@ class NamespaceLister:
         self._singular = singular
         self._group = group
 
-    def list(self, selector: Any = None) -> list[Any]:
+    def list(self, selector: meta.SelectorLike = None) -> list[meta.Obj]:
         """Objects in the namespace; the namespace "" (NamespaceAll) lists every object, as client-go does."""
         if not self.namespace:
             return _matching(self._indexer.list(), selector)
@@ -88,10 +88,10 @@ class NamespaceLister:
             objs = [o for o in self._indexer.list() if meta.namespace(o) == self.namespace]
         return _matching(objs, selector)
 
-    def get(self, name: str) -> Any:
+    def get(self, name: str) -> meta.Obj:
         key = f"{self.namespace}/{name}" if self.namespace else name
         obj, exists = self._indexer.get_by_key(key)
-        if not exists:
+        if not exists or obj is None:
             raise errors.new_not_found(self._singular, name, self._group)
         return obj
 
@@ -104,13 +104,13 @@ class Lister:
         self.resource = resource
         self._singular, self._group = _resource_names(resource)
 
-    def list(self, selector: Any = None) -> list[Any]:
+    def list(self, selector: meta.SelectorLike = None) -> list[meta.Obj]:
         return _matching(self._indexer.list(), selector)
 
-    def get(self, name: str) -> Any:
+    def get(self, name: str) -> meta.Obj:
         """Get by key: ``name`` for cluster-scoped objects, or ``namespace/name``."""
         obj, exists = self._indexer.get_by_key(name)
-        if not exists:
+        if not exists or obj is None:
             raise errors.new_not_found(self._singular, name, self._group)  # the name as given, as client-go
         return obj
 

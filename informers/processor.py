@@ -6,13 +6,13 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from typing import Any
+from collections.abc import Callable
 
 from apis.logs import get_logger
 from workqueue.clock import REAL_CLOCK, Clock
 
-from .handlers import on_add_caller
-from .keys import deletion_handling_meta_namespace_key_func
+from .handlers import EventHandlerLike, on_add_caller
+from .keys import Obj, ObjOrTombstone, deletion_handling_meta_namespace_key_func
 
 __all__ = [
     "ADD_NOTIFICATION",
@@ -32,6 +32,9 @@ MINIMUM_RESYNC_PERIOD = 1.0
 ADD_NOTIFICATION, UPDATE_NOTIFICATION, DELETE_NOTIFICATION = 0, 1, 2
 _KIND_NAMES = ("add", "update", "delete")
 
+# The second item of a notification: the new object of an update, the initial-list flag of an add, None for a delete.
+NotificationDetail = Obj | bool | None
+
 
 def determine_resync_period(desired: float, check: float) -> float:
     """The effective resync period of a handler given the informer's resync check period."""
@@ -46,7 +49,7 @@ def determine_resync_period(desired: float, check: float) -> float:
     return desired
 
 
-def _key(obj: Any) -> str:
+def _key(obj: object) -> str:
     try:
         return deletion_handling_meta_namespace_key_func(obj)
     except Exception:
@@ -56,8 +59,8 @@ def _key(obj: Any) -> str:
 class ProcessorListener:
     """One handler registration; returned by ``add_event_handler``. ``has_synced()`` is per registration."""
 
-    def __init__(self, handler: Any, requested_resync_period: float, resync_period: float, now: float,
-                 upstream_has_synced: Any, name: str = "") -> None:
+    def __init__(self, handler: EventHandlerLike, requested_resync_period: float, resync_period: float, now: float,
+                 upstream_has_synced: Callable[[], bool], name: str = "") -> None:
         self.handler = handler
         self._on_add = on_add_caller(handler)
         self.requested_resync_period = requested_resync_period
@@ -67,7 +70,7 @@ class ProcessorListener:
         self._name = name
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
-        self._pending: deque[tuple[int, Any, Any]] = deque()
+        self._pending: deque[tuple[int, ObjOrTombstone, NotificationDetail]] = deque()
         self._waiting = False
         self._closed = False
         self._initial_pending = 0  # initial-list adds queued but not yet handled
@@ -77,7 +80,7 @@ class ProcessorListener:
         return f"<ProcessorListener handler={self.handler!r}>"
 
     # -- producer side (called by the informer) --------------------------------------------------------------------
-    def add(self, kind: int, a: Any, b: Any) -> None:
+    def add(self, kind: int, a: ObjOrTombstone, b: NotificationDetail) -> None:
         if kind == ADD_NOTIFICATION and b:  # an initial-list add: counted for has_synced
             with self._lock:
                 if self._closed:
@@ -142,8 +145,12 @@ class ProcessorListener:
 
     def _run(self) -> None:
         handler = self.handler
-        on_add, on_update, on_delete = self._on_add, handler.on_update, handler.on_delete
+        # typed loosely: which arguments each takes depends on the notification's kind, dispatched below
+        on_add: Callable[..., None] = self._on_add
+        on_update: Callable[..., None] = handler.on_update
+        on_delete: Callable[..., None] = handler.on_delete
         pending, popleft = self._pending, self._pending.popleft
+        a: ObjOrTombstone | None
         while True:
             with self._lock:
                 while True:
@@ -209,7 +216,7 @@ class SharedProcessor:
     def listeners(self) -> tuple[ProcessorListener, ...]:
         return self._all
 
-    def distribute(self, kind: int, a: Any, b: Any, sync: bool) -> None:
+    def distribute(self, kind: int, a: ObjOrTombstone, b: NotificationDetail, sync: bool) -> None:
         if not sync:
             for listener in self._all:
                 listener.add(kind, a, b)

@@ -26,20 +26,22 @@ import errno
 import random
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from apis import errors
 from apis.logs import get_logger
-from apis.watch import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, ListOptions
+from apis.watch import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, ListOptions, Watch
 from workqueue.clock import REAL_CLOCK, Clock
 
 from .backoff import Backoff
 from .gc_policy import paused_gc
+from .keys import Obj
 from .listwatch import ListerWatcher
 from .pager import ListPager
 
 __all__ = [
     "Reflector",
+    "ReflectorStore",
     "WatchErrorHandler",
     "default_watch_error_handler",
     "VeryShortWatchError",
@@ -56,6 +58,21 @@ _SUPERVISOR_POLL = 0.1  # how often the supervisor looks at the stop event (no G
 _LIST_STOP_POLL = 0.1  # how often a reflector waiting for its list worker looks at the stop event
 
 WatchErrorHandler = Callable[["Reflector", BaseException], None]
+
+
+class ReflectorStore(Protocol):
+    """What a reflector fills (a ``DeltaFIFO`` in an informer, or any ``Store``); an optional
+    ``update_resource_version(rv)`` is called after every watch event."""
+
+    def add(self, obj: Obj) -> None: ...
+
+    def update(self, obj: Obj) -> None: ...
+
+    def delete(self, obj: Obj) -> None: ...
+
+    def replace(self, items: list[Obj], resource_version: str) -> None: ...
+
+    def resync(self) -> None: ...
 
 
 class VeryShortWatchError(Exception):
@@ -85,7 +102,7 @@ def _add_note_once(err: BaseException, note: str) -> None:
     if add_note is not None:
         add_note(note)
     else:  # Python 3.10: same attribute, only not shown in tracebacks
-        err.__notes__ = [*(notes or ()), note]  # type: ignore[attr-defined]
+        err.__notes__ = [*(notes or ()), note]
 
 
 class _ListOutcome:
@@ -139,7 +156,7 @@ class WatchSupervisor(threading.Thread):
         self.resync_error: BaseException | None = None
         self.inactivity_stopped = False
 
-    def set_watch(self, w: Any, timeout: float) -> None:
+    def set_watch(self, w: Watch, timeout: float) -> None:
         with self._lock:
             self._watch = w
             self._watch_timeout = timeout
@@ -218,7 +235,7 @@ class Reflector:
     def __init__(
         self,
         lister_watcher: ListerWatcher,
-        store: Any,
+        store: ReflectorStore,
         resync_period: float = 0,
         name: str = "",
         page_size: int | None = None,
@@ -432,7 +449,7 @@ class Reflector:
 
     def _handle_watch(
         self,
-        w: Any,
+        w: Watch,
         start: float,
         timeout: float,
         stop_event: threading.Event,
@@ -447,8 +464,9 @@ class Reflector:
         except Exception as e:  # the stream broke mid-way: relist, as client-go does for decode errors
             return e
 
-    def _consume(self, w: Any, stop_event: threading.Event, supervisor: WatchSupervisor, add: Any, update: Any,
-                 delete: Any, rv_updater: Any, start: float) -> BaseException | None:
+    def _consume(self, w: Watch, stop_event: threading.Event, supervisor: WatchSupervisor,
+                 add: Callable[[Obj], None], update: Callable[[Obj], None], delete: Callable[[Obj], None],
+                 rv_updater: Callable[[str], None] | None, start: float) -> BaseException | None:
         name = self.name
         count = 0
         stopped = stop_event.is_set

@@ -14,8 +14,10 @@ from workqueue.clock import REAL_CLOCK, Clock
 from .controller import Config, Controller, keyed_upserter, process_deltas
 from .delta_fifo import DeltaFIFO, Deltas, TransformFunc
 from .gc_policy import freeze_after_initial_sync, thaw_after_stop
+from .handlers import EventHandlerLike
 from .index import Indexer
-from .keys import deletion_handling_meta_namespace_key_func, meta_namespace_key_func
+from .keys import Obj, ObjOrTombstone, deletion_handling_meta_namespace_key_func, meta_namespace_key_func
+from .listwatch import ListerWatcher
 from .processor import (
     ADD_NOTIFICATION,
     DELETE_NOTIFICATION,
@@ -58,7 +60,7 @@ _getrefcount = sys.getrefcount
 _ONLY_HELD = 2  # sys.getrefcount(held[0]) of an object referenced by the held deque only (+1 for the argument)
 
 
-def _rv(obj: Any) -> Any:
+def _rv(obj: object) -> Any:
     """The object's resourceVersion (None when unset), or ``_NO_METADATA`` when it has no object metadata."""
     if obj.__class__ is dict or isinstance(obj, dict):  # plain dicts first, then dict subclasses (typed views)
         md = obj.get("metadata")
@@ -67,7 +69,7 @@ def _rv(obj: Any) -> Any:
     return _NO_METADATA
 
 
-def is_resync(old: Any, new: Any) -> bool:
+def is_resync(old: Obj, new: Obj) -> bool:
     """True when an update is a periodic resync: both objects have metadata and the same resourceVersion (client-go),
     and the same uid: after an API server lost its state, a recreated object may carry the resourceVersion of the one
     it replaces, and that change must reach every handler."""
@@ -83,7 +85,7 @@ class SharedIndexInformer:
 
     def __init__(
         self,
-        lister_watcher: Any,
+        lister_watcher: ListerWatcher,
         default_event_handler_resync_period: float = 0,
         indexers: Indexers | None = None,
         *,
@@ -109,7 +111,7 @@ class SharedIndexInformer:
         self._watch_error_handler: WatchErrorHandler | None = None
         self._fifo: DeltaFIFO | None = None
         self._controller: Controller | None = None
-        self._replaced: deque[Any] = deque()
+        self._replaced: deque[ObjOrTombstone] = deque()
         self._hold_limit = 0  # see _trim_held
         self._cache_size = self._indexer._store.__len__  # one call per watch event, not two (Store.__len__)
 
@@ -136,7 +138,7 @@ class SharedIndexInformer:
             self._indexer.add_indexers(indexers)
 
     # -- handlers --------------------------------------------------------------------------------------------------
-    def add_event_handler(self, handler: Any, resync_period: float | None = None) -> ProcessorListener:
+    def add_event_handler(self, handler: EventHandlerLike, resync_period: float | None = None) -> ProcessorListener:
         """Register a handler; after start it first gets a synthetic add (initial list) per cached object.
 
         ``resync_period`` (default: the informer's) below 1 s is raised to 1 s; below the resync check period it
@@ -196,10 +198,10 @@ class SharedIndexInformer:
         # the first LIST is cached: take it (and the start-up heap) out of the cyclic GC's walks (see gc_policy)
         freeze_after_initial_sync(self.name)
 
-    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+    def on_add(self, obj: Obj, is_in_initial_list: bool) -> None:
         self._processor.distribute(ADD_NOTIFICATION, obj, is_in_initial_list, False)
 
-    def on_update(self, old: Any, new: Any) -> None:
+    def on_update(self, old: Obj, new: Obj) -> None:
         # An unchanged resourceVersion (and uid) means a resync (or a relist of an unchanged object). Once per watch
         # event: is_resync is inlined for plain dicts.
         if old.__class__ is dict and new.__class__ is dict:
@@ -231,11 +233,11 @@ class SharedIndexInformer:
         elif _getrefcount(replaced[0]) <= _ONLY_HELD:
             replaced.popleft()
 
-    def on_delete(self, obj: Any) -> None:
+    def on_delete(self, obj: ObjOrTombstone) -> None:
         self._processor.distribute(DELETE_NOTIFICATION, obj, None, False)
         self._release_later(obj)
 
-    def _release_later(self, obj: Any) -> None:
+    def _release_later(self, obj: ObjOrTombstone) -> None:
         """Hold ``obj`` (just replaced or deleted, and handed to the handlers) until the handlers are done with it,
         then let go of it here, so that CPython frees it in the thread that decodes the watch stream, where the next
         objects reuse its memory at once, rather than in bursts in a handler thread on another core

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
-from typing import Any
 
-from .keys import KeyFunc, ObjectKeyError, deletion_handling_meta_namespace_key_func, meta_namespace_key_func
+from .keys import (
+    KeyFunc,
+    Obj,
+    ObjectKeyError,
+    ObjOrTombstone,
+    deletion_handling_meta_namespace_key_func,
+    meta_namespace_key_func,
+)
 from .thread_safe_store import Indexers, ThreadSafeStore
 
 __all__ = ["Store"]
@@ -25,7 +32,7 @@ class Store:
         keys_fix_namespace = key_func in (deletion_handling_meta_namespace_key_func, meta_namespace_key_func)
         self._store = ThreadSafeStore(indexers, keys_fix_namespace)
 
-    def _key(self, obj: Any) -> str:
+    def _key(self, obj: object) -> str:
         try:
             return self.key_func(obj)
         except ObjectKeyError:
@@ -33,13 +40,13 @@ class Store:
         except Exception as e:
             raise ObjectKeyError(obj, e) from e
 
-    def add(self, obj: Any) -> None:
+    def add(self, obj: Obj) -> None:
         self._store.update(self._key(obj), obj)
 
-    def update(self, obj: Any) -> None:
+    def update(self, obj: Obj) -> None:
         self._store.update(self._key(obj), obj)
 
-    def upsert(self, obj: Any, key: str | None = None) -> tuple[Any, bool]:
+    def upsert(self, obj: Obj, key: str | None = None) -> tuple[Obj | None, bool]:
         """Insert or replace in one atomic step; returns ``(previous object | None, existed)``."""
         if key is None:
             try:
@@ -49,25 +56,25 @@ class Store:
         old = self._store.update(key, obj)
         return (None, False) if old is _MISSING else (old, True)
 
-    def delete(self, obj: Any) -> None:
+    def delete(self, obj: ObjOrTombstone) -> None:
         self._store.delete(self._key(obj))
 
     def delete_key(self, key: str) -> None:
         self._store.delete(key)
 
-    def list(self) -> list[Any]:
+    def list(self) -> builtins.list[Obj]:
         return self._store.list()
 
-    def list_keys(self) -> list[str]:
+    def list_keys(self) -> builtins.list[str]:
         return self._store.list_keys()
 
-    def get(self, obj: Any) -> tuple[Any | None, bool]:
+    def get(self, obj: Obj) -> tuple[Obj | None, bool]:
         return self._store.get(self._key(obj))
 
-    def get_by_key(self, key: str) -> tuple[Any | None, bool]:
+    def get_by_key(self, key: str) -> tuple[Obj | None, bool]:
         return self._store.get(key)
 
-    def replace(self, items: Iterable[Any], resource_version: str = "") -> None:
+    def replace(self, items: Iterable[Obj], resource_version: str = "") -> None:
         """Make the store hold exactly ``items`` (later duplicates win); ``resource_version`` is informational."""
         key = self._key
         self._store.replace({key(obj): obj for obj in items})

@@ -6,19 +6,22 @@ treat everything returned as read-only.
 
 from __future__ import annotations
 
+import builtins
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, cast
+
+from apis.meta import Obj
 
 from .keys import meta_namespace_index_func
 
 __all__ = ["IndexFunc", "Indexers", "IndexFuncError", "ThreadSafeStore"]
 
-IndexFunc = Callable[[Any], list[str]]
+IndexFunc = Callable[[Obj], Sequence[str]]
 Indexers = Mapping[str, IndexFunc]
 
 _MISSING: Any = object()
-_NO_VALUES: list[str] = []  # the index values of an absent object (never modified)
+_NO_VALUES: Sequence[str] = []  # the index values of an absent object (never modified)
 
 
 class IndexFuncError(RuntimeError):
@@ -31,7 +34,7 @@ class IndexFuncError(RuntimeError):
         self.err = err
 
 
-def _normalise(values: Any, name: str, key: str) -> Any:
+def _normalise(values: object, name: str, key: str) -> Sequence[str]:
     """An index function's answer as a list or tuple of values: None means no values, a set or other iterable is
     listed, a lone str (almost always a forgotten ``[...]``) is an error naming the key and the index."""
     if values is None:
@@ -40,13 +43,13 @@ def _normalise(values: Any, name: str, key: str) -> Any:
         raise IndexFuncError(key, name, TypeError(f"index function returned the str {values!r}, expected a list "
                                                   "of str"))
     try:
-        return list(values)
+        return list(cast("Iterable[str]", values))
     except TypeError as e:
         raise IndexFuncError(key, name, TypeError(f"index function returned {type(values).__name__}, expected a "
                                                   "list of str")) from e
 
 
-def _index_values(name: str, fn: IndexFunc, key: str, obj: Any) -> Any:
+def _index_values(name: str, fn: IndexFunc, key: str, obj: Obj) -> Sequence[str]:
     try:
         values = fn(obj)
     except Exception as e:
@@ -66,7 +69,7 @@ class ThreadSafeStore:
         has the same namespace and its ``meta_namespace_index_func`` entry need not be recomputed."""
         self._lock = threading.Lock()
         self._keys_fix_namespace = keys_fix_namespace
-        self._items: dict[str, Any] = {}
+        self._items: dict[str, Obj] = {}
         self._indexers: dict[str, IndexFunc] = dict(indexers or {})
         # index name -> indexed value -> set of keys
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
@@ -78,10 +81,10 @@ class ThreadSafeStore:
                      if not (self._keys_fix_namespace and fn is meta_namespace_index_func))
 
     # -- Store -----------------------------------------------------------------------------------------------------
-    def add(self, key: str, obj: Any) -> None:
+    def add(self, key: str, obj: Obj) -> None:
         self.update(key, obj)
 
-    def update(self, key: str, obj: Any) -> Any:
+    def update(self, key: str, obj: Obj) -> Any:
         """Insert or replace; returns the previous object or ``ThreadSafeStore.MISSING``.
 
         Index values are computed before anything changes, so a failing index function leaves the store intact.
@@ -113,7 +116,7 @@ class ThreadSafeStore:
                 self._apply_changes(key, changes)
             return old
 
-    def _apply_changes(self, key: str, changes: list[tuple[str, Any, Any]]) -> None:
+    def _apply_changes(self, key: str, changes: Sequence[tuple[str, Sequence[str] | None, Sequence[str] | None]]) -> None:
         indices = self._indices
         for name, olds, news in changes:
             index = indices[name]
@@ -142,7 +145,7 @@ class ThreadSafeStore:
                 self._apply_changes(key, changes)
             return old
 
-    def get(self, key: str) -> tuple[Any, bool]:
+    def get(self, key: str) -> tuple[Obj | None, bool]:
         with self._lock:
             obj = self._items.get(key, _MISSING)
         return (None, False) if obj is _MISSING else (obj, True)
@@ -150,18 +153,18 @@ class ThreadSafeStore:
     def contains(self, key: str) -> bool:
         return key in self._items
 
-    def list(self) -> list[Any]:
+    def list(self) -> builtins.list[Obj]:
         with self._lock:
             return list(self._items.values())
 
-    def list_keys(self) -> list[str]:
+    def list_keys(self) -> builtins.list[str]:
         with self._lock:
             return list(self._items)
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def replace(self, items: Mapping[str, Any]) -> None:
+    def replace(self, items: Mapping[str, Obj]) -> None:
         """Swap in ``items`` wholesale and rebuild every index from scratch."""
         new_items = dict(items)
         indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
@@ -185,7 +188,7 @@ class ThreadSafeStore:
             raise ValueError(f"index with name {name!r} does not exist")
         return fn
 
-    def index(self, name: str, obj: Any) -> list[Any]:
+    def index(self, name: str, obj: Obj) -> builtins.list[Obj]:
         """Objects sharing any of ``obj``'s values on index ``name``."""
         with self._lock:
             fn = self._index_func(name)
@@ -201,18 +204,18 @@ class ThreadSafeStore:
             items = self._items
             return [items[k] for k in keys]
 
-    def index_keys(self, name: str, value: str) -> list[str]:
+    def index_keys(self, name: str, value: str) -> builtins.list[str]:
         with self._lock:
             self._index_func(name)
             return sorted(self._indices[name].get(value, ()))
 
-    def by_index(self, name: str, value: str) -> list[Any]:
+    def by_index(self, name: str, value: str) -> builtins.list[Obj]:
         with self._lock:
             self._index_func(name)
             items = self._items
             return [items[k] for k in self._indices[name].get(value, ())]
 
-    def list_index_func_values(self, name: str) -> list[str]:
+    def list_index_func_values(self, name: str) -> builtins.list[str]:
         with self._lock:
             return list(self._indices.get(name, ()))
 

@@ -137,7 +137,7 @@ def _models(ctx: WorkerContext, results: list[dict[str, Any]]) -> list[dict[str,
     return [{**result, **extra} for result in results] if extra else results
 
 
-def _model_file(ctx: WorkerContext, **extra: Any) -> bytes:
+def _model_file(ctx: WorkerContext, **extra: object) -> bytes:
     return orjson.dumps({"simulated": True, "kind": ctx.pod.kind, "job": ctx.ident.owner_name,
                          "namespace": ctx.ident.namespace, "worker": ctx.ident.worker_name, "pod": ctx.pod.name,
                          "savedAt": sdk_time(), **extra})

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 __all__ = ["MAX_POD_LOG_BYTES", "PodLog", "PodLogger"]
 
@@ -23,7 +24,7 @@ _MAX_LINE = 16 * 1024
 class PodLog:
     """The log file of one pod; thread-safe. ``directory`` None: lines are dropped."""
 
-    def __init__(self, directory: str | os.PathLike[str] | None, namespace: str, name: str, warn: Any) -> None:
+    def __init__(self, directory: str | os.PathLike[str] | None, namespace: str, name: str, warn: Callable[..., object]) -> None:
         self.path = Path(directory) / namespace / f"{name}.log" if directory is not None else None
         self._warn = warn
         self._lock = threading.Lock()
@@ -57,36 +58,52 @@ class PodLog:
                 self._warn("cannot write the pod's log; its lines are dropped", path=str(self.path), error=str(exc))
 
 
+class StructLogger(Protocol):
+    """The structlog logger methods a ``PodLogger`` wraps."""
+
+    def bind(self, **fields: object) -> StructLogger: ...
+
+    def debug(self, event: str, **fields: object) -> object: ...
+
+    def info(self, event: str, **fields: object) -> object: ...
+
+    def warning(self, event: str, **fields: object) -> object: ...
+
+    def error(self, event: str, **fields: object) -> object: ...
+
+    def exception(self, event: str, **fields: object) -> object: ...
+
+
 class PodLogger:
     """A structlog-style logger that also appends each entry to the pod's ``PodLog``."""
 
-    def __init__(self, inner: Any, pod_log: PodLog) -> None:
+    def __init__(self, inner: StructLogger, pod_log: PodLog) -> None:
         self._inner = inner
         self.pod_log = pod_log
 
-    def bind(self, **fields: Any) -> PodLogger:
+    def bind(self, **fields: object) -> PodLogger:
         return PodLogger(self._inner.bind(**fields), self.pod_log)
 
-    def _entry(self, level: str, event: str, fields: dict[str, Any]) -> None:
+    def _entry(self, level: str, event: str, fields: dict[str, object]) -> None:
         shown = " ".join(f"{k}={v}" for k, v in fields.items() if k not in ("pod", "kind", "worker_type", "node"))
         self.pod_log.append(f"{_stamp()} {level} {event}" + (f" {shown}" if shown else ""))
 
-    def debug(self, event: str, **fields: Any) -> None:
+    def debug(self, event: str, **fields: object) -> None:
         self._inner.debug(event, **fields)
 
-    def info(self, event: str, **fields: Any) -> None:
+    def info(self, event: str, **fields: object) -> None:
         self._inner.info(event, **fields)
         self._entry("info", event, fields)
 
-    def warning(self, event: str, **fields: Any) -> None:
+    def warning(self, event: str, **fields: object) -> None:
         self._inner.warning(event, **fields)
         self._entry("warning", event, fields)
 
-    def error(self, event: str, **fields: Any) -> None:
+    def error(self, event: str, **fields: object) -> None:
         self._inner.error(event, **fields)
         self._entry("error", event, fields)
 
-    def exception(self, event: str, **fields: Any) -> None:
+    def exception(self, event: str, **fields: object) -> None:
         self._inner.exception(event, **fields)
         self._entry("error", event, fields)
 

@@ -110,7 +110,7 @@ def remove_path_prefix(path: str, prefix: str) -> str:
     return path.replace(p, "", 1) if path.startswith(p) else path
 
 
-def model_info(ident: Identity, model: str, result: Any = None) -> list[dict[str, Any]]:
+def model_info(ident: Identity, model: str, result: object = None) -> list[dict[str, Any]]:
     """The backend's ``model_info(model, relpath=DATA_PATH_PREFIX, result=result)``."""
     suffix = posixpath.splitext(model)[1]
     url = remove_path_prefix(model, ident.data_path_prefix)

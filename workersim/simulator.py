@@ -28,15 +28,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apis import meta
+from apis.client import ClientsetBase
 from apis.errors import ApiError, is_conflict, is_not_found
 from apis.logs import get_logger
 from apis.resources import PODS
 from informers import DeletedFinalStateUnknown, ListWatch, SharedIndexInformer
+from informers.keys import ObjOrTombstone
 
 from .lcclient import LCClient
 from .mounts import PodMounts
 from .nodefiles import NodeFiles
-from .plays import TERMINAL_PHASES, WorkerContext, hot_update, play_for
+from .plays import TERMINAL_PHASES, Play, WorkerContext, hot_update, play_for
 from .podlogs import PodLog, PodLogger
 from .podstatus import terminated_status
 from .sdk import identity
@@ -72,7 +74,7 @@ class WorkerSimulator:
 
     def __init__(
         self,
-        clientset: Any,
+        clientset: ClientsetBase,
         lc_urls: Mapping[str, str] | None = None,
         default_lc: str | None = None,
         rootfs: Mapping[str, str | os.PathLike[str]] | None = None,
@@ -152,7 +154,7 @@ class WorkerSimulator:
     def on_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         self._sync(new)
 
-    def on_delete(self, obj: Any) -> None:
+    def on_delete(self, obj: ObjOrTombstone) -> None:
         pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         job_key = job_index_key(pod) if isinstance(pod, Mapping) else None
         if job_key is None:
@@ -236,7 +238,7 @@ class WorkerSimulator:
                 thread.start()
 
     # -- workers --------------------------------------------------------------------------------------------------
-    def _run(self, worker: _Worker, ctx: WorkerContext, play: Any) -> None:
+    def _run(self, worker: _Worker, ctx: WorkerContext, play: Play) -> None:
         code = self._guarded(play, ctx)
         with self._lock:
             cancelled = worker.cancelled
@@ -262,7 +264,7 @@ class WorkerSimulator:
             return [t for t in self._threads if t.is_alive()]
 
     @staticmethod
-    def _guarded(play: Any, ctx: WorkerContext) -> int | None:
+    def _guarded(play: Play, ctx: WorkerContext) -> int | None:
         try:
             return play(ctx)
         except Exception:
@@ -286,7 +288,7 @@ class WorkerSimulator:
         informer = self._informer
         return list(informer.get_indexer().by_index(JOB_INDEX, job_key)) if informer is not None else []
 
-    def _report(self, wlog: Any, lc_url: str, worker_name: str, body: dict[str, Any], stop: threading.Event,
+    def _report(self, wlog: PodLogger, lc_url: str, worker_name: str, body: dict[str, Any], stop: threading.Event,
                 pod_key: str) -> bool:
         ok = self.lc_client.send(lc_url, worker_name, body, stop, pod_key)
         if ok or not stop.is_set():  # a worker being stopped is killed with its pod: nothing to tell

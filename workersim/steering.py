@@ -98,7 +98,7 @@ def _number(raw: str, integer: bool) -> float:
     return value
 
 
-def _metric_value(value: Any) -> bool:
+def _metric_value(value: object) -> bool:
     if isinstance(value, bool):
         return False
     if isinstance(value, (int, float)):

@@ -85,7 +85,7 @@ class WorkerPod:
 
 
 def _worker_container(pod: Mapping[str, Any]) -> Mapping[str, Any]:
-    containers = (pod.get("spec") or {}).get("containers") or []
+    containers: list[Mapping[str, Any]] = (pod.get("spec") or {}).get("containers") or []
     for container in containers:
         if any(e.get("name") == "WORKER_NAME" for e in container.get("env") or []):
             return container

@@ -10,7 +10,7 @@ from typing import Any
 
 from apis import informer_registry
 from apis import resources as r
-from apis.informer_registry import TypedLister
+from apis.informer_registry import InformerFactory, TypedLister
 
 __all__ = ["ElasticAIJobLister", "ElasticdlV1alpha1Informers"]
 
@@ -23,7 +23,7 @@ class ElasticAIJobLister(TypedLister):
 class ElasticdlV1alpha1Informers:
     """``factory.elasticdl_v1alpha1()``: the shared ElasticAIJob informer (``.informer()``, ``.lister()``)."""
 
-    def __init__(self, factory: Any) -> None:
+    def __init__(self, factory: InformerFactory) -> None:
         self._factory = factory
 
     def elastic_ai_jobs(self) -> Any:

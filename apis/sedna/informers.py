@@ -10,7 +10,7 @@ from typing import Any
 
 from apis import informer_registry
 from apis import resources as r
-from apis.informer_registry import TypedLister
+from apis.informer_registry import InformerFactory, TypedLister
 
 __all__ = [
     "SednaV1alpha1Informers",
@@ -86,7 +86,7 @@ class VideoAnalyticsJobLister(TypedLister):
 class SednaV1alpha1Informers:
     """``factory.sedna_v1alpha1()``: the shared informer of each Sedna kind (``.informer()``, ``.lister()``)."""
 
-    def __init__(self, factory: Any) -> None:
+    def __init__(self, factory: InformerFactory) -> None:
         self._factory = factory
 
 

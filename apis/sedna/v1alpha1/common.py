@@ -50,7 +50,8 @@ TRIGGER_OPERATORS = (">=", ">", "=", "==", "<=", "<", "!=", "ge", "gt", "eq", "l
 TRAIN_TRIGGER_METRICS = ("num_of_samples",)
 """The metrics an LC evaluates a train trigger on (Sedna's LC: the round's new training samples), each a number."""
 
-DATE_TIME = {"format": "date-time"}
+# extra schema keywords of api_field (typed as its **schema, so that mypy does not match them to its named options)
+DATE_TIME: dict[str, Any] = {"format": "date-time"}
 
 
 class ConditionStatus:

@@ -208,6 +208,12 @@ def test_a_2xx_answer_that_is_not_json_is_a_decode_error(stub, cs):
         cs.core_v1().pods("default").get("p1")
 
 
+def test_a_2xx_json_answer_that_is_not_an_object_is_a_decode_error(stub, cs):
+    stub.on("GET", f"{POD_PATH}/p1", lambda req, resp: resp.send_bytes(200, b"[1, 2]", "application/json"))
+    with pytest.raises(ResponseDecodeError, match="not an object but list"):
+        cs.core_v1().pods("default").get("p1")
+
+
 def _refused_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
