@@ -49,6 +49,12 @@ class Faults:
 
     _KNOBS = ("drop_watch_after", "drop_watch_after_events", "error_rate", "gone_on_rewatch", "latency_ms", "seed")
 
+    # Internal state, set once in __init__ through object.__setattr__ (plain assignment only accepts the knobs).
+    _lock: threading.Lock
+    _rng: random.Random
+    stats: FaultStats
+    _conflicts: set[tuple[str, str, str, str | None]]
+
     def __init__(
         self,
         drop_watch_after: float | None = None,

@@ -4,6 +4,7 @@ Errors are raised as ``apis.errors.ApiError`` for the handler to answer as a ``S
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -143,14 +144,14 @@ class ResourceEndpoints:
 
     # -- verbs ------------------------------------------------------------------------------------------------------
     def list(
-        self, req: ResourceRequest, options: ListOptions, headers: Headers, query: dict[str, list[str]]
+        self, req: ResourceRequest, options: ListOptions, headers: Headers, query: dict[str, builtins.list[str]]
     ) -> Response:
         return self._answer(200, req, self.tracker.list(req.gvr, req.namespace, options), headers, query)
 
-    def get(self, req: ResourceRequest, headers: Headers, query: dict[str, list[str]]) -> Response:
+    def get(self, req: ResourceRequest, headers: Headers, query: dict[str, builtins.list[str]]) -> Response:
         return self._answer(200, req, self.tracker.get(req.gvr, req.namespace, req.name), headers, query)
 
-    def create(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
+    def create(self, req: ResourceRequest, query: dict[str, builtins.list[str]], body: bytes, headers: Headers) -> Response:
         dry = dry_run(query.get("dryRun"), "CreateOptions")
         obj = self._decode_object(body, headers)
         warnings = self._field_validation(req, query, obj, "CreateOptions")
@@ -158,7 +159,7 @@ class ResourceEndpoints:
         created = self.tracker.create(req.gvr, obj, req.namespace, dry_run=dry)
         return self._answer(201, req, created, headers, query, warnings)
 
-    def update(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
+    def update(self, req: ResourceRequest, query: dict[str, builtins.list[str]], body: bytes, headers: Headers) -> Response:
         dry = dry_run(query.get("dryRun"), "UpdateOptions")
         obj = self._decode_object(body, headers)
         warnings = self._field_validation(req, query, obj, "UpdateOptions")
@@ -171,7 +172,7 @@ class ResourceEndpoints:
         updated = self.tracker.update(req.gvr, obj, req.namespace, subresource=req.subresource, dry_run=dry)
         return self._answer(200, req, updated, headers, query, warnings)
 
-    def patch(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
+    def patch(self, req: ResourceRequest, query: dict[str, builtins.list[str]], body: bytes, headers: Headers) -> Response:
         dry = dry_run(query.get("dryRun"), "PatchOptions")
         patch_type = PATCH_TYPES.get(media_type(headers.get("Content-Type")))
         custom = self.tracker.is_custom(req.info)
@@ -208,7 +209,7 @@ class ResourceEndpoints:
         if body.strip() and (media_type(headers.get("Content-Type")) or JSON_TYPE) not in BODY_TYPES:
             raise unsupported_media_type(BODY_TYPES)
 
-    def delete(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
+    def delete(self, req: ResourceRequest, query: dict[str, builtins.list[str]], body: bytes, headers: Headers) -> Response:
         self._check_body_type(body, headers)
         options = delete_options(query, body)
         self.namespaces.admit("delete", req, req.name)
@@ -224,7 +225,7 @@ class ResourceEndpoints:
         return Response(code, _success_status(req, deleted))
 
     def delete_collection(
-        self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers
+        self, req: ResourceRequest, query: dict[str, builtins.list[str]], body: bytes, headers: Headers
     ) -> Response:
         """As kube-apiserver: list with the selectors, delete each item with the request's DeleteOptions (one gone
         meanwhile is skipped), answer the list of what was deleted."""
