@@ -105,10 +105,10 @@ class _Scale:
         req = self.req
         if scale.get("kind") not in (None, "", "Scale"):
             raise BadRequestError(f"the kind in the data ({scale.get('kind')}) does not match the expected kind (Scale)")
-        md = scale.get("metadata") if isinstance(scale.get("metadata"), dict) else {}
+        md = found if isinstance(found := scale.get("metadata"), dict) else {}
         if md.get("name") and md["name"] != req.name:
             raise BadRequestError(f"the name of the object ({md['name']}) does not match the name on the URL ({req.name})")
-        replicas = (scale.get("spec") or {}).get("replicas") if isinstance(scale.get("spec"), dict) else None
+        replicas = spec.get("replicas") if isinstance(spec := scale.get("spec"), dict) else None
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
             shown = replicas if isinstance(replicas, int) else 0
             cause = {"type": "FieldValueInvalid", "field": "spec.replicas",

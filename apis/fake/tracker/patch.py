@@ -22,6 +22,7 @@ import orjson
 import yaml
 
 from ... import meta, yamlutil
+from ...client import PatchBody
 from ...errors import ApiError, BadRequestError, InvalidError
 from ...limits import DocumentLimitError, check_document
 from .limits import bounded_copy
@@ -76,7 +77,7 @@ _DELETE_FROM = "$deleteFromPrimitiveList/"
 _ELEMENT_ORDER = "$setElementOrder/"
 
 
-def decode_patch(body: Any, patch_type: str) -> Any:
+def decode_patch(body: PatchBody | bytearray, patch_type: str) -> Any:
     """The parsed patch document: ``body`` may already be parsed (dict/list) or JSON text (YAML for ``apply``)."""
     if not isinstance(body, (bytes, bytearray, str)):
         doc = body
@@ -87,7 +88,7 @@ def decode_patch(body: Any, patch_type: str) -> Any:
             if patch_type != "apply":
                 raise BadRequestError(f"error decoding patch: {exc}") from None
             try:
-                doc = yamlutil.load(body)
+                doc = yamlutil.load(bytes(body) if isinstance(body, bytearray) else body)
             except yaml.YAMLError as yexc:
                 raise BadRequestError(f"error decoding YAML: {yexc}") from None
     try:
@@ -146,14 +147,15 @@ def _unprocessable(message: str) -> InvalidError:
     return InvalidError(422, "Invalid", message, details={"causes": [{"type": "UnexpectedServerResponse", "message": message}]})
 
 
-def _pointer(path: Any, op: str) -> list[str]:
+def _pointer(path: object, op: str) -> tuple[str, list[str]]:
+    """The checked JSON pointer ``path`` and its reference tokens."""
     if not isinstance(path, str):
         raise BadRequestError(f"json patch {op} operation: 'path' must be a string, got {path!r}")
     if path == "":
-        return []
+        return path, []
     if not path.startswith("/"):
         raise BadRequestError(f"json patch {op} operation: invalid JSON pointer {path!r}: must start with '/'")
-    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+    return path, [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
 
 
 def _index(container: list[Any], token: str, path: str, op: str, allow_end: bool) -> int:
@@ -257,8 +259,7 @@ def json_patch(target: Any, operations: Any) -> Any:
         if not isinstance(operation, dict) or not isinstance(operation.get("op"), str):
             raise BadRequestError(f"json patch operation {i}: expected an object with an 'op' string")
         op = operation["op"]
-        path = operation.get("path")
-        tokens = _pointer(path, op)
+        path, tokens = _pointer(operation.get("path"), op)
         if op in ("add", "replace", "test") and "value" not in operation:
             raise BadRequestError(f"json patch {op} operation at {path}: missing 'value'")
         value = meta.deep_copy(operation.get("value"))
@@ -277,8 +278,7 @@ def json_patch(target: Any, operations: Any) -> Any:
                 else:
                     parent[tokens[-1]] = value
         elif op in ("move", "copy"):
-            src = operation.get("from")
-            from_tokens = _pointer(src, op)
+            src, from_tokens = _pointer(operation.get("from"), op)
             if op == "move" and tokens[: len(from_tokens)] == from_tokens and len(tokens) > len(from_tokens):
                 raise _unprocessable(f"move operation does not apply: cannot move {src} into its own child {path}")
             if op == "move":
@@ -340,7 +340,8 @@ def _merge_map(orig: dict[str, Any], patch: dict[str, Any], parent_field: str) -
     if directive == "delete":
         return None
     if directive == "replace":
-        return _strip_directives(patch)
+        replaced: dict[str, Any] = _strip_directives(patch)  # a dict stays a dict
+        return replaced
     if directive not in (None, "merge"):
         raise BadRequestError(f"strategic merge patch: unknown patch directive $patch: {directive!r}")
     result = dict(orig)

@@ -94,7 +94,7 @@ class TrackerWatch:
         self._last_taken = 0.0  # when next_events last took events
         # a timeout longer than a condition wait can take (~292 years) is no timeout
         bounded = timeout_seconds and timeout_seconds < threading.TIMEOUT_MAX
-        self._deadline = time.monotonic() + timeout_seconds if bounded else None
+        self._deadline = time.monotonic() + timeout_seconds if timeout_seconds and bounded else None
         self._awaited_rv: int | None = None  # a future RV asked for: nothing is delivered up to it
         self._awaited_deadline = 0.0
 
