@@ -43,7 +43,8 @@ class MasterClient:
                                      headers={"Content-Type": "application/json"} if data is not None else {})
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                return orjson.loads(resp.read())
+                answer: dict[str, Any] = orjson.loads(resp.read())  # the API server answers JSON objects
+                return answer
         except urllib.error.HTTPError as exc:
             text = exc.read()
             try:

@@ -7,18 +7,20 @@ from __future__ import annotations
 import builtins
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from apis import meta
 from apis.errors import ApiError, BadRequestError, NotFoundError, new_invalid
+from apis.fake import ObjectTracker
 from apis.resources import CUSTOM_RESOURCE_DEFINITIONS
 from apis.watch import ListOptions
 
 from . import tables
 from .admission import NamespaceLifecycle
 from .columns import Column
+from .eventsv1 import EventsV1Tracker
 from .options import delete_options, dry_run, list_options, query_value, validate_list_options
-from .request import ResourceRequest, media_type, parse_json, parse_yaml
+from .request import Headers, ResourceRequest, media_type, parse_json, parse_yaml
 
 __all__ = ["BODY_TYPES", "Headers", "PATCH_TYPES", "ResourceEndpoints", "Response", "unsupported_media_type"]
 
@@ -47,10 +49,6 @@ def unsupported_media_type(accepted: Any) -> ApiError:
     )
 
 
-class Headers(Protocol):
-    def get(self, name: str, default: Any = None) -> Any: ...
-
-
 @dataclass
 class Response:
     """What to answer: the HTTP code, the JSON body and extra headers."""
@@ -71,8 +69,9 @@ class ResourceEndpoints:
         self.namespaces = NamespaceLifecycle(sandbox.tracker, sandbox.namespace_lifecycle)
 
     @property
-    def tracker(self) -> Any:
-        return self.sandbox.tracker
+    def tracker(self) -> ObjectTracker | EventsV1Tracker:
+        tracker: ObjectTracker | EventsV1Tracker = self.sandbox.tracker
+        return tracker
 
     # -- answers ----------------------------------------------------------------------------------------------------
     def _answer(

@@ -21,8 +21,9 @@ from dataclasses import replace
 from typing import Any
 
 from apis import meta
+from apis.client import PatchBody
 from apis.errors import BadRequestError, NotFoundError, new_invalid
-from apis.fake.tracker import PatchOutcome
+from apis.fake.tracker import ObjectTracker, PatchOutcome
 from apis.fake.tracker.patch import apply_patch, decode_patch
 from apis.resources import EVENTS, EVENTS_V1, GroupVersionResource
 from apis.watch import BOOKMARK, ERROR, ListOptions, WatchEvent
@@ -157,7 +158,7 @@ class _ConvertedWatch:
 class EventsV1Tracker:
     """The tracker as the events.k8s.io/v1 endpoints see it; every other resource passes through unchanged."""
 
-    def __init__(self, tracker: Any) -> None:
+    def __init__(self, tracker: ObjectTracker) -> None:
         self._tracker = tracker
 
     def __getattr__(self, name: str) -> Any:
@@ -214,7 +215,7 @@ class EventsV1Tracker:
         gvr: GroupVersionResource,
         namespace: str,
         name: str,
-        body: Any,
+        body: PatchBody,
         patch_type: str = "merge",
         subresource: str | None = None,
         dry_run: bool = False,

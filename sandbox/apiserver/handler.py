@@ -11,13 +11,16 @@ import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
 
 from apis.errors import ApiError, BadRequestError, ConflictError, MethodNotAllowedError
+from apis.fake import ObjectTracker
 from apis.logs import get_logger
+from apis.watch import Watch
 from sandbox.faults import Faults
 
 from . import discovery, eventsv1, openapi, podlogs, subresources, tables
@@ -52,18 +55,26 @@ def _is_hex(text: bytes) -> bool:
 class SandboxContext(Protocol):
     """What the handler needs from the server that owns it."""
 
-    tracker: Any
+    tracker: ObjectTracker
     faults: Faults
     stopping: threading.Event
     namespace_lifecycle: bool
     access: AccessControl
+    pod_logs_dir: Path | None
 
     @property
     def server_address_text(self) -> str: ...
 
-    def track_watch(self, watch: Any) -> None: ...
+    def track_watch(self, watch: Watch) -> None: ...
 
-    def untrack_watch(self, watch: Any) -> None: ...
+    def untrack_watch(self, watch: Watch) -> None: ...
+
+
+@runtime_checkable
+class _SandboxServer(Protocol):
+    """The ``socketserver`` server a handler serves: it carries the sandbox."""
+
+    sandbox: SandboxContext
 
 
 class _ChunkedSink:
@@ -92,7 +103,7 @@ class _ChunkedSink:
             self._handler.close_connection = True
 
     def client_gone(self) -> bool:
-        connection = self._handler.connection
+        connection: socket.socket = self._handler.connection
         try:
             readable, _, _ = select.select([connection], [], [], 0)
             if not readable:
@@ -109,10 +120,16 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
     server_version = "sandbox-apiserver"
     timeout = 120  # idle keep-alive connections are closed after this many seconds
     user: UserInfo = ADMIN_USER  # who sent the request being served (``AccessControl.admit``)
+    # http.server sets these; typeshed does not declare them
+    raw_requestline: bytes
+    _headers_buffer: list[bytes]
 
     # -- plumbing -------------------------------------------------------------------------------------------------
     def setup(self) -> None:
         super().setup()
+        if not isinstance(self.server, _SandboxServer):
+            raise TypeError(f"SandboxRequestHandler serves a sandbox API server, not {type(self.server).__name__}")
+        self._sandbox = self.server.sandbox
         # Responses and watch events are small writes: without TCP_NODELAY, Nagle's algorithm holds each one back
         # until the client's delayed ACK (~40 ms) on a kept-alive connection. kube-apiserver (Go) sets it too.
         try:
@@ -122,7 +139,7 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
 
     @property
     def sandbox(self) -> SandboxContext:
-        return self.server.sandbox  # type: ignore[attr-defined]
+        return self._sandbox
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence the stderr access log
         return

@@ -386,7 +386,7 @@ def _compare(left: Any, operator: str, right: Any) -> bool:
         return bool(left != right)
     if kind == "bool":
         raise JSONPathError("invalid type for comparison")
-    return {"<": left < right, ">": left > right, "<=": left <= right, ">=": left >= right}[operator]
+    return bool({"<": left < right, ">": left > right, "<=": left <= right, ">=": left >= right}[operator])
 
 
 def _go_type(value: Any) -> str:

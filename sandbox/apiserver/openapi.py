@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 
 from apis.errors import ApiError
-from apis.fake import schemas
+from apis.fake import ObjectTracker, schemas
 from apis.fake.tracker.patch import MERGE_KEYS, PRIMITIVE_MERGE_LISTS
 from apis.meta import deep_copy as meta_copy
 from apis.resources import CUSTOM_RESOURCE_DEFINITIONS, ResourceInfo
@@ -170,7 +170,7 @@ _LIST_PARAMS = [_parameter(n) for n in ("continue", "fieldSelector", "labelSelec
 class OpenAPIDocuments:
     """The v3 and v2 documents of one tracker; thread-safe, cached per served-resource fingerprint."""
 
-    def __init__(self, tracker: Any) -> None:
+    def __init__(self, tracker: ObjectTracker) -> None:
         self.tracker = tracker
         self._lock = threading.Lock()
         self._v3: dict[tuple[str, str], tuple[Any, dict[str, Any], bytes, str]] = {}

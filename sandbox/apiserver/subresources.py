@@ -94,12 +94,16 @@ class _Scale:
             )
         doc = decode_patch(body, patch_type)
         if patch_type == "json":
-            return json_patch(current, doc)
-        if patch_type == "strategic":
-            return strategic_merge_patch(current, doc)
-        if not isinstance(doc, dict):
+            patched = json_patch(current, doc)
+        elif patch_type == "strategic":
+            patched = strategic_merge_patch(current, doc)
+        elif isinstance(doc, dict):
+            patched = merge_patch(current, doc)
+        else:
             raise BadRequestError("a merge patch must be a JSON object")
-        return merge_patch(current, doc)
+        if not isinstance(patched, dict):
+            raise BadRequestError("the patched object is not a JSON object")
+        return patched
 
     def _write(self, obj: dict[str, Any], scale: Mapping[str, Any], dry: bool) -> dict[str, Any]:
         req = self.req

@@ -118,7 +118,7 @@ class SimulatedNodes:
             node = self.add(name)
         for cond in (node.get("status") or {}).get("conditions") or []:
             if cond.get("type") == "Ready":
-                return cond.get("status") == "True"
+                return bool(cond.get("status") == "True")
         return False
 
     def _status(self, name: str, old: Mapping[str, Any], ready: bool) -> dict[str, Any]:

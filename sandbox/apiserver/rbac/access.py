@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import threading
 from collections import Counter, deque
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from apis.errors import ApiError, UnauthorizedError
 from apis.logs import get_logger
 
+from ..request import Headers
 from .attributes import RequestAttributes, UserInfo, request_attributes
 from .authorizer import RBACAuthorizer, forbidden
 from .bootstrap import bootstrap_policy
@@ -61,7 +61,7 @@ class AccessControl:
             bootstrap_policy(self.tracker)
 
     # -- the gate ---------------------------------------------------------------------------------------------------
-    def admit(self, method: str, path: str, query: dict[str, list[str]], headers: Mapping[str, Any]) -> UserInfo:
+    def admit(self, method: str, path: str, query: dict[str, list[str]], headers: Headers) -> UserInfo:
         """The requesting user; raises 401/403 ``ApiError`` when the request may not proceed."""
         user = self.tokens.authenticate(headers.get("Authorization"))
         if not self.rbac:
