@@ -7,20 +7,21 @@ from __future__ import annotations
 import builtins
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apis import meta
 from apis.errors import ApiError, BadRequestError, NotFoundError, new_invalid
-from apis.fake import ObjectTracker
 from apis.resources import CUSTOM_RESOURCE_DEFINITIONS
 from apis.watch import ListOptions
 
 from . import tables
 from .admission import NamespaceLifecycle
 from .columns import Column
-from .eventsv1 import EventsV1Tracker
 from .options import delete_options, dry_run, list_options, query_value, validate_list_options
 from .request import Headers, ResourceRequest, media_type, parse_json, parse_yaml
+
+if TYPE_CHECKING:  # context.py imports the endpoints through eventsv1
+    from .context import ServedTracker, ServingContext
 
 __all__ = ["BODY_TYPES", "Headers", "PATCH_TYPES", "ResourceEndpoints", "Response", "unsupported_media_type"]
 
@@ -64,14 +65,13 @@ class ResourceEndpoints:
     ``sandbox`` needs ``tracker`` and ``namespace_lifecycle`` (whether creation needs an existing namespace).
     """
 
-    def __init__(self, sandbox: Any) -> None:
+    def __init__(self, sandbox: ServingContext) -> None:
         self.sandbox = sandbox
         self.namespaces = NamespaceLifecycle(sandbox.tracker, sandbox.namespace_lifecycle)
 
     @property
-    def tracker(self) -> ObjectTracker | EventsV1Tracker:
-        tracker: ObjectTracker | EventsV1Tracker = self.sandbox.tracker
-        return tracker
+    def tracker(self) -> ServedTracker:
+        return self.sandbox.tracker
 
     # -- answers ----------------------------------------------------------------------------------------------------
     def _answer(

@@ -8,27 +8,23 @@ from __future__ import annotations
 
 import select
 import socket
-import threading
 import time
 from http.server import BaseHTTPRequestHandler
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
 
 from apis.errors import ApiError, BadRequestError, ConflictError, MethodNotAllowedError
-from apis.fake import ObjectTracker
 from apis.logs import get_logger
-from apis.watch import Watch
-from sandbox.faults import Faults
 
 from . import discovery, eventsv1, openapi, podlogs, subresources, tables
+from .context import SandboxContext
 from .endpoints import ResourceEndpoints, Response
 from .negotiation import check_acceptable
 from .openapi_proto import OPENAPI_V2_PROTOBUF
 from .options import list_options, query_bool, validate_list_options
-from .rbac import ADMIN_USER, AccessControl, UserInfo, reviews
+from .rbac import ADMIN_USER, UserInfo, reviews
 from .request import ResourceRequest, not_found_path, parse_resource_path
 from .watchstream import WatchStreamer
 from .wire import wire_status
@@ -50,24 +46,6 @@ def _body_too_large() -> ApiError:
 
 def _is_hex(text: bytes) -> bool:
     return all(c in b"0123456789abcdefABCDEF" for c in text)
-
-
-class SandboxContext(Protocol):
-    """What the handler needs from the server that owns it."""
-
-    tracker: ObjectTracker
-    faults: Faults
-    stopping: threading.Event
-    namespace_lifecycle: bool
-    access: AccessControl
-    pod_logs_dir: Path | None
-
-    @property
-    def server_address_text(self) -> str: ...
-
-    def track_watch(self, watch: Watch) -> None: ...
-
-    def untrack_watch(self, watch: Watch) -> None: ...
 
 
 @runtime_checkable

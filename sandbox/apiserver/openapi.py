@@ -458,7 +458,7 @@ _documents: weakref.WeakKeyDictionary[Any, OpenAPIDocuments] = weakref.WeakKeyDi
 _documents_lock = threading.Lock()
 
 
-def documents_for(tracker: Any) -> OpenAPIDocuments:
+def documents_for(tracker: ObjectTracker) -> OpenAPIDocuments:
     """The (cached) documents of ``tracker``."""
     with _documents_lock:
         docs = _documents.get(tracker)

@@ -10,7 +10,7 @@ strategic, apply) change the object's ``spec.replicas`` only, with the Scale's r
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apis import meta
 from apis.errors import ApiError, BadRequestError, new_invalid, new_not_found
@@ -21,6 +21,9 @@ from .endpoints import PATCH_TYPES, Headers, Response
 from .options import dry_run
 from .request import ResourceRequest, media_type, parse_json, parse_yaml
 
+if TYPE_CHECKING:  # context.py imports the endpoints through eventsv1
+    from .context import ServedTracker, ServingContext
+
 __all__ = ["SERVED", "serve"]
 
 SERVED = ("scale",)
@@ -28,14 +31,14 @@ SCALE_API_VERSION = "autoscaling/v1"
 
 
 def serve(
-    sandbox: Any, method: str, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers
+    sandbox: ServingContext, method: str, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers
 ) -> Response:
     """Answer a request for a ``SERVED`` subresource of one object."""
     return _Scale(sandbox.tracker, req).serve(method, query, body, headers)
 
 
 class _Scale:
-    def __init__(self, tracker: Any, req: ResourceRequest) -> None:
+    def __init__(self, tracker: ServedTracker, req: ResourceRequest) -> None:
         self.tracker, self.req = tracker, req
         self.paths = _scale_paths(tracker, req.gvr)
 
@@ -125,7 +128,7 @@ class _Scale:
         return self._scale_of(stored)
 
 
-def _scale_paths(tracker: Any, gvr: GroupVersionResource) -> tuple[str, str, str | None]:
+def _scale_paths(tracker: ServedTracker, gvr: GroupVersionResource) -> tuple[str, str, str | None]:
     """(specReplicasPath, statusReplicasPath, labelSelectorPath) of the resource; None selector path for built-ins."""
     if gvr.group in ("apps", "extensions"):
         return ".spec.replicas", ".status.replicas", None

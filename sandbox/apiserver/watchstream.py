@@ -10,7 +10,7 @@ them; the events pending at a time leave in one write, as soon as they are there
 from __future__ import annotations
 
 import time
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -21,6 +21,9 @@ from apis.watch import ADDED, DELETED, ERROR, MODIFIED, ListOptions, Watch, Watc
 from . import tables
 from .request import ResourceRequest
 from .wire import wire_status
+
+if TYPE_CHECKING:  # context.py imports the endpoints through eventsv1
+    from .context import ServingContext
 
 __all__ = ["StreamSink", "WatchStreamer"]
 
@@ -48,7 +51,7 @@ class WatchStreamer:
     """Serves one ``?watch=1`` request; ``sandbox`` gives ``tracker``, ``faults``, ``stopping`` (an Event) and
     ``track_watch``/``untrack_watch``."""
 
-    def __init__(self, sandbox: Any) -> None:
+    def __init__(self, sandbox: ServingContext) -> None:
         self.sandbox = sandbox
 
     def serve(

@@ -14,9 +14,9 @@ from __future__ import annotations
 import threading
 from collections import Counter, deque
 from dataclasses import dataclass
-from typing import Any
 
 from apis.errors import ApiError, UnauthorizedError
+from apis.fake import ObjectTracker
 from apis.logs import get_logger
 
 from ..request import Headers
@@ -44,7 +44,7 @@ class Denial:
 class AccessControl:
     """Authentication and (in RBAC mode) authorization of every request but the health probes; thread-safe."""
 
-    def __init__(self, tracker: Any, admin_token: str, rbac: bool = False) -> None:
+    def __init__(self, tracker: ObjectTracker, admin_token: str, rbac: bool = False) -> None:
         self.tracker = tracker
         self.rbac = rbac
         self.tokens = TokenAuthenticator(tracker, admin_token)
