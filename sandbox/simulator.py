@@ -36,7 +36,7 @@ from apis import meta
 from apis.errors import ApiError, is_conflict, is_not_found
 from apis.fake.tracker.watch import GATHER_SECONDS
 from apis.logs import get_logger
-from apis.resources import DEPLOYMENTS, NODES, PODS, REPLICA_SETS, GroupVersionResource
+from apis.resources import DEPLOYMENTS, NODES, PODS, REPLICA_SETS, GroupVersionResource, ResourceInfo
 from apis.watch import BOOKMARK, DELETED, ERROR, ListOptions
 from sandbox.controllers.deployments import DeploymentSimulator
 from sandbox.controllers.replicasets import TERMINAL_PHASES, ReplicaSetSimulator, pod_is_ready
@@ -188,7 +188,7 @@ class PodSimulator:
         """Register a node (or set the readiness of an existing one); returns the stored node."""
         return self.nodes.add(name, ready)
 
-    def _register_named_nodes(self, info: Any, obj: dict[str, Any]) -> None:
+    def _register_named_nodes(self, info: ResourceInfo, obj: dict[str, Any]) -> None:
         """Lenient nodes: a custom resource's nodes (a Sedna job's workers, a Dataset) exist before it is stored, as
         a pod's node is registered when the pod is bound to it."""
         try:

@@ -17,6 +17,7 @@ import orjson
 
 from apis.errors import ApiError, BadRequestError, ConflictError, MethodNotAllowedError
 from apis.logs import get_logger
+from apis.watch import ListOptions
 
 from . import discovery, eventsv1, openapi, podlogs, subresources, tables
 from .context import SandboxContext
@@ -237,7 +238,7 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
             self._headers_buffer.append(data)
         self.flush_headers()
 
-    def _send_json(self, code: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+    def _send_json(self, code: int, obj: object, headers: dict[str, str] | None = None) -> None:
         self._send_bytes(code, orjson.dumps(obj), "application/json", headers)
 
     def _send_response(self, response: Response) -> None:
@@ -441,7 +442,7 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
             self.close_connection = True  # the client went away
 
     def _serve_watch(
-        self, endpoints: ResourceEndpoints, req: ResourceRequest, options: Any, query: dict[str, list[str]]
+        self, endpoints: ResourceEndpoints, req: ResourceRequest, options: ListOptions, query: dict[str, list[str]]
     ) -> None:
         table = tables.table_options(self.headers.get("Accept"), query)
         columns = endpoints.printer_columns(req) if table else None

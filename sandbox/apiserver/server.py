@@ -111,7 +111,7 @@ class SandboxAPIServer:
 
     def __init__(
         self,
-        tracker: Any = None,
+        tracker: ObjectTracker | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
         crd_dirs: Sequence[str | os.PathLike[str]] = (),

@@ -10,7 +10,7 @@ them; the events pending at a time leave in one write, as soon as they are there
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import orjson
 
@@ -19,6 +19,7 @@ from apis.fake.tracker.watch import GATHER_SECONDS
 from apis.watch import ADDED, DELETED, ERROR, MODIFIED, ListOptions, Watch, WatchEvent
 
 from . import tables
+from .columns import Column
 from .request import ResourceRequest
 from .wire import wire_status
 
@@ -60,7 +61,7 @@ class WatchStreamer:
         options: ListOptions,
         sink: StreamSink,
         table: tables.TableOptions | None,
-        columns: Any,
+        columns: list[Column] | None,
     ) -> None:
         """Stream the watch to ``sink`` (as Tables with ``columns`` when ``table``); raises
         OSError when the client went away."""
@@ -93,7 +94,7 @@ class WatchStreamer:
         options: ListOptions,
         sink: StreamSink,
         table: tables.TableOptions | None,
-        columns: Any,
+        columns: list[Column] | None,
     ) -> None:
         sandbox, faults = self.sandbox, self.sandbox.faults
         started = time.monotonic()
@@ -147,7 +148,7 @@ def _event_line(event: WatchEvent) -> bytes:
 
 
 def _as_table_event(
-    req: ResourceRequest, event: WatchEvent, table: tables.TableOptions, columns: Any, first: bool
+    req: ResourceRequest, event: WatchEvent, table: tables.TableOptions, columns: list[Column] | None, first: bool
 ) -> WatchEvent:
     """Watch events for ``kubectl get -w``: one-row Tables, column definitions on the first event only."""
     if event.type not in (ADDED, MODIFIED, DELETED):

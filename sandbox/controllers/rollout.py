@@ -100,7 +100,7 @@ def is_rolling(deployment: Mapping[str, Any]) -> bool:
     return ((_spec(deployment).get("strategy") or {}).get("type") or "RollingUpdate") == "RollingUpdate"
 
 
-def _scaled_value(value: Any, total: int, round_up: bool) -> int:
+def _scaled_value(value: object, total: int, round_up: bool) -> int:
     """intstr.GetScaledValueFromIntOrPercent."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
@@ -227,7 +227,7 @@ def deployment_timed_out(deployment: Mapping[str, Any], status: Mapping[str, Any
     return _timestamp(cond.get("lastUpdateTime")) + deadline < now
 
 
-def _timestamp(value: Any) -> float:
+def _timestamp(value: object) -> float:
     try:
         return meta.parse_time(value).timestamp() if isinstance(value, str) else 0.0
     except ValueError:

@@ -102,7 +102,9 @@ def check_propagation_policy(policy: str | None) -> None:
         )
 
 
-def check_preconditions(gvr: GroupVersionResource, current: Mapping[str, Any], uid: Any, resource_version: Any) -> None:
+def check_preconditions(
+    gvr: GroupVersionResource, current: Mapping[str, Any], uid: object, resource_version: object
+) -> None:
     """409 when a given uid or resourceVersion precondition does not match ``current``."""
     name, why = meta.name(current), None
     if uid and uid != meta.uid(current):

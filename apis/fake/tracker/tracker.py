@@ -138,7 +138,7 @@ class ObjectTracker:
         with self._lock:
             return self._registry.register_crd(crd)
 
-    def unknown_fields(self, gvr: GroupVersionResource, obj: Any) -> list[str]:
+    def unknown_fields(self, gvr: GroupVersionResource, obj: dict[str, Any]) -> list[str]:
         """The paths of the fields of ``obj`` a write of ``gvr`` would drop (for ``fieldValidation`` warnings)."""
         info = self.resource_info(gvr)
         return unknown_fields(info, obj, self._registry.crd_schema(gvr))
