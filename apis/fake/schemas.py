@@ -137,7 +137,7 @@ def _is_int_or_string(cls: type, attr: str) -> bool:
         return False
     found: set[type] = set()
 
-    def collect(annotation: Any) -> None:
+    def collect(annotation: object) -> None:
         if annotation in (int, str):
             found.add(annotation)
         for arg in typing.get_args(annotation):

@@ -40,7 +40,7 @@ def _message(field: int, payload: bytes) -> bytes:
     return _varint(field << 3 | 2) + _varint(len(payload)) + payload
 
 
-def _string(field: int, value: Any) -> bytes:
+def _string(field: int, value: object) -> bytes:
     return _message(field, str(value).encode()) if value not in (None, "") else b""
 
 

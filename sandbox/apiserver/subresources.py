@@ -167,5 +167,5 @@ def _set(obj: dict[str, Any], path: str, value: Any) -> None:
     cur[parts[-1]] = value
 
 
-def _int(value: Any) -> int:
+def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0

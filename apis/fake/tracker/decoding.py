@@ -41,7 +41,7 @@ class DecodeError(Exception):
 _GO_JSON_KINDS = {"boolean": "bool", "integer": "number"}  # the other OpenAPI type names are Go's too
 
 
-def _json_kind(value: Any) -> str:
+def _json_kind(value: object) -> str:
     """A JSON value's kind as Go's decoder names it in errors: bool, number, string, array, object."""
     kind = data_type(value)
     return _GO_JSON_KINDS.get(kind, kind)

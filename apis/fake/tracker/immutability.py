@@ -69,7 +69,7 @@ def _diff(old: Any, new: Any, path: str, out: list[str]) -> None:
             out.append(f"+ \t{path}: {_show(new)},")
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     import orjson
 
     return orjson.dumps(value).decode()
@@ -130,7 +130,7 @@ def _validate_pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list
     return causes
 
 
-def _selector_text(selector: Any) -> str:
+def _selector_text(selector: object) -> str:
     """A LabelSelector as Go's %#v prints it in an immutable-field error."""
     if not isinstance(selector, Mapping):
         return "nil"

@@ -45,7 +45,7 @@ class Decision:
     reason: str = ""
 
 
-def _has(values: Any, wanted: str, wildcard: str = "*") -> bool:
+def _has(values: object, wanted: str, wildcard: str = "*") -> bool:
     return isinstance(values, list) and any(v == wildcard or v == wanted for v in values)
 
 
