@@ -37,7 +37,7 @@ from apis.errors import ApiError, is_conflict, is_not_found
 from apis.fake.tracker.watch import GATHER_SECONDS
 from apis.logs import get_logger
 from apis.resources import DEPLOYMENTS, NODES, PODS, REPLICA_SETS, GroupVersionResource, ResourceInfo
-from apis.watch import BOOKMARK, DELETED, ERROR, ListOptions
+from apis.watch import BOOKMARK, DELETED, ERROR, ListOptions, Watch
 from sandbox.controllers.deployments import DeploymentSimulator
 from sandbox.controllers.replicasets import TERMINAL_PHASES, ReplicaSetSimulator, pod_is_ready
 from sandbox.kubelet.nodes import SimulatedNodes
@@ -90,7 +90,7 @@ class _PodState:
     unschedulable_reported: bool = False
 
 
-def _stored_events(watch: Any) -> Iterator[Any]:
+def _stored_events(watch: Watch) -> Iterator[Any]:
     """The watch's events with the stored objects themselves (read here, never changed), every queued one at once
     (a few at a time when they come fast); a watch of another tracker-like store is just iterated."""
     if not hasattr(watch, "next_events"):

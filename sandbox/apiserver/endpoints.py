@@ -5,7 +5,7 @@ Errors are raised as ``apis.errors.ApiError`` for the handler to answer as a ``S
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +41,7 @@ _STATUS_ON_DELETE_GROUPS = (
 )
 
 
-def unsupported_media_type(accepted: Any) -> ApiError:
+def unsupported_media_type(accepted: Iterable[str]) -> ApiError:
     """kube-apiserver's 415 for a body it cannot decode."""
     return ApiError(
         415,

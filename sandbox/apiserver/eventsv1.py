@@ -151,8 +151,11 @@ class _ConvertedWatch:
         event = self._watch.next_event(timeout)
         return None if event is None else _converted(event)
 
-    def next_events(self, timeout: float | None = None, **options: Any) -> list[WatchEvent]:
-        return [_converted(e) for e in self._watch.next_events(timeout, **options)]
+    def next_events(
+        self, timeout: float | None = None, *, copy: bool = True, limit: int | None = None, gather: float = 0.0
+    ) -> list[WatchEvent]:
+        events = self._watch.next_events(timeout, copy=copy, limit=limit, gather=gather)
+        return [_converted(e) for e in events]
 
     def __iter__(self) -> Iterator[WatchEvent]:
         return map(_converted, self._watch)

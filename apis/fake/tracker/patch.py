@@ -196,7 +196,7 @@ def _get(doc: Any, tokens: list[str], path: str, op: str) -> Any:
     raise _unprocessable(f"{op} operation does not apply: doc is missing path: {path}: missing value")
 
 
-def _add(doc: Any, tokens: list[str], value: Any, path: str, op: str) -> Any:
+def _add(doc: Any, tokens: list[str], value: object, path: str, op: str) -> Any:
     if not tokens:
         return value
     parent = _parent(doc, tokens, path, op)
@@ -222,7 +222,7 @@ def _remove(doc: Any, tokens: list[str], path: str, op: str) -> tuple[Any, Any]:
     raise _unprocessable(f"{op} operation does not apply: doc is missing path: {path}: missing value")
 
 
-def json_equal(a: Any, b: Any) -> bool:
+def json_equal(a: object, b: object) -> bool:
     """JSON value equality (``true`` is not ``1``; ``1`` equals ``1.0``)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
@@ -233,7 +233,7 @@ def json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b or (isinstance(a, (int, float)) and isinstance(b, (int, float)) and a == b)
 
 
-def _copy(value: Any) -> tuple[Any, int]:
+def _copy(value: object) -> tuple[Any, int]:
     """A copy of ``value`` and its size as JSON; 422 when it is deeper than a document may be."""
     try:
         check_document(value)
