@@ -156,7 +156,7 @@ def _get(obj: Mapping[str, Any], path: str) -> Any:
     return cur
 
 
-def _set(obj: dict[str, Any], path: str, value: Any) -> None:
+def _set(obj: dict[str, Any], path: str, value: object) -> None:
     parts = _parts(path)
     cur = obj
     for part in parts[:-1]:

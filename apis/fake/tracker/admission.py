@@ -71,7 +71,7 @@ def unknown_fields(info: ResourceInfo, obj: dict[str, Any], crd_schema: dict[str
     return found
 
 
-def _decode_error(info: ResourceInfo, err: DecodeError, patched: Any) -> ApiError:
+def _decode_error(info: ResourceInfo, err: DecodeError, patched: object) -> ApiError:
     if patched is not None:
         value = go_quote(orjson.dumps(patched).decode())
         cause = {"type": "FieldValueInvalid", "field": "patch", "message": f"Invalid value: {value}: {err.message}"}

@@ -154,7 +154,7 @@ class _Decoder:
                 raise self.type_error(_json_kind(value), "bool", struct, path)
 
 
-def _check_quantity(value: Any) -> None:
+def _check_quantity(value: object) -> None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return
     if not isinstance(value, str):

@@ -58,7 +58,7 @@ def _containers(spec: Mapping[str, Any], field: str) -> list[dict[str, Any]]:
     return [dict(c) if isinstance(c, Mapping) else {} for c in spec.get(field) or []]
 
 
-def _diff(old: Any, new: Any, path: str, out: list[str]) -> None:
+def _diff(old: object, new: object, path: str, out: list[str]) -> None:
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         for key in sorted(set(old) | set(new)):
             _diff(old.get(key), new.get(key), f"{path}.{key}" if path else key, out)

@@ -98,7 +98,7 @@ def decode_patch(body: PatchBody | bytearray, patch_type: str) -> Any:
     return doc if isinstance(body, (bytes, bytearray, str)) else meta.deep_copy(doc)
 
 
-def apply_patch(current: dict[str, Any], doc: Any, patch_type: str, custom: bool) -> dict[str, Any]:
+def apply_patch(current: dict[str, Any], doc: object, patch_type: str, custom: bool) -> dict[str, Any]:
     """``current`` with the decoded patch document applied (a new object): merge, json, strategic (built-in kinds
     only: 415 for ``custom`` resources, as kube-apiserver answers) or apply (strategic merge of the applied
     configuration for built-in kinds, JSON merge for custom resources)."""
@@ -243,7 +243,7 @@ def _copy(value: object) -> tuple[Any, int]:
     return orjson.loads(data), len(data)
 
 
-def json_patch(target: Any, operations: Any) -> Any:
+def json_patch(target: Any, operations: object) -> Any:
     """Apply an RFC 6902 JSON patch; returns the new document (``target`` is not modified)."""
     if not isinstance(operations, list):
         raise BadRequestError("json patch must be a JSON array of operations")
@@ -327,7 +327,7 @@ def _strip_directives(value: Any) -> Any:
     return value
 
 
-def strategic_merge_patch(target: dict[str, Any], patch: Any) -> dict[str, Any]:
+def strategic_merge_patch(target: dict[str, Any], patch: object) -> dict[str, Any]:
     """Apply a strategic merge patch to a built-in kind's object; returns the new object."""
     if not isinstance(patch, dict):
         raise BadRequestError("strategic merge patch must be a JSON object")
@@ -378,7 +378,7 @@ def _merge_map(orig: dict[str, Any], patch: dict[str, Any], parent_field: str) -
     return result
 
 
-def _merge_list(field: str, parent_field: str, orig: Any, patch: list[Any]) -> list[Any]:
+def _merge_list(field: str, parent_field: str, orig: object, patch: list[Any]) -> list[Any]:
     orig_list = orig if isinstance(orig, list) else []
     if field in PRIMITIVE_MERGE_LISTS:
         return list(orig_list) + [v for v in patch if v not in orig_list]
