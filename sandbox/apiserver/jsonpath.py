@@ -297,7 +297,7 @@ def _step(values: list[Any], node: Node, allow_missing: bool) -> list[Any]:
     return _filter(values, node, allow_missing)
 
 
-def _slice(value: Any, node: Slice) -> list[Any]:
+def _slice(value: object, node: Slice) -> list[Any]:
     if not isinstance(value, list):
         raise JSONPathError(f"{_go_type(value)} is not array or slice")
     length = len(value)
@@ -319,7 +319,7 @@ def _slice(value: Any, node: Slice) -> list[Any]:
     return value[start:end]
 
 
-def _children(value: Any) -> list[Any]:
+def _children(value: object) -> list[Any]:
     if isinstance(value, Mapping):
         return list(value.values())
     if isinstance(value, list):

@@ -93,7 +93,7 @@ def _shared_ref(schema: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _rename_refs(schema: Any, names: Mapping[str, str], prefix: str = _V3_PREFIX) -> Any:
+def _rename_refs(schema: object, names: Mapping[str, str], prefix: str = _V3_PREFIX) -> Any:
     """``schema`` with every ``$ref`` pointing at the renamed definitions and quantities and int-or-strings
     referring to their shared schemas, as kube-apiserver publishes them (a new structure; input untouched)."""
     if isinstance(schema, dict):
@@ -390,7 +390,7 @@ def _resource_paths(info: ResourceInfo, names: Mapping[tuple[str, str, str], str
 
 
 # -- Swagger 2.0 ------------------------------------------------------------------------------------------------------
-def _v2_schema(schema: Any) -> Any:
+def _v2_schema(schema: object) -> Any:
     """A v3 schema in Swagger 2.0 terms: refs under ``#/definitions/`` (``allOf: [{$ref}]`` as a plain ``$ref``, as
     kube's v2 document writes them), quantities and int-or-strings as strings with their format (v2 has no
     ``oneOf``/``anyOf``), ``nullable`` as ``x-nullable``."""

@@ -34,7 +34,7 @@ _MAX_INT32 = 2**31 - 1
 _IMMUTABLE_WHEN_SET = "field is immutable when `immutable` is set"
 
 
-def normalized(value: Any) -> Any:
+def normalized(value: object) -> Any:
     """``value`` with nulls, empty lists and empty objects dropped from objects (Go's zero values)."""
     if isinstance(value, Mapping):
         out = {}
