@@ -132,7 +132,7 @@ class PodSimulator:
         self.replicasets = ReplicaSetSimulator(tracker)
         self._queue: queue.Queue[tuple[str, str, str] | None] = queue.Queue()
         self._pending: set[tuple[str, str, str]] = set()
-        self._timers = Timers()
+        self._timers: Timers[tuple[str, str, str]] = Timers()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -325,7 +325,7 @@ class PodSimulator:
         with self._lock:
             for due_item in self._timers.pop_due(self.clock()):
                 if due_item not in items:
-                    items.append(due_item)  # type: ignore[arg-type]
+                    items.append(due_item)
         for it in items:
             self._sync(it)
 

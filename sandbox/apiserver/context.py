@@ -16,12 +16,15 @@ from apis.watch import Watch
 from sandbox.faults import Faults
 
 if TYPE_CHECKING:  # both import the endpoints, which are typed by this module
-    from .eventsv1 import EventsV1Tracker
+    from apis.fake.tracker.watch import TrackerWatch
+
+    from .eventsv1 import EventsV1Tracker, EventsV1Watch
     from .rbac import AccessControl
 
-__all__ = ["SandboxContext", "ServedTracker", "ServingContext"]
+__all__ = ["SandboxContext", "ServedTracker", "ServedWatch", "ServingContext"]
 
 ServedTracker: TypeAlias = "ObjectTracker | EventsV1Tracker"
+ServedWatch: TypeAlias = "TrackerWatch | EventsV1Watch"  # what ServedTracker.watch hands out
 
 
 class ServingContext(Protocol):

@@ -141,7 +141,7 @@ def _converted(event: WatchEvent) -> WatchEvent:
     return WatchEvent(event.type, to_events_v1(event.object))
 
 
-class _ConvertedWatch:
+class EventsV1Watch:
     """A tracker watch of core/v1 Events whose events carry events.k8s.io/v1 objects."""
 
     def __init__(self, watch: TrackerWatch) -> None:
@@ -186,10 +186,10 @@ class EventsV1Tracker:
 
     def watch(
         self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None
-    ) -> TrackerWatch | _ConvertedWatch:
+    ) -> TrackerWatch | EventsV1Watch:
         if gvr != EVENTS_V1:
             return self._tracker.watch(gvr, namespace, options)
-        return _ConvertedWatch(self._tracker.watch(EVENTS, namespace, self._core_options(options)))
+        return EventsV1Watch(self._tracker.watch(EVENTS, namespace, self._core_options(options)))
 
     def create(
         self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "", dry_run: bool = False

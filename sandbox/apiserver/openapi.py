@@ -180,7 +180,10 @@ class OpenAPIDocuments:
     def v3_index(self) -> dict[str, Any]:
         paths = {}
         for group, version in self._group_versions():
-            _, digest = self.v3_document(group, version)  # type: ignore[misc]
+            document = self.v3_document(group, version)
+            if document is None:  # its last resource went away meanwhile (a CRD deleted)
+                continue
+            _, digest = document
             path = f"apis/{group}/{version}" if group else f"api/{version}"
             paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}
         return {"paths": paths}

@@ -16,7 +16,7 @@ import orjson
 
 from apis.errors import ApiError
 from apis.fake.tracker.watch import GATHER_SECONDS
-from apis.watch import ADDED, DELETED, ERROR, MODIFIED, ListOptions, Watch, WatchEvent
+from apis.watch import ADDED, DELETED, ERROR, MODIFIED, ListOptions, WatchEvent
 
 from . import tables
 from .columns import Column
@@ -24,7 +24,7 @@ from .request import ResourceRequest
 from .wire import wire_status
 
 if TYPE_CHECKING:  # context.py imports the endpoints through eventsv1
-    from .context import ServingContext
+    from .context import ServedWatch, ServingContext
 
 __all__ = ["StreamSink", "WatchStreamer"]
 
@@ -90,7 +90,7 @@ class WatchStreamer:
     def _pump(
         self,
         req: ResourceRequest,
-        watch: Watch,
+        watch: ServedWatch,
         options: ListOptions,
         sink: StreamSink,
         table: tables.TableOptions | None,
@@ -117,7 +117,7 @@ class WatchStreamer:
                 faults.count("dropped_watches")
                 return
             try:  # every pending event at once, the stored objects only serialized
-                events = watch.next_events(wait, copy=False, limit=None if limit is None else limit - sent,  # type: ignore[attr-defined]
+                events = watch.next_events(wait, copy=False, limit=None if limit is None else limit - sent,
                                            gather=GATHER_SECONDS)
             except StopIteration:
                 return

@@ -133,13 +133,14 @@ class TrackerWatch:
         if event.type == DELETED:
             return (DELETED, event.obj, None) if self._filter.matches(event.obj) else None
         now_matches = self._filter.matches(event.obj)
-        was_matching = event.prev is not None and self._filter.matches(event.prev)
+        prev = event.prev
+        was_matching = prev is not None and self._filter.matches(prev)
         if event.type == ADDED:
             return (ADDED, event.obj, None) if now_matches else None
         if now_matches:
             return (MODIFIED if was_matching else ADDED, event.obj, None)
-        if was_matching:  # stopped matching: the previous content, at the event's resourceVersion
-            return (DELETED, event.prev, event.rv)  # type: ignore[return-value]
+        if prev is not None and was_matching:  # stopped matching: the previous content, at the event's resourceVersion
+            return (DELETED, prev, event.rv)
         return None
 
     def queue_initial(self, objects: list[dict[str, Any]], rv: int, end_bookmark: bool) -> None:
