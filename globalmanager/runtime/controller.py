@@ -33,6 +33,7 @@ from prometheus_client import CollectorRegistry
 
 from apis import errors, meta
 from apis.client import ClientsetBase
+from apis.record import EventRecorder
 from apis.resources import GroupVersionResource, lookup
 from informers import (
     DeletedFinalStateUnknown,
@@ -45,7 +46,6 @@ from workqueue import RateLimiter, RateLimitingQueue
 
 from . import reports
 from .edge import DELETE, INSERT, UPDATE, EdgeLink, InvalidReport, UpstreamMessage
-from .events import EventRecorder
 from .jobstate import JobState, JobStates, PreventRecreationView, RecreatedPodsView
 from .keyprocessor import KeyProcessor, controller_rate_limiter, failure_fields
 from .metrics import controller_metrics

@@ -25,10 +25,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from apis import errors, meta
+from apis.record import NORMAL, WARNING
 from apis.resources import DEPLOYMENTS, PODS, GroupVersionResource, lookup
 from informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
 
-from .events import NORMAL, WARNING
 from .indexes import CONTROLLER_UID_INDEX, controller_uid_index_func, ensure_index, reference_index_func
 from .selfheal import object_for_recreation
 

@@ -22,8 +22,8 @@ from typing import Any
 import structlog
 
 from apis import errors, meta
+from apis.record import NORMAL, WARNING
 from globalmanager.runtime.edge import DELETE, INSERT, IncompleteState, UpstreamMessage
-from globalmanager.runtime.events import NORMAL, WARNING
 from globalmanager.runtime.keyprocessor import failure_fields
 from informers import (
     DeletedFinalStateUnknown,

@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from apis import errors, meta
+from apis.record import WARNING
 from apis.resources import DATASETS, PODS
 from globalmanager.controllers.model import model_router
 from globalmanager.runtime.controller import KindController
 from globalmanager.runtime.edge import DELETE
-from globalmanager.runtime.events import WARNING
 from globalmanager.runtime.references import MissingReference
 
 from .conditions import REPORTED_BY_LC, InvalidConditionData, gm_condition

@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from apis import meta
+from apis.record import NORMAL
 from apis.resources import DEPLOYMENTS, OBJECT_SEARCH_SERVICES, PODS, SERVICES
 from globalmanager.runtime.deployments import deployment_name, ensure_deployment, scale_deployment
-from globalmanager.runtime.events import NORMAL
 from globalmanager.runtime.revisions import spec_hash_matches
 from globalmanager.runtime.servicekind import ServiceKindController
 from globalmanager.runtime.services import edge_mesh_service_name, ensure_service, service_name_error

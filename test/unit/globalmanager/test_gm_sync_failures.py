@@ -15,6 +15,7 @@ from testkit import wait_for
 
 from apis import errors
 from apis.fake import FakeClientset
+from apis.record import EventRecorder
 from apis.resources import ELASTIC_AI_JOBS
 from globalmanager.controllers.dataset import DatasetController
 from globalmanager.controllers.model import model_router
@@ -22,7 +23,6 @@ from globalmanager.controllers.registry import ControllerContext
 from globalmanager.controllers.syncloop import SyncLoop
 from globalmanager.runtime.controller import BaseController
 from globalmanager.runtime.edge import RecordingEdgeLink
-from globalmanager.runtime.events import EventRecorder
 from globalmanager.runtime.keyprocessor import MAX_RETRY_DELAY, controller_rate_limiter
 from informers import SharedInformerFactory
 
