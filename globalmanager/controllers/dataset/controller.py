@@ -32,7 +32,7 @@ from informers import (
     split_meta_namespace_key,
 )
 
-from ..registry import ControllerContext
+from ..context import ControllerContext
 from ..syncloop import SyncLoop
 from .downstream import bare, node_of, prepare
 from .upstream import REASON_SAMPLES_COUNTED, apply_report

@@ -32,7 +32,7 @@ from informers import (
     split_meta_namespace_key,
 )
 
-from ..registry import ControllerContext
+from ..context import ControllerContext
 from ..syncloop import SyncLoop
 
 __all__ = ["NAME", "ModelController", "ModelRoute", "model_router", "new_controller"]

@@ -11,9 +11,9 @@ import pytest
 from apis import errors
 from apis.fake import FakeClientset
 from apis.record import EventRecorder
+from globalmanager.controllers.context import ControllerContext
 from globalmanager.controllers.dataset import DatasetController
 from globalmanager.controllers.model import ModelRoute, model_router
-from globalmanager.controllers.registry import ControllerContext
 from globalmanager.runtime.credential import CREDENTIAL_ANNOTATION
 from globalmanager.runtime.edge import RecordingEdgeLink
 from informers import SharedInformerFactory
