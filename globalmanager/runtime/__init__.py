@@ -5,7 +5,7 @@ secrets, model hot update), status/condition helpers and the EventRecorder."""
 from apis.record import NORMAL, WARNING, EventRecorder
 
 from .autoscaling import ensure_hpa, hpa_name, new_hpa
-from .credential import CREDENTIAL_ANNOTATION, edge_copy, with_credential
+from .credential import edge_copy, with_credential
 from .deployments import (
     APP_LABEL,
     deployment_available,
@@ -47,7 +47,6 @@ from .worker import ModelHotUpdate, WorkerParam, inject_worker_param, model_hot_
 __all__ = [
     "APP_LABEL",
     "BaseController",
-    "CREDENTIAL_ANNOTATION",
     "DELETE",
     "EdgeLink",
     "EventRecorder",

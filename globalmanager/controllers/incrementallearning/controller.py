@@ -17,14 +17,15 @@ from typing import Any
 
 from apis import meta
 from apis.resources import DATASETS, INCREMENTAL_LEARNING_JOBS, MODELS
+from apis.sedna.constants import DEPLOY, MODEL_HOT_UPDATE_ANNOTATION, TRAIN
 from globalmanager.controllers.learningjob.conditions import condition_data
 from globalmanager.controllers.learningjob.controller import LearningJobController, dataset_refs
-from globalmanager.controllers.learningjob.fsm import DEPLOY, TRAIN, Policy
+from globalmanager.controllers.learningjob.fsm import Policy
 from globalmanager.controllers.learningjob.placement import Plan
 from globalmanager.controllers.learningjob.upstream import apply_report
 from globalmanager.controllers.learningjob.workers import Secrets
 from globalmanager.runtime.references import get_referenced
-from globalmanager.runtime.worker import MODEL_HOT_UPDATE_ANNOTATION, model_hot_update_config_file
+from globalmanager.runtime.worker import model_hot_update_config_file
 
 from . import downstream, workers
 

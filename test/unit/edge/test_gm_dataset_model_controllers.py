@@ -11,10 +11,10 @@ import pytest
 from apis import errors
 from apis.fake import FakeClientset
 from apis.record import EventRecorder
+from apis.sedna.constants import CREDENTIAL_ANNOTATION
 from globalmanager.controllers.context import ControllerContext
 from globalmanager.controllers.dataset import DatasetController
 from globalmanager.controllers.model import ModelRoute, model_router
-from globalmanager.runtime.credential import CREDENTIAL_ANNOTATION
 from globalmanager.runtime.edge import RecordingEdgeLink
 from informers import SharedInformerFactory
 
