@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 __all__ = [
+    "Obj",
     "namespace",
     "name",
     "generate_name",
@@ -44,6 +45,9 @@ __all__ = [
     "FieldSelector",
     "parse_field_selector",
 ]
+
+Obj = Mapping[str, Any]
+"""An API object as a plain dict (read-only when shared): the type of every object parameter."""
 
 _EMPTY: Mapping[str, Any] = {}
 

@@ -1,5 +1,6 @@
 """Stage names, stage condition types and the annotations the GM writes for the LC are defined once, in
-``apis.sedna.constants``, and both programs import them: neither spells one as a literal of its own."""
+``apis.sedna.constants``, and both programs import them: neither spells one as a literal of its own. The type of an
+API object, ``Obj``, is defined once too, in ``apis.meta``."""
 
 from __future__ import annotations
 
@@ -42,3 +43,15 @@ def test_the_schema_enums_are_the_shared_names():
     assert StageConditionType.ALL == c.CONDITION_TYPES
     assert c.STAGE_NODE_ANNOTATIONS == ("sedna.io/Train", "sedna.io/Eval", "sedna.io/Deploy")
     assert c.stage_node_annotation(c.EVAL) == "sedna.io/Eval"
+
+
+def test_the_object_type_is_defined_once_in_apis_meta():
+    found = []
+    for package in ("apis", "informers", "workqueue", "globalmanager", "localcontroller", "workersim"):
+        for path in sorted((REPO / package).rglob("*.py")):
+            for node in ast.parse(path.read_text()).body:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                    node, ast.AnnAssign) else []
+                if any(isinstance(t, ast.Name) and t.id == "Obj" for t in targets):
+                    found.append(str(path.relative_to(REPO)))
+    assert found == ["apis/meta.py"]

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from apis import meta
+from apis.meta import Obj
 from apis.sedna.constants import EVAL
 from globalmanager.controllers.jointinference.workers import hem_parameters
 from globalmanager.controllers.learningjob.conditions import (
@@ -39,8 +40,6 @@ from globalmanager.runtime.storage import MountURL, WorkerMount
 from globalmanager.runtime.worker import INFERENCE_WORKER, TRAIN_WORKER, ModelHotUpdate, WorkerParam
 
 __all__ = ["eval_pod", "inference_pod", "train_pod"]
-
-Obj = Mapping[str, Any]
 
 
 def _spec(job: Obj) -> Mapping[str, Any]:

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from apis import meta
+from apis.meta import Obj
 from apis.sedna.constants import COMPLETED, EVAL, TRAIN
 from globalmanager.controllers.learningjob.conditions import (
     condition_data,
@@ -35,7 +36,6 @@ from globalmanager.runtime.worker import INFERENCE_WORKER, WorkerParam
 
 __all__ = ["cloud_kb_index", "eval_pod", "has_completed_initial_training", "inference_pod", "train_pod"]
 
-Obj = Mapping[str, Any]
 DNS_POLICY = "ClusterFirstWithHostNet"
 
 

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from apis import meta
+from apis.meta import Obj
 from apis.record import NORMAL
 from apis.resources import PODS, REID_JOBS
 from globalmanager.runtime.controller import KindController
@@ -45,8 +46,6 @@ __all__ = ["COND_COMPLETED", "NAME", "ReidController", "new_controller"]
 
 COND_COMPLETED = "Completed"
 TIME_FIELDS = ("lastHeartbeatTime", "lastTransitionTime")
-
-Obj = Mapping[str, Any]
 
 
 class ReidController(KindController):
