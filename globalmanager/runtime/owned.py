@@ -84,8 +84,6 @@ class OwnedObjects:
                 handlers = (self.add_pod, self.update_pod, self.delete_pod)
                 self.pod_informer, self.pod_lister = generic, generic.lister()
             else:
-                if gvr == DEPLOYMENTS:
-                    self.deployment_informer, self.deployment_lister = generic, generic.lister()
                 handlers = (
                     functools.partial(self._add_owned, gvr),
                     functools.partial(self._update_owned, gvr),
