@@ -34,6 +34,7 @@ from prometheus_client import CollectorRegistry
 
 from apis import errors, meta
 from apis.client import ClientsetBase
+from apis.record import EventRecorder
 from apis.resources import GroupVersionResource, lookup
 from informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, split_meta_namespace_key
 from reconcile import Controller, Result, SednaBackoff, controller_rate_limiter, failure_fields
@@ -41,7 +42,6 @@ from workqueue import RateLimiter
 
 from . import reports
 from .edge import DELETE, INSERT, UPDATE, EdgeLink, InvalidReport, UpstreamMessage
-from .events import EventRecorder
 from .jobstate import JobState, JobStates, PreventRecreationView, RecreatedPodsView
 from .metrics import controller_metrics
 from .owned import OwnedObjects

@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from apis import errors, meta
+from apis.record import NORMAL, WARNING
 from apis.resources import DEPLOYMENTS, PODS, GroupVersionResource, lookup
 from informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
 from reconcile import object_identity
 
-from .events import NORMAL, WARNING
 from .indexes import CONTROLLER_UID_INDEX, controller_uid_index_func, ensure_index, reference_index_func
 from .selfheal import object_for_recreation
 
@@ -69,8 +69,6 @@ class OwnedObjects:
                 handlers = (self.add_pod, self.update_pod, self.delete_pod)
                 self.pod_informer, self.pod_lister = generic, generic.lister()
             else:
-                if gvr == DEPLOYMENTS:
-                    self.deployment_informer, self.deployment_lister = generic, generic.lister()
                 handlers = (
                     functools.partial(self._add_owned, gvr),
                     functools.partial(self._update_owned, gvr),

@@ -31,9 +31,9 @@ from typing import Any
 
 from apis import errors, meta
 from apis.client import ClientsetBase
+from apis.record import NORMAL, WARNING
 from apis.resources import ELASTIC_AI_JOBS, PODS
 from globalmanager.runtime.controller import KindController
-from globalmanager.runtime.events import NORMAL, WARNING
 from globalmanager.runtime.indexes import ensure_index
 from globalmanager.runtime.revisions import is_current_generation
 

@@ -24,9 +24,9 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from apis import meta
+from apis.record import NORMAL
 from apis.resources import DATASETS, FEDERATED_LEARNING_JOBS, MODELS, PODS, SERVICES, GroupVersionResource
 from globalmanager.runtime.controller import KindController
-from globalmanager.runtime.events import NORMAL
 from globalmanager.runtime.jobstatus import JobObservation, create_or_wait, is_job_finished, write_job_status
 from globalmanager.runtime.pods import count_pods, is_pod_terminal
 from globalmanager.runtime.references import get_credential, get_referenced

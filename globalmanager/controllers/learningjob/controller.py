@@ -28,29 +28,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from apis import errors, meta
+from apis.record import WARNING
 from apis.resources import DATASETS, PODS
+from apis.sedna.constants import COMPLETED, DEPLOY, FAILED, RUNNING, STARTING, stage_node_annotation
 from globalmanager.controllers.model import model_router
 from globalmanager.runtime.controller import KindController
 from globalmanager.runtime.edge import DELETE
-from globalmanager.runtime.events import WARNING
 from globalmanager.runtime.references import MissingReference
 
 from .conditions import REPORTED_BY_LC, InvalidConditionData, gm_condition
-from .fsm import (
-    ANNOTATE_NODE,
-    COMPLETED,
-    CREATE_POD,
-    DEPLOY,
-    FAILED,
-    RESTART_INFERENCE,
-    RUNNING,
-    STARTING,
-    Policy,
-    Step,
-    next_step,
-    stage_worker_type,
-)
-from .placement import ANNOTATION_PREFIX, EdgePlacement, Plan
+from .fsm import ANNOTATE_NODE, CREATE_POD, RESTART_INFERENCE, Policy, Step, next_step, stage_worker_type
+from .placement import EdgePlacement, Plan
 from .triggers import UNKNOWN_TRIGGER_METRIC, train_trigger_problem
 from .workers import Secrets
 
@@ -236,7 +224,7 @@ class LearningJobController(KindController):
         if step.action == ANNOTATE_NODE:
             node = str(((pod or {}).get("spec") or {}).get("nodeName") or "")
             if node:
-                self.annotate(job, ANNOTATION_PREFIX + stage, node)
+                self.annotate(job, stage_node_annotation(stage), node)
             return _Outcome(step)
         if step.action not in (CREATE_POD, RESTART_INFERENCE):
             return _Outcome(step)

@@ -22,12 +22,12 @@ worker (``USER_WORKER = False``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from apis import meta
+from apis.meta import Obj
+from apis.record import NORMAL
 from apis.resources import DEPLOYMENTS, OBJECT_SEARCH_SERVICES, PODS, SERVICES
 from globalmanager.runtime.deployments import deployment_name, ensure_deployment, scale_deployment
-from globalmanager.runtime.events import NORMAL
 from globalmanager.runtime.revisions import spec_hash_matches
 from globalmanager.runtime.servicekind import ServiceKindController
 from globalmanager.runtime.services import edge_mesh_service_name, ensure_service, service_name_error
@@ -49,7 +49,6 @@ from .workers import (
 
 __all__ = ["NAME", "ObjectSearchController", "new_controller"]
 
-Obj = Mapping[str, Any]
 FAILED_MESSAGE = "the worker of service failed: "
 
 

@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 
 import structlog
 
-from apis.sedna.v1alpha1.common import StageConditionType
+from apis.sedna.v1alpha1.common import Stage, StageConditionType
 from localcontroller.storage import Storage, StorageError, StoragePool, credential_of, url_scheme
 from localcontroller.trigger import AndTrigger, new_trigger
 from localcontroller.worker import WorkerMessage
@@ -357,7 +357,7 @@ class JobManager:
             state.train_samples = []
             state.reported_problem = ""
 
-        self.answer(rec, current, TRAIN_ACTION, upstream_message("Train", StageConditionType.READY, input_section),
+        self.answer(rec, current, TRAIN_ACTION, upstream_message(Stage.TRAIN, StageConditionType.READY, input_section),
                     start_round)
         self.log.info("train trigger fired: round started", object=rec.key, round=round_number, **stats)
         return None

@@ -18,10 +18,10 @@ from sedna_test_helpers import FakeTimer  # noqa: E402
 
 from apis import meta  # noqa: E402
 from apis.fake import FakeClientset  # noqa: E402
+from apis.record import EventRecorder  # noqa: E402
 from globalmanager.controllers import register  # noqa: E402
 from globalmanager.controllers.elasticdl.controller import ElasticAIJobController  # noqa: E402
 from globalmanager.controllers.registry import unregister  # noqa: E402
-from globalmanager.runtime.events import EventRecorder  # noqa: E402
 from informers import SharedInformerFactory  # noqa: E402
 
 NS = "default"
