@@ -18,6 +18,7 @@ from .events import NORMAL, WARNING, EventRecorder
 from .jobstate import JobState, JobStates
 from .labels import generate_labels, generate_selector, generate_worker_selector
 from .names import convert_k8s_valid_name, label_value, rand_string
+from .owned import WorkerCreation
 from .owned_errors import NotOwnedError
 from .pods import (
     count_pods,
@@ -62,6 +63,7 @@ __all__ = [
     "NotOwnedError",
     "RecordingEdgeLink",
     "RecreatedPods",
+    "WorkerCreation",
     "STATUS",
     "UPDATE",
     "UpstreamMessage",

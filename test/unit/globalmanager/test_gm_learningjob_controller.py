@@ -153,7 +153,7 @@ def test_an_ended_pod_waits_for_the_lc_report(harness):
     h.timer.advance(0.2)
     h.step("il")
     assert h.states("il")[-1] == ("Train", "Completed")  # no report came: the pod's phase decides, as in Go
-    assert h.controller.job_state(h.job("il")).markers == {f"stage-pod-ended:{meta.uid(pod)}": 1000.0}
+    assert h.controller.job_state(h.job("il")).ended_stage_pod == (meta.uid(pod), 1000.0)
 
     # the report arrives first: the pod is not needed to move on
     h.set_conditions("il", condition("Eval", "Waiting"), condition("Eval", "Running"))
