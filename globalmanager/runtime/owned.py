@@ -341,13 +341,9 @@ class OwnedObjects:
         if state is not None and state.expected:
             state.expected.pop(self.recreation_key(gvr, meta.namespace(obj), meta.name(obj)), None)
 
-    def recreation_wait(self, job: Mapping[str, Any], gvr: GroupVersionResource, name: str) -> float:
-        """Seconds before the missing ``name`` may be created again (0: now): it was (re)created less than the
-        recreation TTL ago. ``mark_recreated`` counts a creation against the TTL."""
-        return self.recreated_pods.remaining(self.recreation_key(gvr, meta.namespace(job), name))
-
     def mark_recreated(self, job: Mapping[str, Any], gvr: GroupVersionResource, name: str) -> bool:
-        """Count a (re)creation of ``name`` against the recreation TTL; False when it was counted already."""
+        """Count a (re)creation of ``name`` (an object or a worker slot of ``job``) against the recreation TTL, e.g.
+        a delete handler claiming a worker's slot; False when it was counted less than the TTL ago."""
         return self.recreated_pods.try_mark(self.recreation_key(gvr, meta.namespace(job), name), meta.uid(job))
 
     # -- API helpers ----------------------------------------------------------------------------------------------
