@@ -36,6 +36,7 @@ import structlog
 from localcontroller.storage import StoragePool, credential_of, is_local_url
 from localcontroller.worker import WorkerMessage
 from reconcile import Controller, Result
+from workqueue import Clock
 
 from .base import ManagerContext
 from .datasetcount import (
@@ -161,14 +162,15 @@ class DatasetManager:
     kind = KIND
 
     def __init__(self, ctx: ManagerContext, *, workers: int = COUNT_WORKERS, open_index: OpenIndex | None = None,
-                 slice_bytes: int = SLICE_BYTES) -> None:
+                 slice_bytes: int = SLICE_BYTES, clock: Clock | None = None) -> None:
         self.ctx = ctx
         self.period = ctx.config.dataset_check_period
         self.workers = max(1, workers)
         self.slice_bytes = slice_bytes
         self._lock = threading.Lock()
         self._watches: dict[str, _Watch] = {}
-        self.loop: Controller[CountKey] = Controller("dataset-count", self._sync, workers=self.workers, log=log)
+        self.loop: Controller[CountKey] = Controller("dataset-count", self._sync, workers=self.workers, log=log,
+                                                     clock=clock)  # the check period runs on ``clock``
         self._generations = itertools.count()  # across Datasets: a re-created one never shares its predecessor's
         self._listeners: list[Callable[[str, str], None]] = []
         self._storages = StoragePool(ctx.config.rootfs)
