@@ -159,3 +159,15 @@ def test_recreated_pods_and_prevent_recreation_are_dropped_with_the_job(h):
     h.c.delete_job(h.job)
     assert "ns/j-master" not in h.c.recreated_pods and KEY not in h.c.prevent_recreation
     assert "ns/k-master" in h.c.recreated_pods  # another job's entries stay
+
+
+def test_a_lookup_that_finds_the_worker_meets_its_expectation(h):
+    """A worker of a fixed name seen in the cache by a lookup (not only by the add handler) is no longer expected:
+    once it goes, its slot gets a new one instead of waiting out the expectation timeout."""
+    first = h.c.ensure_worker(h.job, PODS, "j-master", lambda: h.pod("j-master"))
+    h.c.pod_informer.informer().get_indexer().add(first.created)  # cached; its add event not handled yet
+    assert h.c.get_cached(PODS, NS, "j-master") is not None
+    h.uncache(first.created)
+    h.timer.advance(5.1)
+    again = h.c.ensure_worker(h.job, PODS, "j-master", lambda: h.pod("j-master"))
+    assert again.created is not None and again.recreation and h.creates() == 2

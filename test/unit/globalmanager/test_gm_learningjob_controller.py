@@ -183,6 +183,17 @@ def test_a_pod_is_not_created_twice_before_the_cache_shows_it(harness):
     assert len(h.pods("train")) == 1 and h.states("il")[-1] == ("Train", "Starting")
 
 
+def test_no_stage_pod_for_a_job_deleted_before_the_cache_saw_it(harness):
+    h = harness(IL_KIND, il_job(), *IL_REFS)
+    h.set_conditions("il", condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY))
+    h.add_pod("il", "inference", "Running", "deploy-node")
+    h.refresh()
+    h.jobs.delete("il")  # the cache still has the job (Sedna #466): asked from the API server, no pod is created
+    before = len(h.actions("create", "pods"))
+    h.sync("il")
+    assert len(h.actions("create", "pods")) == before  # (the fake API server would garbage-collect one at once)
+
+
 def test_a_new_cycles_stage_is_not_completed_by_the_previous_cycles_pod(harness):
     """Right after Train/Ready → Starting the cache may not show the new train pod yet: the newest one there is the
     previous cycle's Succeeded pod, which must not complete a training that has not started."""
