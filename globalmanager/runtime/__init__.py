@@ -19,6 +19,7 @@ from .edge import DELETE, INSERT, STATUS, UPDATE, EdgeLink, RecordingEdgeLink, U
 from .jobstate import JobState, JobStates
 from .labels import generate_labels, generate_selector, generate_worker_selector
 from .names import convert_k8s_valid_name, label_value, rand_string
+from .owned import WorkerCreation
 from .owned_errors import NotOwnedError
 from .pods import (
     count_pods,
@@ -60,6 +61,7 @@ __all__ = [
     "NotOwnedError",
     "RecordingEdgeLink",
     "RecreatedPods",
+    "WorkerCreation",
     "STATUS",
     "UPDATE",
     "UpstreamMessage",

@@ -124,27 +124,17 @@ class ReidController(KindController):
         if not obs.counts["active"] and not obs.counts["succeeded"]:
             if missing is not None:
                 raise missing  # a new pod is needed: the job waits for what it references
-            if self.job_is_live(job):
-                obs.counts["active"] += self._create_pod(key, job, refs, source)
+            obs.counts["active"] += self._create_pod(job, refs, source)
         if obs.counts["active"]:
             self.ensure_companions(job)
 
-    def _create_pod(self, key: str, job: Obj, refs: Any, source: Any) -> int:
+    def _create_pod(self, job: Obj, refs: Any, source: Any) -> int:
         """Create the job's pod; after the first one (a replacement, a retry), at most one new pod per 5 s."""
-        slot = f"{meta.name(job)}-{self.WORKER_TYPE}"
-        wait = self.recreation_wait(job, PODS, slot)
-        if wait > 0:
-            self.queue.add_after(key, wait)
-            return 0
-        created = self.create_owned(PODS, job, self.build_pod(job, refs, source), f"{self.WORKER_TYPE} pod")
-        if created is None:
-            return 0
-        self.expect_creation(job, PODS, meta.name(created))
-        markers = self.job_state(job).markers
-        if markers.get("had-pod") or self.owned(PODS, job):
-            self.mark_recreated(job, PODS, slot)
-        markers["had-pod"] = True
-        return 1
+        creation = self.ensure_worker(
+            job, PODS, f"{meta.name(job)}-{self.WORKER_TYPE}", lambda: self.build_pod(job, refs, source),
+            what=f"{self.WORKER_TYPE} pod", recreation=bool(self.owned(PODS, job)),
+        )
+        return 0 if creation.created is None else 1
 
     def _delete(self, job: Obj, pods: list[Obj], why: str) -> None:
         for pod in pods:
