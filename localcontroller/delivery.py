@@ -91,8 +91,6 @@ class WorkerReports:
                        if e.owner_kind == kind or e.owner_kind not in self.managers]
             for entry in entries:
                 self._hand_over(kind, entry)
-            if entries:
-                self.store.remove_pending([e.seq for e in entries])
 
     def expire(self) -> None:
         """Drop (with a log line) the kept reports older than ``max_age``; also done on every keep and arrival."""
@@ -143,10 +141,13 @@ class WorkerReports:
         where = {"kind": kind, "object": f"{entry.namespace}/{entry.name}"}
         try:
             message = WorkerMessage(**orjson.loads(entry.message))
-            self.managers[kind].add_worker_message(dataclasses.replace(message, owner_kind=kind))
+            with self.store.handing_over(entry.seq):  # its relay to the outbox takes it out of lc_pending
+                self.managers[kind].add_worker_message(dataclasses.replace(message, owner_kind=kind))
         except Exception:
             log.exception("a kept worker report could not be delivered; dropped", **where)
             return
+        finally:
+            self.store.remove_pending([entry.seq])  # when the manager relayed nothing (or failed)
         log.info("delivered a kept worker report to its job", worker=message.name, phase=message.kind,
                  status=message.status, waited_seconds=round(self._clock() - entry.received, 3), **where)
 

@@ -202,3 +202,43 @@ def test_refused_is_raised_not_kept_past_the_count_bound(tmp_path):
         reports.deliver(message(2))
     assert store.pending_usage()[0] == 1
     store.close()
+
+
+class Relayer(Recorder):
+    """A manager that relays each worker report to the outbox in the calling thread, as the real ones do."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__()
+        self.store = store
+
+    def add_worker_message(self, message: WorkerMessage) -> None:
+        super().add_worker_message(message)
+        self.store.add_report(message.namespace, JI, message.owner_name, json.dumps(message.owner_info).encode())
+
+
+class Killed(BaseException):
+    """The LC killed at this point (nothing after it runs, no handler catches it)."""
+
+
+def test_a_kill_right_after_a_kept_report_is_handed_over_never_sends_it_twice(tmp_path, monkeypatch):
+    """Hand-over to the outbox and removal from ``lc_pending`` are one transaction: killed between them, the LC
+    finds after its restart either the report in the outbox or still kept, never both."""
+    path = str(tmp_path / "lc.db")
+    store = Store(path)
+    reports = WorkerReports(store, {JI: Relayer(store)})
+    assert reports.deliver(message(1)) == KEPT
+
+    def killed(seqs: list[int]) -> None:
+        raise Killed
+
+    monkeypatch.setattr(store, "remove_pending", killed)
+    with pytest.raises(Killed):
+        reports.arrived(JI, NS, "helmet")
+    store.close()
+
+    restarted = Store(path)
+    reports = WorkerReports(restarted, {JI: Relayer(restarted)})
+    reports.arrived(JI, NS, "helmet")  # the job is stored: resumed at start
+    assert [e.content for e in restarted.iter_reports()] == [json.dumps({"inferenceNumber": 1}).encode()]
+    assert restarted.pending_usage() == (0, 0)
+    restarted.close()
