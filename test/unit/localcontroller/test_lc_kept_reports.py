@@ -242,3 +242,40 @@ def test_a_kill_right_after_a_kept_report_is_handed_over_never_sends_it_twice(tm
     assert [e.content for e in restarted.iter_reports()] == [json.dumps({"inferenceNumber": 1}).encode()]
     assert restarted.pending_usage() == (0, 0)
     restarted.close()
+
+
+def test_reports_kept_for_a_job_taken_off_the_node_before_it_arrived_reach_the_gm(tmp_path, gm):
+    """Go's GM can take a job off a node it never sent it to (its insert was lost, or the stage it was sent for
+    ended first): the train report kept for it reaches the GM then, against the copy the ``delete`` carries."""
+    lc = RunningLC(tmp_path, gm)
+    try:
+        lc.wait_connected()
+        assert post(lc, report(1))[0] == 200
+        assert lc.lc.store.pending_usage()[0] == 1
+        gm.send(make_frame(NS, JI, "helmet", "delete", ji_service()))
+        assert statuses_upstream(gm, 1) == [1]
+        wait_for("the kept report handed over", lambda: lc.lc.store.pending_usage(), check=lambda u: u == (0, 0))
+        assert lc.lc.store.get_resource(JI, NS, "helmet") is None
+    finally:
+        lc.close()
+
+
+def test_reports_kept_for_a_job_deleted_for_good_never_reach_a_job_recreated_under_its_name(tmp_path, gm):
+    lc = RunningLC(tmp_path, gm)
+    try:
+        lc.wait_connected()
+        assert post(lc, report(1))[0] == 200
+        deleted = ji_service()
+        deleted["metadata"]["deletionTimestamp"] = "2026-11-28T10:00:00Z"
+        with structlog.testing.capture_logs() as logs:
+            gm.send(make_frame(NS, JI, "helmet", "delete", deleted))
+            wait_for("the kept report dropped", lambda: lc.lc.store.pending_usage(), check=lambda u: u == (0, 0))
+        assert any(e["event"] == "dropped the worker reports kept for a job deleted for good" for e in logs)
+        recreated = ji_service()
+        recreated["metadata"]["uid"] = "u-ji-2"
+        gm.send(make_frame(NS, JI, "helmet", "insert", recreated))
+        wait_for("the new service held", lambda: lc.lc.store.get_resource(JI, NS, "helmet"))
+        assert post(lc, report(2))[0] == 200
+        assert statuses_upstream(gm, 1) == [2]  # the first status the GM gets: the old job's report never came
+    finally:
+        lc.close()
