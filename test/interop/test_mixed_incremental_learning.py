@@ -32,6 +32,14 @@ def template(node: str, delay: str = "0.5") -> dict[str, Any]:
             "spec": {"nodeName": node, "containers": [{"name": "worker", "image": "kubeedge/sedna-example:v0.4.0"}]}}
 
 
+GO_GM_LOSES_REPORTS = (
+    "Go's GM race, on a cluster too (issue 25): a worker's report that Go's GM appends (appendStatusCondition, "
+    "pkg/globalmanager/controllers/incrementallearning/upstream.go:87-98 at SEDNA_COMMIT) while its controller syncs "
+    "the job is overwritten by updateJobStatus (incrementallearningjob.go:475-487: the whole status from the "
+    "informer's copy), and it completes the stage from the pod's phase without the model or metrics; with workers "
+    "that report just before they exit it happens in about one run in five here")
+
+
 def create_job(system: MixedSedna) -> None:
     system.write("edge-1", "/il/data/index.txt", lines(0, SAMPLES))
     system.create("datasets", "Dataset", "il-ds", {"url": "/il/data/index.txt", "format": "txt",
@@ -61,8 +69,9 @@ def stages(system: MixedSedna) -> list[str]:
 def run_round(system: MixedSedna, timeout: float) -> list[str]:
     create_job(system)
     got = wait_for("the round to reach the hot update", lambda: stages(system), timeout=timeout,
-                   check=lambda s: "Deploy/Running" in s or any(x.endswith("/Failed") for x in s))
-    assert not any(s.endswith("/Failed") for s in got), " ".join(got)
+                   check=lambda s: "Deploy/Running" in s or "Deploy/Completed" in s  # ended without a deploy
+                   or any(x.endswith("/Failed") for x in s))
+    assert "Deploy/Running" in got and not any(s.endswith("/Failed") for s in got), " ".join(got)
     # the inference worker polls every second: the hot update is done within a few polls or never
     got = wait_for("the hot update", lambda: stages(system), timeout=30,
                    check=lambda s: "Deploy/Completed" in s or any(x.endswith("/Failed") for x in s))
@@ -75,7 +84,11 @@ def run_round(system: MixedSedna, timeout: float) -> list[str]:
     return got
 
 
+@pytest.mark.xfail(strict=False, reason=GO_GM_LOSES_REPORTS)
 def test_il_round_with_hot_update_go_gm_our_lcs(procs, tmp_path, go_bins) -> None:
+    """Our LCs keep a report that comes before the job (or relay it when the job is taken off the node before it
+    arrived) and the dataset node waits at Eval/Waiting for the trained model (tested deterministically in
+    test/unit/localcontroller: test_lc_kept_reports.py, test_il_manager.py); what is left is Go's GM's race."""
     from testkit.interop import start_mixed
 
     system = start_mixed(procs, tmp_path, go_bins, "go", "ours")
@@ -84,13 +97,20 @@ def test_il_round_with_hot_update_go_gm_our_lcs(procs, tmp_path, go_bins) -> Non
 
 @pytest.mark.slow
 def test_il_round_with_hot_update_our_gm_go_lcs(procs, tmp_path, go_bins) -> None:
+    """Also Go's LC counting a grown Dataset again (the update of the Dataset test, which waits on its 60 s check)."""
     from testkit.interop import start_mixed
 
     system = start_mixed(procs, tmp_path, go_bins, "ours", "go")
     run_round(system, timeout=240)
+    # Go's LC counts a grown Dataset again at its next check (every 60 s from its start: most of it went by in the
+    # round); here rather than in a test of its own, which would wait a whole period
+    system.write("edge-1", "/il/data/index.txt", lines(0, SAMPLES + 8))
+    wait_for("Go's LC to count the grown Dataset", lambda: system.status("datasets", "il-ds").get("numberOfSamples"),
+             check=lambda n: n == SAMPLES + 8, timeout=90)
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=False, reason=GO_GM_LOSES_REPORTS + "; Go's LC then waits at Eval/Waiting forever")
 def test_go_gm_and_go_lcs_get_past_eval_on_the_sandbox(procs, tmp_path, go_bins) -> None:
     """Go's own halves run a round on the sandbox as on a cluster (followed up to its deploy). With workers that
     reported 0.5 s after they started, the train report reached Go's LC on ``edge-2`` before Go's GM, which sends the
