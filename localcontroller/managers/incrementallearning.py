@@ -72,6 +72,8 @@ def go_time(at: datetime) -> str:
 class IncrementalLearningManager(JobManager):
     kind = KIND
     report_kind = REPORT_KIND
+    # as long as a train node's LC keeps a report for a job it does not hold yet (delivery.PendingLimits.max_age)
+    TRAINED_MODEL_WAIT_SECONDS = 3600.0
 
     def handler(self, rec: JobRecord, current: CurrentStage) -> tuple[str, Handler] | None:
         if current.type == W:
@@ -122,6 +124,21 @@ class IncrementalLearningManager(JobManager):
                               f"{reference.get('format')!r}")
         return trained
 
+    def _await_trained_model(self, rec: JobRecord, current: CurrentStage, reference: Mapping[str, Any]) -> None:
+        """Eval/Waiting without a trained model: the train worker's report may still be on its way (Go's GM completes
+        Train from the pod's phase, without the model, and the train node's LC may still hold the report); a later
+        copy of the job carries it. Wait for it (``NotReady``, as Go's LC, which retries forever) up to
+        ``TRAINED_MODEL_WAIT_SECONDS`` from when this node first saw the stage, then fail the stage saying why."""
+        if rec.model_wait is None or rec.model_wait[0] != current.instance:
+            rec.model_wait = (current.instance, self.clock.now())
+        what = (f"no output model of the last Train/Completed condition has the eval model's format "
+                f"{reference.get('format')!r}")
+        waited = self.clock.now() - rec.model_wait[1]
+        if waited >= self.TRAINED_MODEL_WAIT_SECONDS:
+            raise StageFailed(f"{what} after waiting {int(waited)} s for the train worker's report")
+        raise NotReady(f"{what} yet: waiting for the train worker's report (up to "
+                       f"{int(self.TRAINED_MODEL_WAIT_SECONDS)} s)")
+
     def train_models(self, rec: JobRecord, round_number: int) -> list[dict[str, Any]] | None:
         initial = model_of(self._required_model(rec, "initialModel"))
         if round_number <= 1:
@@ -141,7 +158,9 @@ class IncrementalLearningManager(JobManager):
         initial_eval = self._model(rec, "evalSpec", "initialEvalModel")
         eval_model = model_of(initial_eval) if initial_eval is not None else deploy
         self.require_dataset(rec)
-        trained = self._trained(rec, eval_model, "eval")
+        trained = matching_model(eval_model, condition_models(rec.obj, Stage.TRAIN, C))
+        if trained is None:
+            self._await_trained_model(rec, current, eval_model)
         files = self.write_data(rec, "eval", rec.state.round, rec.state.eval_samples())
         input_section = {"models": [go_model(trained), go_model(eval_model)], "dataURL": files.data_url,
                          "dataIndexURL": files.index_url}

@@ -94,6 +94,7 @@ class JobRecord:
     problem: str = ""  # the problem last logged, to log each once
     logged: dict[str, Any] = field(default_factory=dict, repr=False)  # topic → the state last logged (log_change)
     train_checked: tuple[str, float] | None = None  # (stage instance, clock time) of the last trigger evaluation
+    model_wait: tuple[str, float] | None = None  # (stage instance, clock time) since when it waits for a trained model
     dataset: DatasetSamples | None = field(default=None, repr=False)  # as last read (format, header, URL)
     obj: Mapping[str, Any] = field(init=False, repr=False)
 
