@@ -151,7 +151,11 @@ def test_stop_interrupts_a_list_in_progress_and_discards_its_result():
     assert not t.is_alive()
     blocking.release.set()
     assert blocking.finished.wait(BOUND)
-    time.sleep(0.05)  # give a (wrong) late replace the chance to show
+    # the list worker left behind is the last thread that could touch the store: once it ended, a (wrong) late
+    # replace would have shown
+    for worker in [t for t in threading.enumerate() if t.name == f"reflector-list-{r.name}"]:
+        worker.join(BOUND)
+        assert not worker.is_alive()
     assert store.list() == [] and r.last_sync_resource_version() == "" and watch_calls == []
 
 
@@ -277,7 +281,8 @@ def test_reflector_resync():
     run_in_thread(call)
     assert done.wait(BOUND)
     assert result["value"] is None  # the resync error is not propagated
-    time.sleep(0.02)  # no resync may happen after the failing one
+    # no resync may happen after the failing one: the watch supervisor (the thread that resyncs) has ended
+    assert [t for t in r._threads if t.is_alive()] == []
     assert len(iterations) == 2
 
 
