@@ -94,6 +94,6 @@ def test_master_deleted_by_hand_is_recreated_and_job_deletion_leaves_nothing(run
     wait_for("the master to be garbage-collected", gone)
     # a late delete event must not bring it back: once the controller has seen a pod of a job created now run (its
     # pods' events come in order), it has handled the master's delete event
-    jobs.create(job("marker", {"sandbox.sedna.io/start-delay-seconds": "0"}))
+    jobs.create(job("marker"))
     wait_for("the marker job to run", lambda: phase(cs, "marker") == "Running")
     assert gone()

@@ -36,19 +36,13 @@ def model(name: str, url: str) -> dict[str, Any]:
             "spec": {"url": url, "format": "pb"}}
 
 
-# the simulated pods start at once: these tests are not about start-up timing
-START_NOW = {"sandbox.sedna.io/start-delay-seconds": "0"}
-
-
 def joint_inference_service(name: str) -> dict[str, Any]:
     return {"apiVersion": "sedna.io/v1alpha1", "kind": "JointInferenceService", "metadata": {"name": name, "namespace": NS},
             "spec": {"edgeWorker": {"model": {"name": "little"},
                                     "hardExampleMining": {"name": "IBT", "parameters": [{"key": "t", "value": "0.9"}]},
-                                    "template": {"metadata": {"annotations": START_NOW},
-                                                 "spec": {"nodeName": "edge-1", "containers": [{"name": "e", "image": "e:1"}]}}},
+                                    "template": {"spec": {"nodeName": "edge-1", "containers": [{"name": "e", "image": "e:1"}]}}},
                      "cloudWorker": {"model": {"name": "big"},
-                                     "template": {"metadata": {"annotations": START_NOW},
-                                                  "spec": {"containers": [{"name": "c", "image": "c:1"}]}}}}}
+                                     "template": {"spec": {"containers": [{"name": "c", "image": "c:1"}]}}}}}
 
 
 def test_joint_inference_service(gm):
@@ -171,13 +165,11 @@ def test_federated_learning_job(gm):
     wait_for("the aggregation Service to be garbage-collected", lambda: gone(cs.core_v1().services(NS), "fl-aggregation"))
     # nothing comes back: once the GM has seen the pods of a job created now run (pod events come in order), it has
     # handled the old pods' delete events
-    now = {"sandbox.sedna.io/start-delay-seconds": "0"}
     jobs.create({"apiVersion": "sedna.io/v1alpha1", "kind": "FederatedLearningJob",
                  "metadata": {"name": "marker", "namespace": NS},
-                 "spec": {"aggregationWorker": {"model": {"name": "agg-model"}, "template": {
-                     "metadata": {"annotations": now}, "spec": {"containers": [{"name": "a", "image": "a:1"}]}}},
-                     "trainingWorkers": [{**trainer(1), "template": {"metadata": {"annotations": now},
-                                                                     **trainer(1)["template"]}}]}})
+                 "spec": {"aggregationWorker": {"model": {"name": "agg-model"},
+                                                "template": {"spec": {"containers": [{"name": "a", "image": "a:1"}]}}},
+                          "trainingWorkers": [trainer(1)]}})
     wait_for("the marker job to run", lambda: (jobs.get("marker").get("status") or {}).get("phase") == "Running")
     assert [p for p in pods.list()["items"] if p["metadata"]["name"].startswith("fl-")] == []
 
