@@ -43,10 +43,8 @@ def test_with_700ms_of_api_latency_one_replica_leads_and_another_takes_over(proc
     leader = wait_for("a leader", lambda: lease_holder(cs), timeout=60, interval=0.5)
     standby = "gm-b" if leader == "gm-a" else "gm-a"
     wait_for(f"{leader} ready", lambda: http_get(gms[leader][1] + "/readyz")[0] == 200, timeout=60, interval=0.5)
-    create_job(cs, "slow-1")
-    wait_for("the leader to run the job", lambda: job_phase(cs, "slow-1") == "Succeeded", timeout=90, interval=0.5)
-    assert lease_holder(cs) == leader  # renewed all along
-
+    # that a leader keeps renewing at this latency is proven in-process (test_gm_leaderelection_sandbox); here: the
+    # standby takes over at this latency and runs a job
     gms[leader][0].send_signal(signal.SIGKILL)
     gms[leader][0].wait(10)
     wait_for("the standby to take over", lambda: lease_holder(cs) == standby, timeout=60, interval=0.5)
