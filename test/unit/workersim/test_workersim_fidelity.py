@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 
 from testkit import REPO, wait_for
 from testkit.workers import sedna_worker_pod
@@ -123,3 +124,46 @@ def test_the_sdk_sees_its_mounts_where_the_pod_has_them(tmp_path):
         "MODEL_URL": "/rootfs/il/output/train/1", "DATA_PATH_PREFIX": str(tmp_path / "rootfs"),
         "MODEL_URLS": f"{tmp_path}/private/downloads/a/model.pb;/rootfs/il/output/train/1/m.pb",
         "NAMESPACE": "default", "MODEL_HOT_UPDATE_CONFIG": "/proc/1/fd/7/model_config.json"}
+
+
+def test_a_200_whose_body_is_not_json_is_retried_as_the_sdk_does():
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    posts = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server API
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            posts.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"OK")
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server API
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        assert LCClient(attempts=3, retry_wait=0).send(url, "w", {"name": "w"}) is False
+        assert posts == ["/sedna/workers/w/info"] * 3
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_a_pod_log_stops_at_its_bound_saying_so(tmp_path, monkeypatch):
+    from workersim import podlogs
+
+    monkeypatch.setattr(podlogs, "MAX_POD_LOG_BYTES", 200)
+    problems = []
+    log = podlogs.PodLog(tmp_path, "default", "p", lambda event, **kw: problems.append(event))
+    for i in range(20):
+        log.append(f"line {i} " + "x" * 20)
+    lines = (tmp_path / "default" / "p.log").read_text().splitlines()
+    assert lines[0].startswith("line 0 ") and "later lines are dropped" in lines[-1]
+    assert len(lines) < 20 and problems == []
