@@ -10,6 +10,7 @@ import time
 
 import pytest
 import yaml
+from testkit import wait_for
 
 from apis.resources import CONFIGMAPS, DEPLOYMENTS, PODS
 
@@ -294,10 +295,7 @@ def test_stop_ends_open_watches(make_sandbox) -> None:
     reader = threading.Thread(target=lambda: results.extend(e for _, e in stream), daemon=True)
     reader.start()
     # Once the server holds the watch open, stop the server: the stream ends cleanly and stop() returns.
-    deadline = time.monotonic() + 5
-    while box.server.open_watches == 0 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert box.server.open_watches == 1
+    wait_for("the server to hold the watch open", lambda: box.server.open_watches == 1, timeout=5)
     box.server.stop()
     reader.join(5)
     assert not reader.is_alive() and results == [None] and box.server.open_watches == 0
