@@ -4,16 +4,12 @@ watch stream lifecycle), spoken raw over HTTP."""
 from __future__ import annotations
 
 import json
-import os
 import socket
-import sys
 import threading
 
 import pytest
+from sandbox_http import RawClient
 from testkit import wait_for
-
-sys.path.insert(0, os.path.dirname(__file__))
-from sandbox_http import RawClient  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox(kubelet=False)]
 

@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 import threading
 import time
 
 import pytest
 import yaml
+from sandbox_http import RawClient
 from testkit import wait_for
 
 from apis.resources import CONFIGMAPS, DEPLOYMENTS, PODS
-
-sys.path.insert(0, os.path.dirname(__file__))
-from sandbox_http import RawClient  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox(kubelet=False)]
 
