@@ -6,9 +6,7 @@ and ``examples`` build on it).
 
 from . import errors, meta, resources
 from .client import ClientsetBase, ResourceClient
-from .elasticdl import informers as _elasticdl_informers  # noqa: F401 - registers factory.elasticdl_v1alpha1()
 from .resources import GroupVersionKind, GroupVersionResource, ResourceInfo
-from .sedna import informers as _sedna_informers  # noqa: F401 - registers factory.sedna_v1alpha1()
 from .watch import ListOptions, Watch, WatchEvent
 
 __all__ = [

@@ -161,8 +161,6 @@ class CoreV1(_Group):
     def config_maps(self, namespace: str = "") -> ResourceClient:
         return self._cs.resource(r.CONFIG_MAPS, namespace)
 
-    configmaps = config_maps
-
     def events(self, namespace: str = "") -> ResourceClient:
         return self._cs.resource(r.EVENTS, namespace)
 
@@ -183,11 +181,6 @@ class CoordinationV1(_Group):
 class AutoscalingV2(_Group):
     def horizontal_pod_autoscalers(self, namespace: str = "") -> ResourceClient:
         return self._cs.resource(r.HORIZONTAL_POD_AUTOSCALERS, namespace)
-
-
-class ApiextensionsV1(_Group):
-    def custom_resource_definitions(self) -> ResourceClient:
-        return self._cs.resource(r.CUSTOM_RESOURCE_DEFINITIONS)
 
 
 class SednaV1alpha1(_Group):
@@ -247,9 +240,6 @@ class ClientsetBase(ABC):
 
     def autoscaling_v2(self) -> AutoscalingV2:
         return AutoscalingV2(self)
-
-    def apiextensions_v1(self) -> ApiextensionsV1:
-        return ApiextensionsV1(self)
 
     def sedna_v1alpha1(self) -> SednaV1alpha1:
         return SednaV1alpha1(self)

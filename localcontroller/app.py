@@ -26,7 +26,8 @@ from localcontroller.delivery import WorkerReports
 from localcontroller.downstream import Downstream
 from localcontroller.gmclient import GMClient
 from localcontroller.logging import configure_logging
-from localcontroller.managers import ManagerContext, factories
+from localcontroller.managers import ManagerContext
+from localcontroller.managers.registry import MANAGERS
 from localcontroller.metrics import LCMetrics
 from localcontroller.server import LCServer
 from localcontroller.store import Store
@@ -74,7 +75,7 @@ class LocalController:
             ssl_context=context, on_connection_change=lambda up: self.metrics.gm_connected.set(1 if up else 0),
         )
         self.ctx = ManagerContext(cfg, self.store, self.client.report)
-        for kind, factory in factories().items():
+        for kind, factory in MANAGERS.items():
             self.ctx.managers[kind] = factory(self.ctx)
         self.reports = WorkerReports(self.store, self.ctx.managers)
         self.downstream = Downstream(self.store, self.ctx.managers, arrivals=self.reports)

@@ -87,22 +87,32 @@ class WorkerReports:
         with self._lock:
             self._held.add((kind, namespace, name))
             self._expire()
-            entries = [e for e in self.store.pending_for(namespace, name)
-                       if e.owner_kind == kind or e.owner_kind not in self.managers]
-            for entry in entries:
+            for entry in self._kept_for(kind, namespace, name):
                 self._hand_over(kind, entry)
-            if entries:
-                self.store.remove_pending([e.seq for e in entries])
+
+    def waiting(self, kind: str, namespace: str, name: str) -> bool:
+        """Whether reports are kept for ``kind namespace/name`` and its manager does not hold it."""
+        with self._lock:
+            return (kind, namespace, name) not in self._held and bool(self._kept_for(kind, namespace, name))
 
     def expire(self) -> None:
         """Drop (with a log line) the kept reports older than ``max_age``; also done on every keep and arrival."""
         with self._lock:
             self._expire()
 
-    def departed(self, kind: str, namespace: str, name: str) -> None:
-        """``kind namespace/name`` is being taken off this node: reports about it are kept again from now on."""
+    def departed(self, kind: str, namespace: str, name: str, gone: bool = False) -> None:
+        """``kind namespace/name`` is being taken off this node: reports about it are kept again from now on. With
+        ``gone`` (deleted for good) the reports kept for it are dropped: a job re-created under its name is another
+        job and must never receive them."""
         with self._lock:
             self._held.discard((kind, namespace, name))
+            if not gone:
+                return
+            dropped = self._kept_for(kind, namespace, name)
+            if dropped:
+                self.store.remove_pending([e.seq for e in dropped])
+                log.info("dropped the worker reports kept for a job deleted for good", kind=kind,
+                         object=f"{namespace}/{name}", reports=len(dropped))
 
     # -- internals (lock held) ------------------------------------------------------------------------------------
     def _held_kind(self, message: WorkerMessage) -> str | None:
@@ -115,6 +125,10 @@ class WorkerReports:
                       kind=kinds[0], object=f"{message.namespace}/{message.owner_name}")
             return kinds[0]
         return None
+
+    def _kept_for(self, kind: str, namespace: str, name: str) -> list[PendingEntry]:
+        return [e for e in self.store.pending_for(namespace, name)
+                if e.owner_kind == kind or e.owner_kind not in self.managers]
 
     def _check_outbox(self) -> None:
         count, size = self.store.outbox_usage()
@@ -143,10 +157,13 @@ class WorkerReports:
         where = {"kind": kind, "object": f"{entry.namespace}/{entry.name}"}
         try:
             message = WorkerMessage(**orjson.loads(entry.message))
-            self.managers[kind].add_worker_message(dataclasses.replace(message, owner_kind=kind))
+            with self.store.handing_over(entry.seq):  # its relay to the outbox takes it out of lc_pending
+                self.managers[kind].add_worker_message(dataclasses.replace(message, owner_kind=kind))
         except Exception:
             log.exception("a kept worker report could not be delivered; dropped", **where)
             return
+        finally:
+            self.store.remove_pending([entry.seq])  # when the manager relayed nothing (or failed)
         log.info("delivered a kept worker report to its job", worker=message.name, phase=message.kind,
                  status=message.status, waited_seconds=round(self._clock() - entry.received, 3), **where)
 

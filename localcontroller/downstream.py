@@ -4,10 +4,12 @@ Guarantees: the messages of one object are applied one at a time and in the orde
 run on a few worker threads (never one thread per message, unlike Go Sedna's LC). ``insert`` and ``update`` both
 store the object and call the manager's ``insert`` (Go's LC rejected ``update``); ``delete`` calls ``delete`` and
 forgets the object. After a manager's ``insert`` (here and in ``resume``) ``arrivals.arrived`` hands it the worker
-reports kept for that object; before its ``delete``, ``arrivals.departed`` (``delivery.WorkerReports``). A ``resync`` deletes, in the same per-object order, what the LC holds of the listed kinds beyond
-the listed objects. A bad message (undecodable content, unknown kind or operation) is logged and dropped; a manager
-that raises is logged with the object and does not stop anything else.
-"""
+reports kept for that object; before its ``delete``, ``arrivals.departed`` (``delivery.WorkerReports``), which drops
+them on a delete for good (``metadata.deletionTimestamp``). A ``delete`` that only takes off this node an object it
+never held, while reports are kept for it, is first applied as an ``insert`` so that those reports reach the GM. A
+``resync`` deletes, in the same per-object order, what the LC holds of the listed kinds beyond the listed objects. A
+bad message (undecodable content, unknown kind or operation) is logged and dropped; a manager that raises is logged
+with the object and does not stop anything else."""
 
 from __future__ import annotations
 
@@ -42,7 +44,9 @@ class Arrivals(Protocol):
 
     def arrived(self, kind: str, namespace: str, name: str) -> None: ...
 
-    def departed(self, kind: str, namespace: str, name: str) -> None: ...
+    def waiting(self, kind: str, namespace: str, name: str) -> bool: ...
+
+    def departed(self, kind: str, namespace: str, name: str, gone: bool = False) -> None: ...
 
 
 class Downstream:
@@ -139,8 +143,16 @@ class Downstream:
                 log.debug("applied insert", **where)
                 self._arrived(change.kind, change.namespace, change.name)
             else:
+                gone = bool((change.obj.get("metadata") or {}).get("deletionTimestamp"))
                 if self.arrivals is not None:
-                    self.arrivals.departed(change.kind, change.namespace, change.name)
+                    if not gone and self.arrivals.waiting(change.kind, change.namespace, change.name):
+                        # taken off this node before it arrived (Go's GM lost or skipped the insert; the stage it
+                        # waited for is over): the job is held for a moment so that the reports kept for it reach
+                        # the GM against this copy, as they would have had the insert come
+                        log.info("the job was taken off this node before it arrived: relaying the worker reports "
+                                 "kept for it first", **where)
+                        self.apply(Change(INSERT, change.kind, change.namespace, change.name, change.obj))
+                    self.arrivals.departed(change.kind, change.namespace, change.name, gone)
                 manager.delete(change.obj)
                 self.store.delete_resource(change.kind, change.namespace, change.name)
                 log.info("deleted object", **where)

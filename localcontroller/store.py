@@ -20,6 +20,7 @@ import stat
 import threading
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,6 +80,7 @@ class Store:
         os.close(os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE))
         self.path = path
         self._lock = threading.Lock()
+        self._handing_over = threading.local()  # .seq: the kept report this thread is handing to its manager
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10.0)
         if self._db.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
             self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
@@ -152,26 +154,46 @@ class Store:
     def add_report(self, namespace: str, kind: str, name: str, content: bytes,
                    state: tuple[str, Any] | None = None) -> int:
         """Append a report to the outbox; returns its sequence number (never reused in this database). With
-        ``state=(key, value)`` the manager state is written in the same transaction: both or neither survive."""
+        ``state=(key, value)`` the manager state is written in the same transaction: both or neither survive. Inside
+        ``handing_over(seq)`` the kept report ``seq`` leaves ``lc_pending`` in the same transaction too."""
         insert = ("INSERT INTO lc_outbox (namespace, kind, name, content) VALUES (?, ?, ?, ?)",
                   (namespace, kind, name, content))
-        if state is None:
+        consumed = getattr(self._handing_over, "seq", None)
+        if state is None and consumed is None:
             with self._lock:
                 seq = int(self._db.execute(*insert).lastrowid or 0)
                 self._outbox_count, self._outbox_bytes = self._outbox_count + 1, self._outbox_bytes + len(content)
                 return seq
-        key, value = state[0], orjson.dumps(state[1])
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.execute("INSERT OR REPLACE INTO lc_state (key, value) VALUES (?, ?)", (key, value))
+                if state is not None:
+                    self._db.execute("INSERT OR REPLACE INTO lc_state (key, value) VALUES (?, ?)",
+                                     (state[0], orjson.dumps(state[1])))
                 seq = int(self._db.execute(*insert).lastrowid or 0)
+                row = (self._db.execute("DELETE FROM lc_pending WHERE seq = ? RETURNING length(message)",
+                                        (consumed,)).fetchone() if consumed is not None else None)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+            self._handing_over.seq = None  # one report per kept report
             self._outbox_count, self._outbox_bytes = self._outbox_count + 1, self._outbox_bytes + len(content)
+            if row is not None:
+                self._pending_count, self._pending_bytes = self._pending_count - 1, self._pending_bytes - int(row[0])
             return seq
+
+    @contextmanager
+    def handing_over(self, seq: int) -> Iterator[None]:
+        """While kept report ``seq`` is handed to its manager (in this thread): the report the manager relays to the
+        outbox and the removal of ``seq`` from ``lc_pending`` are one transaction, so a kill between them neither
+        loses the report nor sends it twice after a restart. Remove ``seq`` after the block in any case (a manager
+        may relay nothing); that is a no-op when it is gone already."""
+        self._handing_over.seq = seq
+        try:
+            yield
+        finally:
+            self._handing_over.seq = None
 
     def reports_after(self, seq: int, limit: int = 256) -> list[OutboxEntry]:
         with self._lock:

@@ -1,20 +1,13 @@
-"""Root of the test tree: makes ``testkit`` (the helpers every suite shares) importable as a top-level package, and
-holds the fixtures more than one suite uses."""
+"""Root of the test tree: the fixtures more than one suite uses. (``testkit``, the helpers every suite shares, is
+importable as a top-level package through the ``pythonpath`` option in pyproject.toml.)"""
 
 from __future__ import annotations
 
-import os
-import sys
 import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
-
-
-import pytest  # noqa: E402
+import pytest
 
 # the sandbox's fixtures (sandbox, sandbox_server, sandbox_namespace, sandbox_factory); an installed package also
 # registers them through its pytest11 entry point, under this same name (so not twice)

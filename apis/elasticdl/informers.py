@@ -1,16 +1,15 @@
 """Typed informer and lister of ElasticDL's ``elasticdl.org/v1alpha1`` ElasticAIJob, for any
 ``informers.SharedInformerFactory``: ``factory.elasticdl_v1alpha1().elastic_ai_jobs()`` is
-``factory.for_resource(ELASTIC_AI_JOBS)``, and its lister has ``elastic_ai_jobs(namespace)``. Registered with
-``apis.informer_registry`` when ``apis`` is imported.
+``factory.for_resource(ELASTIC_AI_JOBS)``, and its lister has ``elastic_ai_jobs(namespace)``. Listed in
+``apis.informer_registry``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from apis import informer_registry
 from apis import resources as r
-from apis.informer_registry import InformerFactory, TypedLister
+from apis.typed_lister import InformerFactory, TypedLister
 
 __all__ = ["ElasticAIJobLister", "ElasticdlV1alpha1Informers"]
 
@@ -28,7 +27,3 @@ class ElasticdlV1alpha1Informers:
 
     def elastic_ai_jobs(self) -> Any:
         return self._factory.for_resource(r.ELASTIC_AI_JOBS)
-
-
-informer_registry.register_group("elasticdl_v1alpha1", ElasticdlV1alpha1Informers)
-informer_registry.register_lister(r.ELASTIC_AI_JOBS, ElasticAIJobLister)

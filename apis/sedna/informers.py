@@ -1,16 +1,15 @@
 """Typed informers and listers of Sedna's ``sedna.io/v1alpha1`` kinds (as Sedna's generated ``pkg/client``), for any
 ``informers.SharedInformerFactory``: ``factory.sedna_v1alpha1().incremental_learning_jobs()`` is
 ``factory.for_resource(INCREMENTAL_LEARNING_JOBS)``, and its lister has ``incremental_learning_jobs(namespace)``.
-Registered with ``apis.informer_registry`` when ``apis`` is imported.
+Listed in ``apis.informer_registry``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from apis import informer_registry
 from apis import resources as r
-from apis.informer_registry import InformerFactory, TypedLister
+from apis.typed_lister import InformerFactory, TypedLister
 
 __all__ = [
     "SednaV1alpha1Informers",
@@ -89,61 +88,35 @@ class SednaV1alpha1Informers:
     def __init__(self, factory: InformerFactory) -> None:
         self._factory = factory
 
-
     def datasets(self) -> Any:
         return self._factory.for_resource(r.DATASETS)
-
 
     def models(self) -> Any:
         return self._factory.for_resource(r.MODELS)
 
-
     def joint_inference_services(self) -> Any:
         return self._factory.for_resource(r.JOINT_INFERENCE_SERVICES)
-
 
     def federated_learning_jobs(self) -> Any:
         return self._factory.for_resource(r.FEDERATED_LEARNING_JOBS)
 
-
     def incremental_learning_jobs(self) -> Any:
         return self._factory.for_resource(r.INCREMENTAL_LEARNING_JOBS)
-
 
     def lifelong_learning_jobs(self) -> Any:
         return self._factory.for_resource(r.LIFELONG_LEARNING_JOBS)
 
-
     def feature_extraction_services(self) -> Any:
         return self._factory.for_resource(r.FEATURE_EXTRACTION_SERVICES)
-
 
     def object_search_services(self) -> Any:
         return self._factory.for_resource(r.OBJECT_SEARCH_SERVICES)
 
-
     def object_tracking_services(self) -> Any:
         return self._factory.for_resource(r.OBJECT_TRACKING_SERVICES)
-
 
     def reid_jobs(self) -> Any:
         return self._factory.for_resource(r.REID_JOBS)
 
-
     def video_analytics_jobs(self) -> Any:
         return self._factory.for_resource(r.VIDEO_ANALYTICS_JOBS)
-
-
-
-informer_registry.register_group("sedna_v1alpha1", SednaV1alpha1Informers)
-informer_registry.register_lister(r.DATASETS, DatasetLister)
-informer_registry.register_lister(r.MODELS, ModelLister)
-informer_registry.register_lister(r.JOINT_INFERENCE_SERVICES, JointInferenceServiceLister)
-informer_registry.register_lister(r.FEDERATED_LEARNING_JOBS, FederatedLearningJobLister)
-informer_registry.register_lister(r.INCREMENTAL_LEARNING_JOBS, IncrementalLearningJobLister)
-informer_registry.register_lister(r.LIFELONG_LEARNING_JOBS, LifelongLearningJobLister)
-informer_registry.register_lister(r.FEATURE_EXTRACTION_SERVICES, FeatureExtractionServiceLister)
-informer_registry.register_lister(r.OBJECT_SEARCH_SERVICES, ObjectSearchServiceLister)
-informer_registry.register_lister(r.OBJECT_TRACKING_SERVICES, ObjectTrackingServiceLister)
-informer_registry.register_lister(r.REID_JOBS, ReidJobLister)
-informer_registry.register_lister(r.VIDEO_ANALYTICS_JOBS, VideoAnalyticsJobLister)

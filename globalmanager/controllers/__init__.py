@@ -1,5 +1,6 @@
-"""sedna-gm controllers, one sub-package per kind, found through ``registry``."""
+"""sedna-gm controllers, one sub-package per kind, listed in ``registry.CONTROLLERS``."""
 
-from .registry import ControllerContext, register, registered, select
+from .context import ControllerContext
+from .registry import register, registered, select
 
 __all__ = ["ControllerContext", "register", "registered", "select"]

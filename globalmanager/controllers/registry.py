@@ -1,76 +1,72 @@
 """The controller registry: name → factory(ctx) → controller (with ``run(stop)``), like Sedna's ``registry.go``.
 
-``ControllerContext`` carries what factories need. The ``controllers`` config entry selects a subset by name.
+``CONTROLLERS`` is the one list of the controllers sedna-gm ships (a new kind adds its line here); the
+``controllers`` config entry selects a subset by name. ``register``/``unregister`` add and remove a controller at run
+time (plug-ins, tests); nothing is registered as a side effect of an import.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from . import (
+    dataset,
+    featureextraction,
+    federatedlearning,
+    incrementallearning,
+    jointinference,
+    lifelonglearning,
+    model,
+    objectsearch,
+    objecttracking,
+    reid,
+    videoanalytics,
+)
+from .context import Controller, ControllerContext, ControllerFactory
+from .elasticdl import controller as elasticdl
 
-from prometheus_client import CollectorRegistry
+__all__ = [
+    "CONTROLLERS",
+    "Controller",
+    "ControllerContext",
+    "ControllerFactory",
+    "factories",
+    "register",
+    "registered",
+    "select",
+    "unregister",
+]
 
-from apis.client import ClientsetBase
-
-__all__ = ["Controller", "ControllerContext", "ControllerFactory", "register", "registered", "unregister", "factories", "select"]
-
-
-class Controller(Protocol):
-    name: str
-    synced: threading.Event
-
-    def run(self, stop: threading.Event) -> None: ...
-
-
-@dataclass
-class ControllerContext:
-    clientset: ClientsetBase
-    informer_factory: Any
-    recorder: Any
-    registry: CollectorRegistry | None = None
-    workers: dict[str, int] | None = None
-    default_workers: int = 2
-    drain_timeout: float = 10.0
-    config: Any = None
-    # the GM ↔ LC link (globalmanager.runtime.edge.EdgeLink); None when sedna-gm runs without one
-    edge: Any = None
-    # the Model controller jobs route Models with; use controllers.model.model_router(ctx), which creates it
-    model_router: Any = None
-
-    def workers_for(self, name: str) -> int:
-        return (self.workers or {}).get(name, self.default_workers)
-
-
-ControllerFactory = Callable[[ControllerContext], Controller]
-
-_lock = threading.Lock()
-_factories: dict[str, ControllerFactory] = {}
+CONTROLLERS: dict[str, ControllerFactory] = {
+    elasticdl.NAME: elasticdl.new_controller,
+    dataset.NAME: dataset.new_controller,
+    model.NAME: model.new_controller,
+    jointinference.NAME: jointinference.new_controller,
+    federatedlearning.NAME: federatedlearning.new_controller,
+    incrementallearning.NAME: incrementallearning.new_controller,
+    lifelonglearning.NAME: lifelonglearning.new_controller,
+    featureextraction.NAME: featureextraction.new_controller,
+    objectsearch.NAME: objectsearch.new_controller,
+    objecttracking.NAME: objecttracking.new_controller,
+    reid.NAME: reid.new_controller,
+    videoanalytics.NAME: videoanalytics.new_controller,
+}
 
 
 def register(name: str, factory: ControllerFactory) -> None:
-    """Register (or replace) the factory of controller ``name``."""
-    with _lock:
-        _factories[name] = factory
+    """Add (or replace) the factory of controller ``name``; for plug-ins and tests."""
+    CONTROLLERS[name] = factory
 
 
 def unregister(name: str) -> None:
-    """Forget controller ``name`` (a no-op when it is not registered); for tests and plug-ins."""
-    with _lock:
-        _factories.pop(name, None)
+    """Forget controller ``name`` (a no-op when it is not registered); for plug-ins and tests."""
+    CONTROLLERS.pop(name, None)
 
 
 def registered() -> list[str]:
-    _load_builtin()
-    with _lock:
-        return sorted(_factories)
+    return sorted(CONTROLLERS)
 
 
 def factories() -> dict[str, ControllerFactory]:
-    _load_builtin()
-    with _lock:
-        return dict(_factories)
+    return dict(CONTROLLERS)
 
 
 def select(enabled: list[str] | None) -> dict[str, ControllerFactory]:
@@ -82,14 +78,3 @@ def select(enabled: list[str] | None) -> dict[str, ControllerFactory]:
     if unknown:
         raise KeyError(f"unknown controllers: {', '.join(unknown)}; known: {', '.join(sorted(all_factories))}")
     return {n: all_factories[n] for n in enabled}
-
-
-_builtin_loaded = False
-
-
-def _load_builtin() -> None:
-    global _builtin_loaded
-    if _builtin_loaded:
-        return
-    _builtin_loaded = True
-    from . import builtin  # noqa: F401 - registers the built-in controllers

@@ -141,8 +141,3 @@ class Node:
         with self.lock:
             if report_id in self._seen:
                 self._seen[report_id] = True
-
-    def forget_id(self, report_id: str) -> None:
-        """Forget a report that was not applied, so that its resend is applied."""
-        with self.lock:
-            self._seen.pop(report_id, None)

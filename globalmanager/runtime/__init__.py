@@ -2,8 +2,10 @@
 edge hooks), Sedna's worker contract (pods, Deployments, edge-mesh Services, HPAs, labels, env, storage, S3
 secrets, model hot update), status/condition helpers and the EventRecorder."""
 
+from apis.record import NORMAL, WARNING, EventRecorder
+
 from .autoscaling import ensure_hpa, hpa_name, new_hpa
-from .credential import CREDENTIAL_ANNOTATION, edge_copy, with_credential
+from .credential import edge_copy, with_credential
 from .deployments import (
     APP_LABEL,
     deployment_available,
@@ -14,10 +16,10 @@ from .deployments import (
     inject_deployment_param,
 )
 from .edge import DELETE, INSERT, STATUS, UPDATE, EdgeLink, RecordingEdgeLink, UpstreamMessage
-from .events import NORMAL, WARNING, EventRecorder
 from .jobstate import JobState, JobStates
 from .labels import generate_labels, generate_selector, generate_worker_selector
 from .names import convert_k8s_valid_name, label_value, rand_string
+from .owned import WorkerCreation
 from .owned_errors import NotOwnedError
 from .pods import (
     count_pods,
@@ -43,12 +45,9 @@ from .status import (
 from .storage import MountURL, WorkerMount, inject_env
 from .worker import ModelHotUpdate, WorkerParam, inject_worker_param, model_hot_update_config_file
 
-with_credential_annotation = with_credential  # the name this package exported first; one implementation
-
 __all__ = [
     "APP_LABEL",
     "BaseController",
-    "CREDENTIAL_ANNOTATION",
     "DELETE",
     "EdgeLink",
     "EventRecorder",
@@ -62,6 +61,7 @@ __all__ = [
     "NotOwnedError",
     "RecordingEdgeLink",
     "RecreatedPods",
+    "WorkerCreation",
     "STATUS",
     "UPDATE",
     "UpstreamMessage",
@@ -112,7 +112,6 @@ __all__ = [
     "stamp_spec_hash",
     "update_status",
     "with_credential",
-    "with_credential_annotation",
 ]
 
 

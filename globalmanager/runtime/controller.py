@@ -34,6 +34,7 @@ from prometheus_client import CollectorRegistry
 
 from apis import errors, meta
 from apis.client import ClientsetBase
+from apis.record import EventRecorder
 from apis.resources import GroupVersionResource, lookup
 from informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, split_meta_namespace_key
 from reconcile import Controller, Result, SednaBackoff, controller_rate_limiter, failure_fields
@@ -41,8 +42,7 @@ from workqueue import RateLimiter
 
 from . import reports
 from .edge import DELETE, INSERT, UPDATE, EdgeLink, InvalidReport, UpstreamMessage
-from .events import EventRecorder
-from .jobstate import JobState, JobStates, PreventRecreationView, RecreatedPodsView
+from .jobstate import JobState, JobStates
 from .metrics import controller_metrics
 from .owned import OwnedObjects
 from .references import NodeCheck
@@ -121,8 +121,10 @@ class BaseController(OwnedObjects):
         self.synced = self.loop.synced
         self.cache_syncs = self.loop.cache_syncs
         self.job_states = JobStates(recreation_ttl, recreation_timer)
-        self.prevent_recreation = PreventRecreationView(self.job_states)  # DESIGN's names, as views of JobState
-        self.recreated_pods = RecreatedPodsView(self.job_states)
+        # DESIGN's self-healing structures, dropped per job by ``forget_job``: the pods and worker slots (re)created in
+        # the last ``recreation_ttl`` seconds, and the keys of the jobs whose workers are being replaced on purpose
+        self.recreated_pods = self.job_states.recreated_pods
+        self.prevent_recreation = self.job_states.prevent_recreation
         self.job_informer = informer_factory.for_resource(job_resource)
         self.job_lister = self.job_informer.lister()
         self.job_informer.informer().add_event_handler(
@@ -178,7 +180,8 @@ class BaseController(OwnedObjects):
         return self.job_states.for_job(job)
 
     def forget_job(self, key: str, uid: str = "") -> None:
-        """Drop all per-job state of ``key``: the one place it is cleared (job deleted, or found gone by ``sync``)."""
+        """Drop all per-job state of ``key`` (its ``JobState``, its ``recreated_pods`` entries, its
+        ``prevent_recreation`` mark): the one place it is cleared (job deleted, or found gone by ``sync``)."""
         self.job_states.forget(key, uid)
 
     def update_job_status(self, job: Mapping[str, Any], mutate: Mutation) -> dict[str, Any] | None:

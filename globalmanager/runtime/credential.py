@@ -15,12 +15,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from apis.client import ClientsetBase
+from apis.sedna.constants import (
+    ACCESS_KEY_ID,
+    CREDENTIAL_ANNOTATION,
+    S3_ENDPOINT_KEY,
+    S3_USE_HTTPS_KEY,
+    SECRET_ACCESS_KEY,
+)
 
-from .secrets import ACCESS_KEY_ID, S3_ENDPOINT_KEY, S3_USE_HTTPS_KEY, SECRET_ACCESS_KEY, secret_data
+from .secrets import secret_data
 from .status import go_json
 
 __all__ = [
-    "CREDENTIAL_ANNOTATION",
     "CREDENTIAL_ANNOTATION_KEYS",
     "CREDENTIAL_DATA_KEYS",
     "credential_json",
@@ -30,7 +36,6 @@ __all__ = [
     "with_kind",
 ]
 
-CREDENTIAL_ANNOTATION = "sedna.io/credential"
 CREDENTIAL_ANNOTATION_KEYS = (S3_ENDPOINT_KEY, S3_USE_HTTPS_KEY)
 CREDENTIAL_DATA_KEYS = (ACCESS_KEY_ID, SECRET_ACCESS_KEY)
 

@@ -98,22 +98,20 @@ def ensure_deployment(
     recreation: bool = False,
 ) -> dict[str, Any] | None:
     """Make the job's Deployment ``name`` exist and match ``source`` (what it is built from); ``build()`` makes the
-    desired Deployment and is called only when one must be created or updated. A creation with ``recreation`` (the
-    job had its workers already) counts against the recreation TTL. Returns the Deployment, or ``None`` when it was
-    just created by someone else or must wait for the recreation TTL (the job is requeued for then)."""
+    desired Deployment and is called only when one must be created or updated. A creation goes through
+    ``ensure_worker`` (slot: the Deployment's name; ``recreation``: the job had its workers already). Returns the
+    Deployment, or ``None`` when it was just created (by someone else, or by us and not cached yet), the job is gone,
+    or it must wait for the recreation TTL (the job is requeued for then)."""
     ns = meta.namespace(job)
     existing = controller.get_cached(DEPLOYMENTS, ns, name)
     if existing is None:
-        wait = controller.recreation_wait(job, DEPLOYMENTS, name)
-        if wait > 0:
-            controller.queue.add_after(f"{ns}/{meta.name(job)}", wait)
-            return None
-        desired = build()
-        stamp_spec_hash(desired, source)
-        created = controller.create_owned(DEPLOYMENTS, job, desired, what)
-        if recreation:
-            controller.mark_recreated(job, DEPLOYMENTS, name)
-        return created
+
+        def stamped() -> dict[str, Any]:
+            desired = build()
+            stamp_spec_hash(desired, source)
+            return desired
+
+        return controller.ensure_worker(job, DEPLOYMENTS, name, stamped, what=what, recreation=recreation).created
     if not meta.is_controlled_by(existing, job):
         raise NotOwnedError(f"deployment {ns}/{name} exists and is not controlled by {job.get('kind')} {meta.name(job)}")
     if meta.deletion_timestamp(existing) or spec_hash_matches(existing, source):

@@ -135,7 +135,3 @@ class RecordingEdgeLink:
     def report(self, node: str, namespace: str, kind: str, name: str, content: Mapping[str, Any]) -> None:
         """Deliver a ``status`` report as the message layer would."""
         self.handlers[kind.lower()](UpstreamMessage(node, namespace, kind.lower(), name, STATUS, content))
-
-    def sent_to(self, node: str) -> list[SentMessage]:
-        with self._lock:
-            return [m for m in self.sent if m.node == node]

@@ -16,7 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .events import NORMAL, WARNING
+from apis.record import NORMAL, WARNING
+
 from .owned_errors import NotOwnedError
 from .references import MissingReference
 from .status import append_condition

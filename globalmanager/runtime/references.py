@@ -17,6 +17,7 @@ from typing import Any
 from apis import errors, meta
 from apis.client import ClientsetBase
 from apis.resources import NODES
+from apis.sedna.constants import STAGE_NODE_ANNOTATIONS
 from informers import ResourceEventHandlerFuncs
 
 from .indexes import ensure_index
@@ -24,8 +25,6 @@ from .secrets import get_secret
 
 __all__ = ["MissingReference", "NodeCheck", "get_credential", "get_referenced", "named_nodes"]
 
-STAGE_NODE_ANNOTATIONS = ("sedna.io/Train", "sedna.io/Eval", "sedna.io/Deploy")
-"""Where the GM records the node each stage of a learning job ran on."""
 NODES_INDEX = "references:nodes"
 _MAX_DEPTH = 12
 

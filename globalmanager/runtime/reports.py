@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from apis import errors
+from apis.sedna.constants import COMPLETED, FAILED, READY, RUNNING, WAITING
 
 from .edge import UpstreamMessage
 from .jobstatus import REPORTED_BY_EDGE
@@ -43,9 +44,7 @@ REPORT_TOO_LARGE = "ReportTooLarge"
 _STAGED_KINDS = ("IncrementalLearningJob", "LifelongLearningJob")  # conditions carry a stage; Failed ends that stage
 
 _IGNORED_KEYS = ("startTime", "updateTime")
-REPORT_CONDITION_TYPES = {
-    "ready": "Ready", "running": "Running", "completed": "Completed", "failed": "Failed", "waiting": "Waiting",
-}
+REPORT_CONDITION_TYPES = {t.lower(): t for t in (READY, RUNNING, COMPLETED, FAILED, WAITING)}
 
 
 def owner_info_metrics(controller: BaseController, msg: UpstreamMessage) -> None:
@@ -121,7 +120,7 @@ def report_too_large(controller: BaseController, msg: UpstreamMessage, exc: erro
     condition: dict[str, Any] = {"type": REPORT_TOO_LARGE, "status": "True", "lastHeartbeatTime": now,
                                  "lastTransitionTime": now, "reason": REPORT_TOO_LARGE, "message": message}
     if controller.kind in _STAGED_KINDS and phase:
-        condition.update(type="Failed", stage=phase.capitalize())
+        condition.update(type=FAILED, stage=phase.capitalize())
 
     shown = {"again": False}
 

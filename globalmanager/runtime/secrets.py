@@ -17,24 +17,17 @@ from typing import Any
 
 from apis import errors, meta
 from apis.client import ClientsetBase
+from apis.sedna.constants import ACCESS_KEY_ID, S3_ENDPOINT_KEY, S3_USE_HTTPS_KEY, SECRET_ACCESS_KEY
 
 __all__ = [
-    "ACCESS_KEY_ID",
-    "S3_ENDPOINT_KEY",
     "S3_ENDPOINT_URL_ENV",
-    "S3_USE_HTTPS_KEY",
-    "SECRET_ACCESS_KEY",
     "build_s3_secret_envs",
     "get_secret",
     "merge_secret_envs",
     "secret_data",
 ]
 
-S3_ENDPOINT_KEY = "s3-endpoint"
-S3_USE_HTTPS_KEY = "s3-usehttps"
 S3_ENDPOINT_URL_ENV = "S3_ENDPOINT_URL"
-ACCESS_KEY_ID = "ACCESS_KEY_ID"
-SECRET_ACCESS_KEY = "SECRET_ACCESS_KEY"
 
 EnvVar = dict[str, str]
 

@@ -1,6 +1,7 @@
 """Self-healing helpers: ``RecreatedPods``, the keys of objects recreated in the last ``ttl`` seconds (a
-``cachetools.TTLCache``; kept per job in ``jobstate.JobState``) so that an object deleted again right away is not
-recreated in a loop, and ``object_for_recreation``, the copy of a deleted object to create again."""
+``cachetools.TTLCache``, DESIGN's ``recreated_pods``, one per controller in ``jobstate.JobStates``) so that an object
+deleted again right away is not recreated in a loop, and ``object_for_recreation``, the copy of a deleted object to
+create again."""
 
 from __future__ import annotations
 
@@ -19,27 +20,39 @@ RECREATION_TTL = 5.0
 
 
 class RecreatedPods:
-    """Thread-safe TTL set of pod keys (``namespace/name``); ``timer`` is injectable for tests."""
+    """Thread-safe TTL set of pod keys (``namespace/name``; other resources' keys carry a ``resource:`` prefix),
+    bounded by ``maxsize``; each entry may name the UID of the job it belongs to (``forget_owner`` drops a job's
+    entries). ``timer`` is injectable for tests."""
 
     def __init__(self, ttl: float = RECREATION_TTL, maxsize: int = 10_000, timer: Callable[[], float] = time.monotonic):
         self.ttl = ttl
         self._timer = timer
-        self._cache: TTLCache[str, float] = TTLCache(maxsize=maxsize, ttl=ttl, timer=timer)  # key → expiry time
+        # key → (expiry time, owner job UID)
+        self._cache: TTLCache[str, tuple[float, str]] = TTLCache(maxsize=maxsize, ttl=ttl, timer=timer)
         self._lock = threading.Lock()
 
-    def try_mark(self, key: str) -> bool:
-        """Mark ``key`` as recreated; False when it already was within the TTL."""
+    def try_mark(self, key: str, owner: str = "") -> bool:
+        """Mark ``key`` as recreated (for the job with UID ``owner``); False when it already was within the TTL."""
         with self._lock:
             if key in self._cache:
                 return False
-            self._cache[key] = self._timer() + self.ttl
+            self._cache[key] = (self._timer() + self.ttl, owner)
             return True
 
     def remaining(self, key: str) -> float:
         """Seconds until ``key`` may be recreated again (0 when it may be now)."""
         with self._lock:
-            expiry = self._cache.get(key)
-        return 0.0 if expiry is None else max(0.0, expiry - self._timer())
+            entry = self._cache.get(key)
+        return 0.0 if entry is None else max(0.0, entry[0] - self._timer())
+
+    def forget_owner(self, owner: str) -> None:
+        """Drop the entries of the job with UID ``owner`` (the job is gone)."""
+        if not owner:
+            return
+        with self._lock:
+            self._cache.expire()
+            for key in [k for k, (_, uid) in self._cache.items() if uid == owner]:
+                self._cache.pop(key, None)
 
     def unmark(self, key: str) -> None:
         with self._lock:

@@ -12,9 +12,9 @@ Secret giving reason ``ModelNotFound``/``SecretNotFound`` and an object of a wor
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from apis import meta
+from apis.meta import Obj
 from apis.resources import DEPLOYMENTS
 
 from .controller import KindController
@@ -25,8 +25,6 @@ from .servicestatus import ServiceObservation, observe_deployments, write_servic
 __all__ = ["RETRIED_FAILURES", "ServiceKindController"]
 
 RETRIED_FAILURES = ("SecretNotFound", "FailedCreate")
-
-Obj = Mapping[str, Any]
 
 
 class ServiceKindController(KindController):

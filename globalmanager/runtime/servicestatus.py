@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from apis import meta
+from apis.record import WARNING
 
 from .deployments import deployment_available, deployment_failure
-from .events import WARNING
 from .status import append_condition, last_condition
 
 if TYPE_CHECKING:

@@ -15,6 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apis import meta
+from apis.sedna.constants import (
+    MODEL_HOT_UPDATE_ANNOTATION,
+    MODEL_HOT_UPDATE_CONFIG_FILE,
+    MODEL_HOT_UPDATE_CONTAINER_PREFIX,
+    MODEL_HOT_UPDATE_HOST_PREFIX,
+)
 
 from .labels import generate_labels
 from .names import convert_k8s_valid_name
@@ -22,10 +28,6 @@ from .storage import WorkerMount, inject_env, inject_storage, inject_volumes
 
 __all__ = [
     "INFERENCE_WORKER",
-    "MODEL_HOT_UPDATE_ANNOTATION",
-    "MODEL_HOT_UPDATE_CONFIG_FILE",
-    "MODEL_HOT_UPDATE_CONTAINER_PREFIX",
-    "MODEL_HOT_UPDATE_HOST_PREFIX",
     "ModelHotUpdate",
     "TRAIN_WORKER",
     "EVAL_WORKER",
@@ -38,11 +40,7 @@ TRAIN_WORKER = "train"
 EVAL_WORKER = "eval"
 INFERENCE_WORKER = "inference"
 
-MODEL_HOT_UPDATE_HOST_PREFIX = "/var/lib/sedna/model-hot-update"
-MODEL_HOT_UPDATE_CONTAINER_PREFIX = "/model-hot-update"
 MODEL_HOT_UPDATE_VOLUME = "sedna-model-hot-update-volume"
-MODEL_HOT_UPDATE_CONFIG_FILE = "model_config.json"
-MODEL_HOT_UPDATE_ANNOTATION = "sedna.io/model-hot-update-config"
 
 
 @dataclass

@@ -1,5 +1,5 @@
-"""sedna-lc managers, one module per kind, found through ``base.register``/``base.factories``."""
+"""sedna-lc managers, one module per kind, listed in ``registry.MANAGERS``."""
 
-from .base import Manager, ManagerContext, ManagerFactory, Reporter, factories, register
+from .base import Manager, ManagerContext, ManagerFactory, Reporter
 
-__all__ = ["Manager", "ManagerContext", "ManagerFactory", "Reporter", "factories", "register"]
+__all__ = ["Manager", "ManagerContext", "ManagerFactory", "Reporter"]

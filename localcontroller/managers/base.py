@@ -8,8 +8,8 @@ GM. ``update`` from the GM arrives as ``insert``. Worker reports whose ``ownerKi
 the GM has it.
 
 To add a manager (joint inference, federated, incremental, lifelong learning...): a module in
-``localcontroller/managers/`` with a class satisfying ``Manager`` and one ``register(KIND, Factory)`` line in
-``managers/builtin.py``. Other managers are found with ``ctx.manager("dataset")``.
+``localcontroller/managers/`` with a class satisfying ``Manager`` and one ``KIND: Factory`` line in
+``managers/registry.py``'s ``MANAGERS``. Other managers are found with ``ctx.manager("dataset")``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from localcontroller.config import LCConfig
 from localcontroller.store import Store
 from localcontroller.worker import WorkerMessage
 
-__all__ = ["Manager", "ManagerContext", "ManagerFactory", "Reporter", "factories", "register"]
+__all__ = ["Manager", "ManagerContext", "ManagerFactory", "Reporter"]
 
 
 class Reporter(Protocol):
@@ -60,19 +60,3 @@ class ManagerContext:
 
 
 ManagerFactory = Callable[[ManagerContext], Manager]
-
-_lock = threading.Lock()
-_factories: dict[str, ManagerFactory] = {}
-
-
-def register(kind: str, factory: ManagerFactory) -> None:
-    """Register (or replace) the manager of ``kind``."""
-    with _lock:
-        _factories[kind.lower()] = factory
-
-
-def factories() -> dict[str, ManagerFactory]:
-    from . import builtin  # noqa: F401 - registers the managers shipped with sedna-lc
-
-    with _lock:
-        return dict(_factories)

@@ -5,9 +5,12 @@
   ``sedna.io/credential`` annotation. ``txt``: one sample per non-empty line; ``csv``: the same minus the header line.
 * Counted at once on insert and when ``spec.url``/``spec.format``/the credential/the uid change, then every
   ``--dataset-check-period`` seconds, in constant memory and, for a grown local file, over the appended bytes only
-  (``datasetcount.py``). ``COUNT_WORKERS`` threads take turns slice by slice, a new or changed Dataset first, so a
-  big file never delays another Dataset's first count. A count that ends after its Dataset was deleted or changed is
-  dropped: a count is only ever reported for the spec (URL, uid) it read.
+  (``datasetcount.py``). The counts run on the reconcile runner (``reconcile.Controller``, ``self.loop``) with
+  ``COUNT_WORKERS`` threads, keyed by (Dataset key, spec generation): a sync counts one slice and requeues its key
+  behind the others, so the counts take turns slice by slice and a big file never delays another Dataset's first
+  count by more than one slice per count running; a finished count requeues its key after the check period. A count
+  that ends after its Dataset was deleted or changed is dropped (a count of the new spec runs meanwhile, under its
+  own key): a count is only ever reported for the spec (URL, uid) it read.
 * ``{"numberOfSamples": N}`` is reported when N differs from the last count reported (kept in the database, so a
   restart reports only what changed meanwhile).
 * A missing or unreadable file, an unknown format, a bad credential or an unsupported URL is logged once per change
@@ -24,7 +27,6 @@ from __future__ import annotations
 import itertools
 import posixpath
 import threading
-from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +35,8 @@ import structlog
 
 from localcontroller.storage import StoragePool, credential_of, is_local_url
 from localcontroller.worker import WorkerMessage
+from reconcile import Controller, Result
+from workqueue import Clock
 
 from .base import ManagerContext
 from .datasetcount import (
@@ -57,7 +61,6 @@ log = structlog.get_logger("sedna-lc.dataset")
 KIND = "dataset"
 REPORT_KIND = "Dataset"  # as Go's LC writes it; the GM lower-cases kinds
 COUNT_WORKERS = 4
-_MAX_WAIT = 1.0
 _MAX_RESTARTS = 2  # a file replaced while counted is counted again at once this often, then next period
 
 
@@ -144,26 +147,30 @@ class _Watch:
     spec: _Dataset
     generation: int
     task: _Count | None = None
-    queued: bool = False
     index: IndexState | None = None
     count: int | None = None
     problem: dict[str, str] | None = None  # the problem last logged
 
 
+CountKey = tuple[str, int]
+"""The runner's key of a count: (``namespace/name`` of the Dataset, generation of the spec it counts)."""
+
+
 class DatasetManager:
-    """Counts on ``workers`` threads taking turns slice by slice; a Dataset inserted or changed goes first."""
+    """Counts on ``workers`` threads of a reconcile runner, taking turns slice by slice (module doc)."""
 
     kind = KIND
 
     def __init__(self, ctx: ManagerContext, *, workers: int = COUNT_WORKERS, open_index: OpenIndex | None = None,
-                 slice_bytes: int = SLICE_BYTES) -> None:
+                 slice_bytes: int = SLICE_BYTES, clock: Clock | None = None) -> None:
         self.ctx = ctx
         self.period = ctx.config.dataset_check_period
         self.workers = max(1, workers)
         self.slice_bytes = slice_bytes
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
         self._watches: dict[str, _Watch] = {}
-        self._queue: deque[str] = deque()
+        self.loop: Controller[CountKey] = Controller("dataset-count", self._sync, workers=self.workers, log=log,
+                                                     clock=clock)  # the check period runs on ``clock``
         self._generations = itertools.count()  # across Datasets: a re-created one never shares its predecessor's
         self._listeners: list[Callable[[str, str], None]] = []
         self._storages = StoragePool(ctx.config.rootfs)
@@ -172,7 +179,7 @@ class DatasetManager:
     # -- Manager ----------------------------------------------------------------------------------------------------
     def insert(self, obj: Mapping[str, Any]) -> None:
         ds = _dataset(obj)
-        with self._cond:
+        with self._lock:
             watch = self._watches.get(ds.key)
             if watch is not None and watch.spec == ds:
                 return
@@ -184,13 +191,14 @@ class DatasetManager:
                 if old is not None and old.uid != ds.uid:  # re-created (its delete missed): report to the new one
                     for state_key in self._state_keys(ds.key):
                         self.ctx.store.delete_state(state_key)
-            self._schedule(watch, first=True)
+            watch.task = _Count(ds, watch.generation, None, self.slice_bytes)
+        self.loop.enqueue((ds.key, watch.generation))
         if old is not None and old.url != ds.url:
             log.info("dataset url changed; following it", object=ds.key, url=ds.url, previous=old.url)
 
     def delete(self, obj: Mapping[str, Any]) -> None:
         key = _dataset(obj).key
-        with self._cond:
+        with self._lock:
             self._watches.pop(key, None)
             for state_key in self._state_keys(key):
                 self.ctx.store.delete_state(state_key)
@@ -199,9 +207,7 @@ class DatasetManager:
         return None  # workers never report about datasets
 
     def start(self, stop: threading.Event) -> None:
-        threading.Thread(target=self._monitor, args=(stop,), name="dataset-monitor", daemon=True).start()
-        for number in range(self.workers):
-            threading.Thread(target=self._work, args=(stop,), name=f"dataset-count-{number}", daemon=True).start()
+        threading.Thread(target=self.loop.run, args=(stop,), name="dataset-count-run", daemon=True).start()
 
     # -- for other managers -----------------------------------------------------------------------------------------
     def get(self, namespace: str, name: str) -> Mapping[str, Any] | None:
@@ -214,7 +220,7 @@ class DatasetManager:
     def read(self, namespace: str, name: str) -> DatasetSamples:
         """The Dataset's samples as its file holds them now; ``StorageError``/``ValueError`` when they cannot be
         read (unknown dataset, missing file, bad format or credential)."""
-        with self._cond:
+        with self._lock:
             watch = self._watches.get(f"{namespace}/{name}")
             ds = watch.spec if watch is not None else None
         if ds is None:
@@ -227,7 +233,7 @@ class DatasetManager:
 
     def count(self, namespace: str, name: str) -> int | None:
         """The number of samples last counted (``None`` before the first successful count)."""
-        with self._cond:
+        with self._lock:
             watch = self._watches.get(f"{namespace}/{name}")
             return watch.count if watch is not None else None
 
@@ -239,7 +245,7 @@ class DatasetManager:
     def check(self, key: str) -> int | None:
         """Count the samples of ``key`` now, in this thread, and report what changed; ``None`` when they cannot be
         counted (or the Dataset changed meanwhile)."""
-        with self._cond:
+        with self._lock:
             watch = self._watches.get(key)
             if watch is None:
                 return None
@@ -261,68 +267,44 @@ class DatasetManager:
             raise CountError(CREDENTIAL_INVALID, str(exc)) from None
         return index_file(storage, url)
 
-    def _schedule(self, watch: _Watch, first: bool) -> None:
-        """Queue a count of ``watch`` (the lock held): a first count of a spec at the front, a periodic one at the
-        back, behind the slices of counts already running."""
-        watch.task = _Count(watch.spec, watch.generation, watch.index, self.slice_bytes)
-        key = watch.spec.key
-        if watch.queued:
-            if not first:
-                return
-            self._queue.remove(key)
-        watch.queued = True
-        if first:
-            self._queue.appendleft(key)
-        else:
-            self._queue.append(key)
-        self._cond.notify()
-
-    def _monitor(self, stop: threading.Event) -> None:
-        while not stop.wait(self.period):
-            with self._cond:
-                for watch in self._watches.values():
-                    if watch.task is None:
-                        self._schedule(watch, first=False)
-
-    def _work(self, stop: threading.Event) -> None:
-        while not stop.is_set():
-            with self._cond:
-                if not self._queue:
-                    self._cond.wait(_MAX_WAIT)
-                    continue
-                key = self._queue.popleft()
-                watch = self._watches.get(key)
-                if watch is None or watch.task is None:
-                    continue
-                watch.queued = False
-                task = watch.task
-            try:
-                outcome: IndexState | CountError | None = task.step(self._open_index)
-            except CountError as exc:
-                outcome = exc
-            except IndexChanged as exc:
-                log.info("dataset index kept changing while counted; counting again next check period", object=key,
-                         url=task.spec.url, error=str(exc))
-                with self._cond:
-                    if watch.task is task:
-                        watch.task = None
-                continue
-            except Exception as exc:  # a bug must not end the thread: the Dataset says so, the next period retries
-                log.exception("dataset count failed", object=key, url=task.spec.url)
-                outcome = CountError(READ_FAILED, f"{task.spec.url}: count failed: {type(exc).__name__}: {exc}")
-            if outcome is None:
-                with self._cond:
-                    if watch.task is task and self._watches.get(key) is watch:
-                        watch.queued = True
-                        self._queue.append(key)
-                        self._cond.notify()
-                continue
-            self._finish(key, task, outcome)
+    def _sync(self, count_key: CountKey) -> Result | None:
+        """One slice of the count of ``count_key``'s spec (a count starts when the last one ended a check period
+        ago); requeued behind the other counts until done, then after the check period. A key of an older spec,
+        or of a deleted Dataset, ends here."""
+        key, generation = count_key
+        with self._lock:
+            watch = self._watches.get(key)
+            if watch is None or watch.generation != generation:
+                return None
+            if watch.task is None:
+                watch.task = _Count(watch.spec, generation, watch.index, self.slice_bytes)
+            task = watch.task
+        try:
+            outcome: IndexState | CountError | None = task.step(self._open_index)
+        except CountError as exc:
+            outcome = exc
+        except IndexChanged as exc:
+            log.info("dataset index kept changing while counted; counting again next check period", object=key,
+                     url=task.spec.url, error=str(exc))
+            with self._lock:
+                if watch.task is task:
+                    watch.task = None
+            return Result(requeue_after=self.period)
+        except Exception as exc:  # a bug must not stop the counts: the Dataset says so, the next period retries
+            log.exception("dataset count failed", object=key, url=task.spec.url)
+            outcome = CountError(READ_FAILED, f"{task.spec.url}: count failed: {type(exc).__name__}: {exc}")
+        if outcome is None:
+            return Result(requeue_after=0.0)  # behind the slices of the other counts
+        self._finish(key, task, outcome)
+        with self._lock:
+            watch = self._watches.get(key)
+            current = watch is not None and watch.generation == generation
+        return Result(requeue_after=self.period) if current else None
 
     def _finish(self, key: str, task: _Count, outcome: IndexState | CountError) -> int | None:
         """Keep and report the outcome of ``task``, unless the Dataset was deleted or changed since it started."""
         spec = task.spec
-        with self._cond:
+        with self._lock:
             watch = self._watches.get(key)
             if watch is not None and watch.task is task:
                 watch.task = None

@@ -30,6 +30,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from apis.sedna.constants import (
+    MODEL_HOT_UPDATE_ANNOTATION,
+    MODEL_HOT_UPDATE_CONTAINER_PREFIX,
+    MODEL_HOT_UPDATE_HOST_PREFIX,
+    stage_node_annotation,
+)
 from apis.sedna.v1alpha1.common import Stage, StageConditionType
 from localcontroller.storage import StorageError, copy_between
 
@@ -49,15 +55,10 @@ from .learning import (
 from .learning.datafiles import write_file
 from .learning.jobmanager import Handler
 
-__all__ = ["HOT_UPDATE_ANNOTATION", "HOT_UPDATE_HOST_PREFIX", "KIND", "IncrementalLearningManager", "go_time"]
+__all__ = ["KIND", "IncrementalLearningManager", "go_time"]
 
 KIND = "incrementallearningjob"
 REPORT_KIND = "IncrementalLearningJob"
-HOT_UPDATE_ANNOTATION = "sedna.io/model-hot-update-config"
-HOT_UPDATE_HOST_PREFIX = "/var/lib/sedna/model-hot-update"
-HOT_UPDATE_CONTAINER_PREFIX = "/model-hot-update"
-DEPLOY_DECIDER_ANNOTATION = "sedna.io/Eval"  # the node whose LC takes the deploy decision (Go's GM sends it there)
-DEPLOY_NODE_ANNOTATION = "sedna.io/Deploy"  # the node whose LC writes the hot update (the inference pod's)
 
 W, C = StageConditionType.WAITING, StageConditionType.COMPLETED
 
@@ -71,6 +72,8 @@ def go_time(at: datetime) -> str:
 class IncrementalLearningManager(JobManager):
     kind = KIND
     report_kind = REPORT_KIND
+    # as long as a train node's LC keeps a report for a job it does not hold yet (delivery.PendingLimits.max_age)
+    TRAINED_MODEL_WAIT_SECONDS = 3600.0
 
     def handler(self, rec: JobRecord, current: CurrentStage) -> tuple[str, Handler] | None:
         if current.type == W:
@@ -90,7 +93,8 @@ class IncrementalLearningManager(JobManager):
         the node the GM sent it to. Another node may hold a copy at that stage (a resident node after a GM restart,
         which sends each node the job's current copy) and must leave it alone: the trained model is on the named
         node, and a hot update elsewhere fails the stage."""
-        annotation = DEPLOY_DECIDER_ANNOTATION if current.type == W else DEPLOY_NODE_ANNOTATION
+        # the eval node's LC takes the deploy decision (Go's GM sends it there), the deploy node's writes the hot update
+        annotation = stage_node_annotation(Stage.EVAL if current.type == W else Stage.DEPLOY)
         named = str(_annotations(rec).get(annotation) or "")
         if not named or named == self.ctx.config.node_name:
             return True
@@ -120,6 +124,21 @@ class IncrementalLearningManager(JobManager):
                               f"{reference.get('format')!r}")
         return trained
 
+    def _await_trained_model(self, rec: JobRecord, current: CurrentStage, reference: Mapping[str, Any]) -> None:
+        """Eval/Waiting without a trained model: the train worker's report may still be on its way (Go's GM completes
+        Train from the pod's phase, without the model, and the train node's LC may still hold the report); a later
+        copy of the job carries it. Wait for it (``NotReady``, as Go's LC, which retries forever) up to
+        ``TRAINED_MODEL_WAIT_SECONDS`` from when this node first saw the stage, then fail the stage saying why."""
+        if rec.model_wait is None or rec.model_wait[0] != current.instance:
+            rec.model_wait = (current.instance, self.clock.now())
+        what = (f"no output model of the last Train/Completed condition has the eval model's format "
+                f"{reference.get('format')!r}")
+        waited = self.clock.now() - rec.model_wait[1]
+        if waited >= self.TRAINED_MODEL_WAIT_SECONDS:
+            raise StageFailed(f"{what} after waiting {int(waited)} s for the train worker's report")
+        raise NotReady(f"{what} yet: waiting for the train worker's report (up to "
+                       f"{int(self.TRAINED_MODEL_WAIT_SECONDS)} s)")
+
     def train_models(self, rec: JobRecord, round_number: int) -> list[dict[str, Any]] | None:
         initial = model_of(self._required_model(rec, "initialModel"))
         if round_number <= 1:
@@ -139,7 +158,9 @@ class IncrementalLearningManager(JobManager):
         initial_eval = self._model(rec, "evalSpec", "initialEvalModel")
         eval_model = model_of(initial_eval) if initial_eval is not None else deploy
         self.require_dataset(rec)
-        trained = self._trained(rec, eval_model, "eval")
+        trained = matching_model(eval_model, condition_models(rec.obj, Stage.TRAIN, C))
+        if trained is None:
+            self._await_trained_model(rec, current, eval_model)
         files = self.write_data(rec, "eval", rec.state.round, rec.state.eval_samples())
         input_section = {"models": [go_model(trained), go_model(eval_model)], "dataURL": files.data_url,
                          "dataIndexURL": files.index_url}
@@ -209,9 +230,9 @@ class IncrementalLearningManager(JobManager):
 
     def hot_update(self, rec: JobRecord, current: CurrentStage) -> None:
         """Deploy/Running with hot update (Go ``hotModelUpdateDeployTask``)."""
-        config = _annotations(rec).get(HOT_UPDATE_ANNOTATION)
+        config = _annotations(rec).get(MODEL_HOT_UPDATE_ANNOTATION)
         if not config:
-            raise NotReady(f"the job has no {HOT_UPDATE_ANNOTATION} annotation yet")
+            raise NotReady(f"the job has no {MODEL_HOT_UPDATE_ANNOTATION} annotation yet")
         deploy_obj = self._required_model(rec, "deploySpec", "model")
         eval_obj = self._model(rec, "evalSpec", "initialEvalModel")
         deploy = model_of(deploy_obj)
@@ -225,7 +246,7 @@ class IncrementalLearningManager(JobManager):
                                                                           "time": version}))
         file_name = posixpath.basename(trained["url"])
         model_file = posixpath.join(posixpath.dirname(config), file_name)
-        model_config = {"model_config": {"model_path": posixpath.join(HOT_UPDATE_CONTAINER_PREFIX, file_name),
+        model_config = {"model_config": {"model_path": posixpath.join(MODEL_HOT_UPDATE_CONTAINER_PREFIX, file_name),
                                          "model_update_time": version}}
         host = self.storages.get(None)
         try:
@@ -257,9 +278,9 @@ class IncrementalLearningManager(JobManager):
             self.log.info("kept the hot-update directory: the job was only taken off this node", object=key,
                           path=host_dir)
             return
-        if not host_dir.startswith(HOT_UPDATE_HOST_PREFIX + "/"):
+        if not host_dir.startswith(MODEL_HOT_UPDATE_HOST_PREFIX + "/"):
             self.log.warning("not removing a hot-update directory outside the hot-update prefix", object=key,
-                             path=host_dir, prefix=HOT_UPDATE_HOST_PREFIX)
+                             path=host_dir, prefix=MODEL_HOT_UPDATE_HOST_PREFIX)
             return
         try:
             path = self.storages.get(None).local_path(host_dir)
@@ -273,7 +294,7 @@ class IncrementalLearningManager(JobManager):
 
 def _config_file(obj: Mapping[str, Any]) -> str:
     """The job's ``sedna.io/model-hot-update-config`` annotation (``""`` when it has none)."""
-    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(HOT_UPDATE_ANNOTATION)
+    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(MODEL_HOT_UPDATE_ANNOTATION)
     return value if isinstance(value, str) else ""
 
 

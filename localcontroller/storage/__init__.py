@@ -10,13 +10,12 @@ Every failure is a ``StorageError`` naming the URL; credential values never appe
 
 from .errors import StorageError
 from .local import RootFS, copy_file_atomically
-from .pool import CREDENTIAL_ANNOTATION, StoragePool, copy_between, credential_of
+from .pool import StoragePool, copy_between, credential_of
 from .s3 import DEFAULT_PART_SIZE, ObjectStat, S3Client, S3Credential, parse_credential
 from .storage import MAX_LINE_BYTES, MAX_TEXT_BYTES, Storage
 from .urls import LOCAL_SCHEME, S3_SCHEME, SCHEMES, S3Location, is_local_url, parse_s3_url, url_scheme
 
 __all__ = [
-    "CREDENTIAL_ANNOTATION",
     "DEFAULT_PART_SIZE",
     "LOCAL_SCHEME",
     "MAX_LINE_BYTES",

@@ -15,13 +15,14 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from apis.sedna.constants import CREDENTIAL_ANNOTATION
+
 from .errors import StorageError
 from .storage import Storage
 from .urls import LOCAL_SCHEME, url_scheme
 
-__all__ = ["CREDENTIAL_ANNOTATION", "StoragePool", "copy_between", "credential_of"]
+__all__ = ["StoragePool", "copy_between", "credential_of"]
 
-CREDENTIAL_ANNOTATION = "sedna.io/credential"
 """The annotation the GM puts on an object it sends when the object names a Secret (``credentialName``)."""
 
 

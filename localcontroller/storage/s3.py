@@ -18,26 +18,18 @@ from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from apis.sedna.constants import ACCESS_KEY_ID, S3_ENDPOINT_KEY, S3_USE_HTTPS_KEY, SECRET_ACCESS_KEY
+
 from .errors import StorageError
 from .urls import S3Location
 
 __all__ = [
-    "ACCESS_KEY_ID_KEY",
     "DEFAULT_PART_SIZE",
-    "ENDPOINT_KEY",
     "ObjectStat",
-    "SECRET_ACCESS_KEY_KEY",
-    "USE_HTTPS_KEY",
     "S3Client",
     "S3Credential",
     "parse_credential",
 ]
-
-# Keys of the credential (Go pkg/globalmanager/runtime: S3EndpointKey, S3UseHTTPSKey, AccessKeyID, SecretAccessKey).
-ENDPOINT_KEY = "s3-endpoint"
-USE_HTTPS_KEY = "s3-usehttps"
-ACCESS_KEY_ID_KEY = "ACCESS_KEY_ID"
-SECRET_ACCESS_KEY_KEY = "SECRET_ACCESS_KEY"
 
 DEFAULT_PART_SIZE = 8 * 1024 * 1024
 CONNECT_TIMEOUT = 10.0
@@ -82,15 +74,15 @@ def parse_credential(text: str) -> S3Credential:
     for key, value in values.items():
         if not isinstance(value, str):
             raise ValueError(f"{_WHERE}: {key!r} is not a string")
-    for key in (ENDPOINT_KEY, ACCESS_KEY_ID_KEY, SECRET_ACCESS_KEY_KEY):
+    for key in (S3_ENDPOINT_KEY, ACCESS_KEY_ID, SECRET_ACCESS_KEY):
         if not values.get(key):
             raise ValueError(f"{_WHERE} lacks {key!r}")
-    endpoint = values[ENDPOINT_KEY]
+    endpoint = values[S3_ENDPOINT_KEY]
     if "://" in endpoint or "/" in endpoint:
-        raise ValueError(f"{_WHERE}: {ENDPOINT_KEY!r} must be host[:port], without a scheme or path "
-                         f"({USE_HTTPS_KEY!r} chooses http or https)")
-    return S3Credential(endpoint=endpoint, use_https=values.get(USE_HTTPS_KEY, "1") != "0",
-                        access_key_id=values[ACCESS_KEY_ID_KEY], secret_access_key=values[SECRET_ACCESS_KEY_KEY])
+        raise ValueError(f"{_WHERE}: {S3_ENDPOINT_KEY!r} must be host[:port], without a scheme or path "
+                         f"({S3_USE_HTTPS_KEY!r} chooses http or https)")
+    return S3Credential(endpoint=endpoint, use_https=values.get(S3_USE_HTTPS_KEY, "1") != "0",
+                        access_key_id=values[ACCESS_KEY_ID], secret_access_key=values[SECRET_ACCESS_KEY])
 
 
 def _is_missing(exc: Exception) -> bool:

@@ -21,7 +21,9 @@ def _processes(tmp: Path) -> Iterator[Processes]:
 
 def _cluster(procs: Processes, tmp: Path) -> Iterator[tuple[str, Clientset]]:
     kubeconfig = tmp / "kubeconfig"
-    start_sandbox(procs, kubeconfig)
+    # pods run at once: no e2e test here is about the kubelet's start-up time (the sandbox's 1 s default; the interop
+    # suite keeps it, and a test may still ask for a delay with the pod annotation sandbox.sedna.io/start-delay-seconds)
+    start_sandbox(procs, kubeconfig, "--pod-start-delay", "0")
     cs = Clientset.from_kubeconfig(str(kubeconfig))
     cs.core_v1().namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "sedna"}})
     yield str(kubeconfig), cs

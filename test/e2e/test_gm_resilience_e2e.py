@@ -9,7 +9,6 @@ Every wait is bounded; every process is killed at teardown.
 from __future__ import annotations
 
 import signal
-import time
 
 import pytest
 from testkit import (
@@ -18,6 +17,7 @@ from testkit import (
     http_get,
     job_phase,
     lease_holder,
+    log_event,
     start_gm,
     start_sandbox,
     wait_for,
@@ -43,10 +43,8 @@ def test_with_700ms_of_api_latency_one_replica_leads_and_another_takes_over(proc
     leader = wait_for("a leader", lambda: lease_holder(cs), timeout=60, interval=0.5)
     standby = "gm-b" if leader == "gm-a" else "gm-a"
     wait_for(f"{leader} ready", lambda: http_get(gms[leader][1] + "/readyz")[0] == 200, timeout=60, interval=0.5)
-    create_job(cs, "slow-1")
-    wait_for("the leader to run the job", lambda: job_phase(cs, "slow-1") == "Succeeded", timeout=90, interval=0.5)
-    assert lease_holder(cs) == leader  # renewed all along
-
+    # that a leader keeps renewing at this latency is proven in-process (test_gm_leaderelection_sandbox); here: the
+    # standby takes over at this latency and runs a job
     gms[leader][0].send_signal(signal.SIGKILL)
     gms[leader][0].wait(10)
     wait_for("the standby to take over", lambda: lease_holder(cs) == standby, timeout=60, interval=0.5)
@@ -70,9 +68,16 @@ def test_gm_converges_after_the_api_server_lost_its_state(procs, tmp_path):
     wait_for("the jobs to succeed", lambda: {job_phase(cs, "mnist"), job_phase(cs, "other")} == {"Succeeded"},
              timeout=60)
 
+    seen = len(procs.log("gm"))
     first.kill()  # all state is gone: the restarted server starts again from resourceVersion 1
     first.wait(10)
-    time.sleep(5)  # an outage of a few seconds: the informers keep re-watching and backing off meanwhile
+
+    def backing_off() -> bool:
+        text = procs.log("gm")[seen:]
+        return any(log_event(text, event) for event in ("watch start failed; backing off", "failed to list"))
+
+    # an outage: the server comes back once the informers have failed to re-watch (or relist) and back off
+    wait_for("the GM's informers to back off", backing_off, timeout=30, interval=0.1)
     start_sandbox(procs, kubeconfig, "--port", port, name="apiserver-restarted")
     create_job(cs, "mnist")  # the same name: its master pod name is that of a pod only the old cache knows
     create_job(cs, "fresh")

@@ -180,5 +180,7 @@ def test_a_report_too_large_for_the_api_server_passes_the_chain_and_says_so_on_t
         c for c in conditions(cs) if c.get("reason") == "ReportTooLarge"], timeout=TIMEOUT)
     assert (failed[0]["stage"], failed[0]["type"]) == ("Train", "Failed")
     assert f"from node {WORKER_NODE}" in failed[0]["message"]
-    events = cs.core_v1().events(NS).list()["items"]
-    assert any(e["type"] == "Warning" and e["reason"] == "ReportTooLarge" for e in events)
+    # the GM records the Event after it writes the condition
+    wait_for("the ReportTooLarge Warning Event", lambda: [
+        e for e in cs.core_v1().events(NS).list()["items"] if e["type"] == "Warning" and e["reason"] == "ReportTooLarge"],
+        timeout=TIMEOUT)

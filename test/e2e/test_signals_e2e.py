@@ -2,7 +2,9 @@
 its documented exit code (a handler that takes a lock — ``Event.set()``, a log call — can deadlock the main thread
 that holds it, and the program then hangs for good; ``apis.signals`` is the pattern every program uses).
 
-Each program is started, given time to settle into its steady state (ready), then sent both signals back to back."""
+Each program is started, given time to settle into its steady state (ready), then sent both signals back to back.
+The attempts run a few at a time (``BATCH`` processes of one program side by side, each on its own name, port and
+node), which keeps the number of attempts at a fraction of the time."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import os
 import signal
 import subprocess
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +32,7 @@ from testkit import (
 pytestmark = pytest.mark.e2e
 
 ATTEMPTS = 20
+BATCH = 4  # attempts started side by side
 EXIT_TIMEOUT = 30.0  # far beyond a clean stop: a hang fails here
 
 
@@ -58,7 +62,9 @@ def _gm(env: Env, attempt: int) -> subprocess.Popen[bytes]:
 
 
 def _lc(env: Env, attempt: int) -> subprocess.Popen[bytes]:
-    proc, url = start_lc(env.procs, "edge-signals", env.gm_edge, env.tmp / "edge-signals")  # logs appended
+    # one LC per node at a time: the attempts of one batch are different nodes
+    node = f"edge-signals-{attempt % BATCH}"
+    proc, url = start_lc(env.procs, node, env.gm_edge, env.tmp / node)  # logs appended
     wait_for("sedna-lc connected", lambda: http_get(url + "/readyz")[0] == 200 or proc.poll() is not None,
              timeout=30)
     return proc
@@ -72,7 +78,7 @@ def _master(env: Env, attempt: int) -> subprocess.Popen[bytes]:
     data = env.tmp / "master-data.txt"
     data.write_text("".join(f"record-{i}\n" for i in range(8)))
     name = f"master-{attempt}"
-    proc = env.procs.start(name, ["-m", "examples.elasticdl_master", "--job_name", "signals",
+    proc = env.procs.start(name, ["-m", "examples.elasticdl_master", "--job_name", f"signals-{attempt}",
                                       "--training_data", str(data), "--num_workers", "1", "--worker_image", "w:ci",
                                       "--kubeconfig", env.kubeconfig, "--port", "0", "--host", "127.0.0.1",
                                       "--log_format", "json"])
@@ -105,24 +111,33 @@ PROGRAMS: dict[str, tuple[Callable[[Env, int], subprocess.Popen[bytes]], tuple[i
 }
 
 
+def _log_name(program: str, attempt: int) -> str:
+    return f"edge-signals-{attempt % BATCH}" if program == "edge-signals" else f"{program}-{attempt}"
+
+
 @pytest.mark.parametrize("program", sorted(PROGRAMS))
 def test_sigterm_and_sigint_together_stop_the_program_every_time(env: Env, program: str):
     start, codes, attempts = PROGRAMS[program]
-    for attempt in range(attempts):
-        proc = start(env, attempt)
-        log_name = program if program == "edge-signals" else f"{program}-{attempt}"
-        assert proc.poll() is None, env.procs.log(log_name)[-3000:]
-        os.kill(proc.pid, signal.SIGTERM)
-        os.kill(proc.pid, signal.SIGINT)
-        try:
-            code = proc.wait(EXIT_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            pytest.fail(f"{program} hung after SIGTERM+SIGINT (attempt {attempt + 1}):\n"
-                        + env.procs.log(log_name)[-3000:])
-        assert code in codes, f"attempt {attempt + 1}: exit code {code}\n" + env.procs.log(log_name)[-3000:]
-        if program == "gm" and code == 1:
-            assert "second signal: exiting at once" in env.procs.log(log_name)
-        if program == "local_up":
-            for child in ("workersim", "edge-node-2", "edge-node-1", "sedna-gm", "sandbox API server"):
-                assert f"==> {child} stopped (exit code 0)" in env.procs.log(log_name)
+    for first in range(0, attempts, BATCH):
+        batch = range(first, min(first + BATCH, attempts))
+        with ThreadPoolExecutor(len(batch)) as pool:
+            procs = list(pool.map(lambda attempt: start(env, attempt), batch))
+        for attempt, proc in zip(batch, procs, strict=True):
+            assert proc.poll() is None, env.procs.log(_log_name(program, attempt))[-3000:]
+        for proc in procs:
+            os.kill(proc.pid, signal.SIGTERM)
+            os.kill(proc.pid, signal.SIGINT)
+        for attempt, proc in zip(batch, procs, strict=True):
+            log_name = _log_name(program, attempt)
+            try:
+                code = proc.wait(EXIT_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                pytest.fail(f"{program} hung after SIGTERM+SIGINT (attempt {attempt + 1}):\n"
+                            + env.procs.log(log_name)[-3000:])
+            assert code in codes, f"attempt {attempt + 1}: exit code {code}\n" + env.procs.log(log_name)[-3000:]
+            if program == "gm" and code == 1:
+                assert "second signal: exiting at once" in env.procs.log(log_name)
+            if program == "local_up":
+                for child in ("workersim", "edge-node-2", "edge-node-1", "sedna-gm", "sandbox API server"):
+                    assert f"==> {child} stopped (exit code 0)" in env.procs.log(log_name)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -93,5 +92,8 @@ def test_master_deleted_by_hand_is_recreated_and_job_deletion_leaves_nothing(run
             return True
 
     wait_for("the master to be garbage-collected", gone)
-    time.sleep(0.5)  # a late delete event must not bring it back
+    # a late delete event must not bring it back: once the controller has seen a pod of a job created now run (its
+    # pods' events come in order), it has handled the master's delete event
+    jobs.create(job("marker"))
+    wait_for("the marker job to run", lambda: phase(cs, "marker") == "Running")
     assert gone()

@@ -5,7 +5,6 @@ whether or not the sandbox puts ReplicaSets between Deployments and pods."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -37,22 +36,25 @@ def model(name: str, url: str) -> dict[str, Any]:
             "spec": {"url": url, "format": "pb"}}
 
 
+def joint_inference_service(name: str) -> dict[str, Any]:
+    return {"apiVersion": "sedna.io/v1alpha1", "kind": "JointInferenceService", "metadata": {"name": name, "namespace": NS},
+            "spec": {"edgeWorker": {"model": {"name": "little"},
+                                    "hardExampleMining": {"name": "IBT", "parameters": [{"key": "t", "value": "0.9"}]},
+                                    "template": {"spec": {"nodeName": "edge-1", "containers": [{"name": "e", "image": "e:1"}]}}},
+                     "cloudWorker": {"model": {"name": "big"},
+                                     "template": {"spec": {"containers": [{"name": "c", "image": "c:1"}]}}}}}
+
+
 def test_joint_inference_service(gm):
     cs = gm
     for name, url in (("big", "/models/big.pb"), ("little", "/models/little.pb")):
         cs.sedna_v1alpha1().models(NS).create(model(name, url))
     services = cs.sedna_v1alpha1().joint_inference_services(NS)
     deployments = cs.apps_v1().deployments(NS)
-    services.create({"apiVersion": "sedna.io/v1alpha1", "kind": "JointInferenceService",
-                     "metadata": {"name": "ji", "namespace": NS},
-                     "spec": {"edgeWorker": {"model": {"name": "little"},
-                                             "hardExampleMining": {"name": "IBT", "parameters": [{"key": "t", "value": "0.9"}]},
-                                             "template": {"spec": {"nodeName": "edge-1", "containers": [{"name": "e", "image": "e:1"}]}}},
-                              "cloudWorker": {"model": {"name": "big"},
-                                              "template": {"spec": {"containers": [{"name": "c", "image": "c:1"}]}}}}})
+    services.create(joint_inference_service("ji"))
 
-    def state() -> str:
-        conds = (services.get("ji").get("status") or {}).get("conditions") or []
+    def state(name: str = "ji") -> str:
+        conds = (services.get(name).get("status") or {}).get("conditions") or []
         return conds[-1]["type"] if conds else ""
 
     # comes up: both Deployments available → Running
@@ -92,8 +94,11 @@ def test_joint_inference_service(gm):
     for client, name in ((deployments, "ji-deployment-edge"), (deployments, "ji-deployment-cloud"),
                          (cs.core_v1().services(NS), "ji-cloud")):
         wait_for(f"{name} to be garbage-collected", lambda client=client, name=name: gone(client, name))
-    time.sleep(0.5)  # a late delete event must not bring one back
-    assert deployments.list()["items"] == []
+    # a late delete event must not bring one back: once the GM has seen the Deployments of a service created now
+    # become available (Deployment events come in order), it has handled the old ones' delete events
+    services.create(joint_inference_service("marker"))
+    wait_for("the marker service to run", lambda: state("marker") == "Running", timeout=30)
+    assert {meta.name(d) for d in deployments.list()["items"]} == {"marker-deployment-edge", "marker-deployment-cloud"}
 
 
 def test_federated_learning_job(gm):
@@ -145,7 +150,12 @@ def test_federated_learning_job(gm):
         return len(current) == 3 and sizes == ["16", "32"] and not job_pods(1)
 
     wait_for("the pods of generation 2", rolled, timeout=30)
-    time.sleep(0.5)  # the old pods' late delete events must not bring them back
+    # the old pods' late delete events must not bring them back: a pod deleted now is recreated by a sync of the job
+    # that comes after every earlier event of its pods
+    victim = next(p for p in job_pods(2) if "-train-" in meta.name(p))
+    pods.delete(meta.name(victim))
+    wait_for("the training pod to be recreated", lambda: not gone(pods, meta.name(victim))
+             and meta.uid(pods.get(meta.name(victim))) != meta.uid(victim))
     assert job_pods(1) == [] and len(job_pods()) == 3
 
     # cascades: deleting the job deletes its pods and Service
@@ -153,7 +163,14 @@ def test_federated_learning_job(gm):
     wait_for("the job's pods to be garbage-collected",
              lambda: [p for p in pods.list()["items"] if p["metadata"]["name"].startswith("fl-")] == [])
     wait_for("the aggregation Service to be garbage-collected", lambda: gone(cs.core_v1().services(NS), "fl-aggregation"))
-    time.sleep(0.5)
+    # nothing comes back: once the GM has seen the pods of a job created now run (pod events come in order), it has
+    # handled the old pods' delete events
+    jobs.create({"apiVersion": "sedna.io/v1alpha1", "kind": "FederatedLearningJob",
+                 "metadata": {"name": "marker", "namespace": NS},
+                 "spec": {"aggregationWorker": {"model": {"name": "agg-model"},
+                                                "template": {"spec": {"containers": [{"name": "a", "image": "a:1"}]}}},
+                          "trainingWorkers": [trainer(1)]}})
+    wait_for("the marker job to run", lambda: (jobs.get("marker").get("status") or {}).get("phase") == "Running")
     assert [p for p in pods.list()["items"] if p["metadata"]["name"].startswith("fl-")] == []
 
 

@@ -15,11 +15,11 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit import wait_for
 
 from apis import resources as r
 from apis.clientset import Clientset
@@ -129,15 +129,6 @@ def _cache_state(informer: Any) -> dict[str, str]:
     return {_key(o): o["metadata"]["resourceVersion"] for o in informer.get_store().list()}
 
 
-def _eventually(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    """Poll ``condition`` every 50 ms until it holds; fail naming ``what`` after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() >= deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
-
-
 def test_informers_converge_to_server_state_under_watch_faults(sandbox) -> None:
     faults = sandbox.faults
     faults.seed = 7
@@ -158,27 +149,28 @@ def test_informers_converge_to_server_state_under_watch_faults(sandbox) -> None:
     factory.start(stop)
     writer = SeededWriter(sandbox.tracker, seed=20240607)
     try:
-        _eventually(lambda: all(i.has_synced() for i in informers.values()), 10, "the initial sync")
+        wait_for("the initial sync", lambda: all(i.has_synced() for i in informers.values()), timeout=10, interval=0.05)
         for i in range(OPS):
             if i == OPS // 3:
                 faults.gone_on_rewatch = True
             if i == 2 * OPS // 3:
-                _eventually(lambda: faults.stats.gone_rewatches > 0, 10, "a forced 410 on re-watch")
+                wait_for("a forced 410 on re-watch", lambda: faults.stats.gone_rewatches > 0, timeout=10, interval=0.05)
                 faults.gone_on_rewatch = False
             writer.step()
             time.sleep(0.005)  # a paced writer: the informers see most objects before they go away
         stats = faults.stats
-        _eventually(lambda: stats.errors_429 + stats.errors_500 > 0, 10, "an injected 429/500")
+        wait_for("an injected 429/500", lambda: stats.errors_429 + stats.errors_500 > 0, timeout=10, interval=0.05)
 
         def converged(gvr: r.GroupVersionResource) -> bool:
             server = _server_state(sandbox.tracker, gvr)
             return _cache_state(informers[gvr]) == server and handlers[gvr].snapshot() == server
 
         for gvr in informers:
-            _eventually(
-                lambda gvr=gvr: converged(gvr),
-                CONVERGENCE_TIMEOUT,
+            wait_for(
                 f"the {gvr.resource} cache and handler view to equal the server's state",
+                lambda gvr=gvr: converged(gvr),
+                timeout=CONVERGENCE_TIMEOUT,
+                interval=0.05,
             )
     finally:
         stop.set()

@@ -4,17 +4,12 @@ watch stream lifecycle), spoken raw over HTTP."""
 from __future__ import annotations
 
 import json
-import os
 import socket
-import sys
 import threading
-import time
 
 import pytest
-from testkit import wait_until
-
-sys.path.insert(0, os.path.dirname(__file__))
-from sandbox_http import RawClient  # noqa: E402
+from sandbox_http import RawClient
+from testkit import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox(kubelet=False)]
 
@@ -88,9 +83,7 @@ def test_delete_collection_honours_propagation_policy_and_answers_the_deleted_li
     assert (body["kind"], body["apiVersion"]) == ("ConfigMapList", "v1")
     assert [i["metadata"]["name"] for i in body["items"]] == ["owner"]
 
-    deadline = time.monotonic() + 5
-    while http.get(f"{CM_PATH}/owner").status != 404 and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_for("the owner to be deleted", lambda: http.get(f"{CM_PATH}/owner").status == 404, timeout=5)
     survivor = http.get(f"{CM_PATH}/dependent")
     assert survivor.status == 200, "Orphan must leave the dependent in place"
     assert not survivor.json()["metadata"].get("ownerReferences")
@@ -115,10 +108,10 @@ def test_a_client_that_disconnects_ends_its_watch(sandbox, query: str) -> None:
     sock = _raw_watch(sandbox, query)
     try:
         assert sock.recv(12).startswith(b"HTTP/1.1 200")
-        assert wait_until(lambda: sandbox.server.open_watches == 1)
+        wait_for("sandbox.server.open_watches == 1", lambda: sandbox.server.open_watches == 1)
     finally:
         sock.close()
-    assert wait_until(lambda: sandbox.server.open_watches == 0), "the server kept serving a watch nobody reads"
+    wait_for("the server to close the watch nobody reads", lambda: sandbox.server.open_watches == 0)
 
 
 def test_many_watchers_and_writers_see_every_event_without_deadlock(http: RawClient, sandbox) -> None:
@@ -141,7 +134,7 @@ def test_many_watchers_and_writers_see_every_event_without_deadlock(http: RawCli
     watch_threads = [threading.Thread(target=watch, args=(n,), daemon=True) for n in range(watchers)]
     for t in watch_threads:
         t.start()
-    assert wait_until(lambda: sandbox.server.open_watches == watchers)
+    wait_for("sandbox.server.open_watches == watchers", lambda: sandbox.server.open_watches == watchers)
     write_threads = [threading.Thread(target=write, args=(w,), daemon=True) for w in range(writers)]
     for t in write_threads:
         t.start()
@@ -149,7 +142,7 @@ def test_many_watchers_and_writers_see_every_event_without_deadlock(http: RawCli
         t.join(15)
         assert not t.is_alive()
     assert all(s == expected for s in seen)
-    assert wait_until(lambda: sandbox.server.open_watches == 0)
+    wait_for("sandbox.server.open_watches == 0", lambda: sandbox.server.open_watches == 0)
 
 
 DATASETS = "/apis/sedna.io/v1alpha1/namespaces/default/datasets"
@@ -226,7 +219,7 @@ def test_watch_framing_one_chunk_per_event_then_terminator_and_keep_alive(http: 
     finally:
         reader.close()
         sock.close()
-    assert wait_until(lambda: sandbox.server.open_watches == 0)
+    wait_for("sandbox.server.open_watches == 0", lambda: sandbox.server.open_watches == 0)
 
 
 def test_a_burst_of_connections_is_accepted_not_dropped(sandbox) -> None:
@@ -253,11 +246,11 @@ def test_a_burst_of_connections_is_accepted_not_dropped(sandbox) -> None:
         for t in threads:
             t.join(15)
         assert failures == []
-        assert wait_until(lambda: sandbox.server.open_watches == clients)
+        wait_for("sandbox.server.open_watches == clients", lambda: sandbox.server.open_watches == clients)
     finally:
         for sock in socks:
             sock.close()
-    assert wait_until(lambda: sandbox.server.open_watches == 0)
+    wait_for("sandbox.server.open_watches == 0", lambda: sandbox.server.open_watches == 0)
 
 
 @pytest.mark.parametrize(

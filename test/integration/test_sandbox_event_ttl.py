@@ -3,13 +3,8 @@ DELETED event once the TTL ran out (the server sweeps about once a second)."""
 
 from __future__ import annotations
 
-import os
-import sys
-
 import pytest
-
-sys.path.insert(0, os.path.dirname(__file__))
-from sandbox_http import RawClient  # noqa: E402
+from sandbox_http import RawClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox(kubelet=False, event_ttl=0.5)]
 

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
 import pytest
+from sandbox_http import RawClient
 
 from apis.resources import CONFIGMAPS
-
-sys.path.insert(0, os.path.dirname(__file__))
-from sandbox_http import RawClient  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox(kubelet=False)]
 

@@ -5,17 +5,13 @@ at the end the sandbox still answers a plain list and its pod simulator still ru
 from __future__ import annotations
 
 import json
-import os
 import random
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
+from sandbox_http import RawClient, Reply, raw_exchange, request_bytes
 from testkit import billion_laughs, copy_bomb, nested_json, nested_yaml, wait_for
-
-sys.path.insert(0, os.path.dirname(__file__))
-from sandbox_http import RawClient, Reply, raw_exchange, request_bytes  # noqa: E402
 
 pytestmark = pytest.mark.integration
 

@@ -5,17 +5,13 @@ malformed request lines, headers and bodies."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from urllib.parse import quote
 
 import pytest
+from sandbox_http import RawClient, Reply, raw_exchange
 from testkit import billion_laughs, copy_bomb, minimal_crd, nested_json, nested_yaml
 
 from apis.limits import MAX_DEPTH
-
-sys.path.insert(0, os.path.dirname(__file__))
-from sandbox_http import RawClient, Reply, raw_exchange  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox(kubelet=False)]
 

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 import threading
 import time
 
 import pytest
 import yaml
+from sandbox_http import RawClient
+from testkit import wait_for
 
 from apis.resources import CONFIGMAPS, DEPLOYMENTS, PODS
-
-sys.path.insert(0, os.path.dirname(__file__))
-from sandbox_http import RawClient  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox(kubelet=False)]
 
@@ -294,10 +291,7 @@ def test_stop_ends_open_watches(make_sandbox) -> None:
     reader = threading.Thread(target=lambda: results.extend(e for _, e in stream), daemon=True)
     reader.start()
     # Once the server holds the watch open, stop the server: the stream ends cleanly and stop() returns.
-    deadline = time.monotonic() + 5
-    while box.server.open_watches == 0 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert box.server.open_watches == 1
+    wait_for("the server to hold the watch open", lambda: box.server.open_watches == 1, timeout=5)
     box.server.stop()
     reader.join(5)
     assert not reader.is_alive() and results == [None] and box.server.open_watches == 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from kubernetes import client, watch
@@ -89,7 +88,9 @@ def test_pod_crud_patch_delete_and_simulated_lifecycle(api: client.ApiClient, sa
 
     # A client-set terminal phase through pods/status is kept (the simulator never fights it).
     v1.patch_namespaced_pod_status("web", "default", {"status": {"phase": "Failed", "reason": "Evicted"}})
-    time.sleep(0.1)
+    # the simulator handles events in order: once a pod created now runs, it has seen the patch
+    v1.create_namespaced_pod("default", _pod("marker"))
+    wait_for("the marker to run", lambda: v1.read_namespaced_pod("marker", "default").status.phase == "Running")
     assert v1.read_namespaced_pod_status("web", "default").status.phase == "Failed"
 
     deleted = v1.delete_namespaced_pod("web", "default", body=client.V1DeleteOptions(propagation_policy="Background"))

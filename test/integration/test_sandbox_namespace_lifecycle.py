@@ -13,13 +13,11 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from sandbox_http import RawClient
 from testkit import REPO
 from testkit.kubectl import MAIN_KUBECTL, Kubectl
 
 from apis.resources import CONFIGMAPS
-
-sys.path.insert(0, os.path.dirname(__file__))
-from sandbox_http import RawClient  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox(kubelet=False)]
 

@@ -3,17 +3,13 @@ at run time), kubectl's server-side field validation and strategic-merge apply c
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
+from sandbox_http import RawClient
 from testkit.kubectl import MAIN_KUBECTL, VERSIONED, Kubectl, requires_kubectl
 
 from apis.resources import DEPLOYMENTS
-
-sys.path.insert(0, os.path.dirname(__file__))
-from sandbox_http import RawClient  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox(kubelet=False, crd_dirs=["charts/sedna/crds"])]
 

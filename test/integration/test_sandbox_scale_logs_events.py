@@ -3,19 +3,15 @@ core/v1 Event store, with kubectl, the official client and raw HTTP."""
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
 from kubernetes import client, config
+from sandbox_http import RawClient
 from testkit.kubectl import MAIN_KUBECTL, Kubectl, requires_kubectl
 
 from apis import meta
 from apis.resources import DEPLOYMENTS, EVENTS, PODS, REPLICA_SETS
-
-sys.path.insert(0, os.path.dirname(__file__))
-from sandbox_http import RawClient  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox(kubelet=False)]
 

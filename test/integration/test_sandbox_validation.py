@@ -6,18 +6,14 @@ kubectl."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from sandbox_http import RawClient
 from testkit import CRDS
 from testkit.kubectl import MAIN_KUBECTL, Kubectl
-
-sys.path.insert(0, os.path.dirname(__file__))
-from sandbox_http import RawClient  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox(kubelet=False, crd_dirs=[str(CRDS)])]
 

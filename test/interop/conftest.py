@@ -5,7 +5,8 @@
 * ``sdk_python``: the interpreter of the SDK's virtualenv (``testkit.sdkenv``: ``$SEDNA_SDK_VENV``, default
   ``.pytest_cache/d/sedna-sdk-venv``), created once and reused; the SDK from ``$SEDNA_SDK_DIR`` (default
   ``../shared/sedna-sdk``);
-* ``mixed``: our GM with Go's LCs, then Go's GM with our LCs (``testkit.interop.start_mixed``).
+* ``mixed``: our GM with Go's LCs, then Go's GM with our LCs (``testkit.interop.start_mixed``), one per way for a
+  whole module.
 
 Tests marked ``slow`` wait on Go's LC, which checks Datasets and triggers every 60 s (not configurable).
 """
@@ -51,10 +52,17 @@ def sdk_python() -> tuple[Path, str]:
 MIXES = [pytest.param(("ours", "go"), id="our-gm+go-lc"), pytest.param(("go", "ours"), id="go-gm+our-lc")]
 
 
-@pytest.fixture(params=MIXES)
-def mixed(request: pytest.FixtureRequest, procs: Processes, tmp_path: Path, go_bins: GoBinaries
+@pytest.fixture(scope="module", params=MIXES)
+def mixed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, go_bins: GoBinaries
           ) -> Iterator[MixedSedna]:
+    """One mixed system per way and module (starting one takes about 10 s): its tests keep apart by object and file
+    names, and each removes what it leaves running."""
     gm, lc = request.param
-    system = start_mixed(procs, tmp_path, go_bins, gm, lc)
-    yield system
-    system.cs.close()
+    tmp = tmp_path_factory.mktemp(f"mixed-{gm}-gm-{lc}-lc")
+    procs = Processes(tmp)
+    try:
+        system = start_mixed(procs, tmp, go_bins, gm, lc)
+        yield system
+        system.cs.close()
+    finally:
+        procs.cleanup()

@@ -21,10 +21,23 @@ def lines(start: int, stop: int) -> str:
     return "".join(f"images/{i}.jpg {i % 3}\n" for i in range(start, stop))
 
 
-def template(node: str) -> dict[str, Any]:
-    return {"metadata": {"annotations": {"sandbox.sedna.io/worker-delay-seconds": "0.5",
+# A train or eval worker works (minutes on a cluster) before it reports; Go's GM sends the job to the worker's node
+# only once it sees the pod Running, which takes it a few seconds here (its client-go is throttled to 5 QPS).
+WORK_SECONDS = "5"
+
+
+def template(node: str, delay: str = "0.5") -> dict[str, Any]:
+    return {"metadata": {"annotations": {"sandbox.sedna.io/worker-delay-seconds": delay,
                                          "sandbox.sedna.io/worker-period-seconds": "1"}},
             "spec": {"nodeName": node, "containers": [{"name": "worker", "image": "kubeedge/sedna-example:v0.4.0"}]}}
+
+
+GO_GM_LOSES_REPORTS = (
+    "Go's GM race, on a cluster too (issue 25): a worker's report that Go's GM appends (appendStatusCondition, "
+    "pkg/globalmanager/controllers/incrementallearning/upstream.go:87-98 at SEDNA_COMMIT) while its controller syncs "
+    "the job is overwritten by updateJobStatus (incrementallearningjob.go:475-487: the whole status from the "
+    "informer's copy), and it completes the stage from the pod's phase without the model or metrics; with workers "
+    "that report just before they exit it happens in about one run in five here")
 
 
 def create_job(system: MixedSedna) -> None:
@@ -38,9 +51,9 @@ def create_job(system: MixedSedna) -> None:
     system.create("incremental_learning_jobs", "IncrementalLearningJob", "il", {
         "dataset": {"name": "il-ds", "trainProb": 0.8},
         "initialModel": {"name": "il-initial"},
-        "trainSpec": {"template": template("edge-2"), "trigger": {
+        "trainSpec": {"template": template("edge-2", WORK_SECONDS), "trigger": {
             "checkPeriodSeconds": 1, "condition": {"operator": ">", "threshold": 5, "metric": "num_of_samples"}}},
-        "evalSpec": {"template": template("edge-2")},
+        "evalSpec": {"template": template("edge-2", WORK_SECONDS)},
         "deploySpec": {"model": {"name": "il-deploy", "hotUpdateEnabled": True, "pollPeriodSeconds": 1},
                        "trigger": {"condition": {"operator": ">", "threshold": 0.1, "metric": "precision_delta[0]"}},
                        "hardExampleMining": {"name": "IBT"}, "template": template("edge-2")},
@@ -56,25 +69,26 @@ def stages(system: MixedSedna) -> list[str]:
 def run_round(system: MixedSedna, timeout: float) -> list[str]:
     create_job(system)
     got = wait_for("the round to reach the hot update", lambda: stages(system), timeout=timeout,
-                   check=lambda s: "Deploy/Running" in s or any(x.endswith("/Failed") for x in s))
-    assert not any(s.endswith("/Failed") for s in got), " ".join(got)
+                   check=lambda s: "Deploy/Running" in s or "Deploy/Completed" in s  # ended without a deploy
+                   or any(x.endswith("/Failed") for x in s))
+    assert "Deploy/Running" in got and not any(s.endswith("/Failed") for s in got), " ".join(got)
     # the inference worker polls every second: the hot update is done within a few polls or never
     got = wait_for("the hot update", lambda: stages(system), timeout=30,
                    check=lambda s: "Deploy/Completed" in s or any(x.endswith("/Failed") for x in s))
     assert "Deploy/Completed" in got and not any(s.endswith("/Failed") for s in got), " ".join(got)
-    # the deploy node's LC put the trained model beside model_config.json in the pod's mounted directory
-    [pod] = [p for p in system.cs.core_v1().pods("default").list(
-        label_selector="incrementallearningjob.sedna.io/worker-type=inference")["items"]]
-    config = pod["metadata"]["annotations"]["sedna.io/model-hot-update-config"]
+    # the deploy node's LC put the trained model beside model_config.json in the pod's mounted directory (both GMs
+    # name the host's config file in the job's annotation; only ours also puts it on the pod)
+    config = system.get("incremental_learning_jobs", "il")["metadata"]["annotations"]["sedna.io/model-hot-update-config"]
     written = json.loads((system.rootfs["edge-2"] / config.lstrip("/")).read_text())["model_config"]
     assert written["model_path"] == "/model-hot-update/model_finetune_tensorflow.pb"
     return got
 
 
-@pytest.mark.xfail(strict=False, reason="open (issue 25): with Go's GM the Dataset node's LC fails Eval with 'no output "
-                                        "model of the last Train/Completed condition' although the kept train report "
-                                        "reaches Go's GM; under investigation")
+@pytest.mark.xfail(strict=False, reason=GO_GM_LOSES_REPORTS)
 def test_il_round_with_hot_update_go_gm_our_lcs(procs, tmp_path, go_bins) -> None:
+    """Our LCs keep a report that comes before the job (or relay it when the job is taken off the node before it
+    arrived) and the dataset node waits at Eval/Waiting for the trained model (tested deterministically in
+    test/unit/localcontroller: test_lc_kept_reports.py, test_il_manager.py); what is left is Go's GM's race."""
     from testkit.interop import start_mixed
 
     system = start_mixed(procs, tmp_path, go_bins, "go", "ours")
@@ -83,19 +97,27 @@ def test_il_round_with_hot_update_go_gm_our_lcs(procs, tmp_path, go_bins) -> Non
 
 @pytest.mark.slow
 def test_il_round_with_hot_update_our_gm_go_lcs(procs, tmp_path, go_bins) -> None:
+    """Also Go's LC counting a grown Dataset again (the update of the Dataset test, which waits on its 60 s check)."""
     from testkit.interop import start_mixed
 
     system = start_mixed(procs, tmp_path, go_bins, "ours", "go")
     run_round(system, timeout=240)
+    # Go's LC counts a grown Dataset again at its next check (every 60 s from its start: most of it went by in the
+    # round); here rather than in a test of its own, which would wait a whole period
+    system.write("edge-1", "/il/data/index.txt", lines(0, SAMPLES + 8))
+    wait_for("Go's LC to count the grown Dataset", lambda: system.status("datasets", "il-ds").get("numberOfSamples"),
+             check=lambda n: n == SAMPLES + 8, timeout=90)
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="open (issue 25 item 7): Go's GM + Go's LCs still stall at Eval/Waiting on the "
-                                        "sandbox with the 1 s pod start-up (Go's LC drops a report for a job it does "
-                                        "not hold yet)")
+@pytest.mark.xfail(strict=False, reason=GO_GM_LOSES_REPORTS + "; Go's LC then waits at Eval/Waiting forever")
 def test_go_gm_and_go_lcs_get_past_eval_on_the_sandbox(procs, tmp_path, go_bins) -> None:
-    """Go's own halves run a round on the sandbox as on a cluster (Go's LC then drops the hot-update directory, as in
-    the test above, so the round is followed up to its deploy)."""
+    """Go's own halves run a round on the sandbox as on a cluster (followed up to its deploy). With workers that
+    reported 0.5 s after they started, the train report reached Go's LC on ``edge-2`` before Go's GM, which sends the
+    job there only once it sees the pod Running, had sent it: Go's LC drops such a report (``monitorWorker``,
+    pkg/localcontroller/managers/incrementallearning/incrementallearningjob.go:1238-1241 at SEDNA_COMMIT) and waits at
+    Eval/Waiting forever for a model no condition carries. A worker that works a few seconds, as real ones do,
+    reports after the job arrived."""
     from testkit.interop import start_mixed
 
     system = start_mixed(procs, tmp_path, go_bins, "go", "go")

@@ -26,7 +26,7 @@ from .procs import (
     start_sandbox,
     start_workersim,
 )
-from .wait import wait_for, wait_until
+from .wait import wait_for
 
 __all__ = [
     "CRDS",
@@ -58,5 +58,4 @@ __all__ = [
     "start_workersim",
     "update_with_retry",
     "wait_for",
-    "wait_until",
 ]

@@ -7,13 +7,16 @@ from typing import Any
 from apis import errors
 
 
-def create_job(cs: Any, name: str, run_seconds: str = "1", namespace: str = "default") -> None:
-    """An ElasticAIJob whose master pod the sandbox runs for ``run_seconds`` and then succeeds."""
+def create_job(cs: Any, name: str, run_seconds: str = "1", namespace: str = "default",
+               start_delay_seconds: str = "0") -> None:
+    """An ElasticAIJob whose master pod the sandbox starts after ``start_delay_seconds`` (at once by default: the
+    tests that use it are not about start-up time), runs for ``run_seconds`` and then succeeds."""
     cs.elasticdl_v1alpha1().elastic_ai_jobs(namespace).create({
         "apiVersion": "elasticdl.org/v1alpha1",
         "kind": "ElasticAIJob",
         "metadata": {"name": name, "namespace": namespace,
-                     "annotations": {"sandbox.sedna.io/run-seconds": run_seconds}},
+                     "annotations": {"sandbox.sedna.io/run-seconds": run_seconds,
+                                     "sandbox.sedna.io/start-delay-seconds": start_delay_seconds}},
         "spec": {"jobArgs": ["--model_zoo /model_zoo"], "master": {"image": "elasticdl:ci"}},
     })
 

@@ -14,10 +14,11 @@ import os
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
+
+from .wait import wait_for
 
 __all__ = ["MAIN_KUBECTL", "VERSIONED", "Kubectl", "requires_kubectl", "version_key"]
 
@@ -66,14 +67,8 @@ class Kubectl:
 
     def wait_for_resource(self, plural: str, timeout: float = 10.0) -> None:
         """Until ``kubectl get <plural>`` succeeds (a CRD just created is being discovered)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            proc = self("get", plural, check=False)
-            if proc.returncode == 0:
-                return
-            if time.monotonic() > deadline:
-                raise AssertionError(f"kubectl get {plural} kept failing: {proc.stderr}")
-            time.sleep(0.1)
+        wait_for(f"kubectl get {plural} to succeed", lambda: self("get", plural, check=False),
+                 check=lambda proc: proc.returncode == 0, timeout=timeout, interval=0.1)
 
     def table(self, *args: str) -> list[list[str]]:
         """``kubectl get ...`` output split into rows of cells (columns separated by two or more spaces)."""

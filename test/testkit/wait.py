@@ -27,12 +27,3 @@ def wait_for(
             raise AssertionError(f"timed out after {timeout}s waiting for {what}; last value: {value!r}")
         time.sleep(interval)
 
-
-def wait_until(fn: Callable[[], object], timeout: float = 5.0, interval: float = 0.005) -> bool:
-    """Poll ``fn`` until it is truthy or ``timeout`` passes; returns its last answer as a bool (never raises)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if fn():
-            return True
-        time.sleep(interval)
-    return bool(fn())

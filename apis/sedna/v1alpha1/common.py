@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...typed import ApiType, api_field
+from .. import constants
 
 __all__ = [
     "PodTemplateSpec",
@@ -71,24 +72,25 @@ class ServiceConditionType:
 
 
 class StageConditionType:
-    """Condition types of the IL and LL stages, and of Reid and VideoAnalytics jobs."""
+    """Condition types of the IL and LL stages, and of Reid and VideoAnalytics jobs (``apis.sedna.constants``)."""
 
-    WAITING = "Waiting"
-    READY = "Ready"
-    STARTING = "Starting"
-    RUNNING = "Running"
-    COMPLETED = "Completed"
-    FAILED = "Failed"
-    ALL = (WAITING, READY, STARTING, RUNNING, COMPLETED, FAILED)
+    WAITING = constants.WAITING
+    READY = constants.READY
+    STARTING = constants.STARTING
+    RUNNING = constants.RUNNING
+    COMPLETED = constants.COMPLETED
+    FAILED = constants.FAILED
+    ALL = constants.CONDITION_TYPES
 
 
 class Stage:
-    """Stages of an incremental or lifelong learning job; the last condition's stage is the current one."""
+    """Stages of an incremental or lifelong learning job (``apis.sedna.constants``); the last condition's stage is the
+    current one."""
 
-    TRAIN = "Train"
-    EVAL = "Eval"
-    DEPLOY = "Deploy"
-    ALL = (TRAIN, EVAL, DEPLOY)
+    TRAIN = constants.TRAIN
+    EVAL = constants.EVAL
+    DEPLOY = constants.DEPLOY
+    ALL = constants.STAGES
 
 
 class JobPhase:

@@ -22,8 +22,8 @@ from typing import Any
 import structlog
 
 from apis import errors, meta
+from apis.record import NORMAL, WARNING
 from globalmanager.runtime.edge import DELETE, INSERT, IncompleteState, UpstreamMessage
-from globalmanager.runtime.events import NORMAL, WARNING
 from globalmanager.runtime.metrics import controller_metrics
 from informers import (
     DeletedFinalStateUnknown,
@@ -33,7 +33,7 @@ from informers import (
 )
 from reconcile import Controller, failure_fields
 
-from ..registry import ControllerContext
+from ..context import ControllerContext
 from .downstream import bare, node_of, prepare
 from .upstream import REASON_SAMPLES_COUNTED, apply_report
 

@@ -5,7 +5,7 @@
   controller counts them into ``status.replicaStatuses`` and deletes the remaining ones once the job has finished.
 * Self-healing (the runtime's, for pods): a master pod deleted by hand while the job runs is recreated by
   ``delete_pod`` at most once per 5 s, never while the job's spec is being rolled out (the job's
-  ``JobState.prevent_recreation``), never for a
+  ``prevent_recreation``), never for a
   finished job or a job that is gone, never when the deleted master itself had finished (Succeeded/Failed). ``sync``
   also creates a missing master of an unfinished job, under the same rules: a master recreated less than 5 s ago is
   not created again but the job is requeued for when the 5 s are over (so the limit holds end to end), and a finished
@@ -31,9 +31,9 @@ from typing import Any
 
 from apis import errors, meta
 from apis.client import ClientsetBase
+from apis.record import NORMAL, WARNING
 from apis.resources import ELASTIC_AI_JOBS, PODS
 from globalmanager.runtime.controller import KindController
-from globalmanager.runtime.events import NORMAL, WARNING
 from globalmanager.runtime.indexes import ensure_index
 from globalmanager.runtime.revisions import is_current_generation
 
@@ -65,7 +65,6 @@ NAME = "ElasticAIJob"
 _MASTER_NAME_RE = re.compile(r"^elasticdl-(.+)-master$")
 _TERMINAL_PHASES = ("Succeeded", "Failed")
 REPLICA_INDEX = "elasticdl-job"  # worker/ps pods (owned by the master pod) by "<namespace>/<job name>"
-FINISHED_MASTER = "finished-master"  # JobState marker: the finished master pod delete_pod saw go
 
 
 def replica_index_func(pod: Any) -> list[str]:
@@ -88,7 +87,7 @@ class ElasticAIJobController(KindController):
     def update_job(self, old: Any, cur: Any) -> None:
         if meta.resource_version(old) != meta.resource_version(cur) and meta.generation(old) != meta.generation(cur):
             # the master is about to be replaced on purpose: its deletion must not trigger a recreation
-            self.job_state(cur).prevent_recreation = True
+            self.prevent_recreation.add(f"{meta.namespace(cur)}/{meta.name(cur)}")
         super().update_job(old, cur)
 
     def delete_pod(self, obj: Any) -> None:
@@ -96,7 +95,7 @@ class ElasticAIJobController(KindController):
         if isinstance(pod, Mapping) and self._is_finished_master(pod):
             job = self.resolve_controller_ref(meta.namespace(pod), meta.get_controller_of(pod))
             if job is not None:
-                self.job_state(job).markers[FINISHED_MASTER] = pod
+                self.job_state(job).finished_master = pod
         super().delete_pod(obj)
 
     def enqueue_by_pod(self, pod: Mapping[str, Any], immediate: bool) -> None:
@@ -146,8 +145,8 @@ class ElasticAIJobController(KindController):
         replicas = self._replica_pods(ns, name)
         if is_finished(job.get("status"), generation):
             self._cleanup_replicas(key, replicas)
-            state.prevent_recreation = False
-            state.markers.pop(FINISHED_MASTER, None)
+            self.prevent_recreation.discard(key)
+            state.finished_master = None
             return True
 
         try:
@@ -162,7 +161,7 @@ class ElasticAIJobController(KindController):
             return self._record_conflict(key, job, obs, replicas)
         if master is not None and not is_current_generation(master, job, GENERATION_ANNOTATION):
             obs.restarting = True
-            state.prevent_recreation = True
+            self.prevent_recreation.add(key)
             if meta.deletion_timestamp(master) is None:
                 self.delete_object(PODS, ns, obs.master_name)
                 self.recorder.event(job, NORMAL, "Restarting", f"spec changed: restarting master pod {obs.master_name}")
@@ -173,20 +172,19 @@ class ElasticAIJobController(KindController):
         elif master is None:
             master = self._finished_master(job)
             if master is None:
-                wait = self._recreation_wait(key, job, obs.master_name)
-                if wait > 0:
-                    # recreated moments ago (usually by delete_pod, and our cache has not seen it yet): look again
-                    # once the TTL is over; the status is left as it is meanwhile
-                    self.queue.add_after(key, wait)
+                # a creation after the first start is a recreation: limited as delete_pod's, except during a spec
+                # roll (the old master was deleted on purpose)
+                creation = self.ensure_worker(job, PODS, obs.master_name, lambda: build_master_pod(job, spec),
+                                              what="master pod", recreation=bool((job.get("status") or {}).get("startTime")))
+                if creation.wait > 0:
+                    # recreated moments ago (usually by delete_pod, and our cache has not seen it yet): ensure_worker
+                    # requeued the job for when the TTL is over; the status is left as it is meanwhile
                     return True
-                obs.master_created = self._create_master(job, spec)
+                obs.master_created = creation.created is not None
                 if obs.master_created:
-                    if not state.prevent_recreation and (job.get("status") or {}).get("startTime"):
-                        # a creation after the first start is a recreation: it counts against the TTL too
-                        self.mark_recreated(job, PODS, obs.master_name)
-                    state.prevent_recreation = False
+                    self.prevent_recreation.discard(key)
         else:
-            state.prevent_recreation = False
+            self.prevent_recreation.discard(key)
         obs.master = master
         if master is not None or obs.master_created:
             obs.observed_generation = generation
@@ -248,25 +246,14 @@ class ElasticAIJobController(KindController):
 
     def _finished_master(self, job: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """The finished master of this job and generation that ``delete_pod`` saw go, if any."""
-        markers = self.job_state(job).markers
-        pod = markers.get(FINISHED_MASTER)
+        state = self.job_state(job)
+        pod = state.finished_master
         if pod is None:
             return None
         if not is_current_generation(pod, job, GENERATION_ANNOTATION):
-            markers.pop(FINISHED_MASTER, None)
+            state.finished_master = None
             return None
         return pod
-
-    def _recreation_wait(self, key: str, job: Mapping[str, Any], pod_name: str) -> float:
-        """Seconds before the missing master may be created again (0 = now): a master recreated less than the
-        recreation TTL ago is not created again, except during a spec roll (the old master was deleted on purpose)."""
-        if self.job_state(job).prevent_recreation:
-            return 0.0
-        wait = self.recreation_wait(job, PODS, pod_name)
-        if wait > 0:
-            self._log.info("master recreated moments ago; not creating it again yet", key=key,
-                           pod=f"{meta.namespace(job)}/{pod_name}", retry_in=round(wait, 3))
-        return wait
 
     def _stop_outdated_pods(self, key: str, job: dict[str, Any], replicas: dict[str, list[Mapping[str, Any]]]) -> None:
         """A spec edited into an invalid one: the master built from the previous spec and its replicas go."""
@@ -277,16 +264,10 @@ class ElasticAIJobController(KindController):
             and meta.is_controlled_by(master, job)
             and not is_current_generation(master, job, GENERATION_ANNOTATION)
         ):
-            self.job_state(job).prevent_recreation = True
+            self.prevent_recreation.add(key)
             if meta.deletion_timestamp(master) is None:
                 self.delete_object(PODS, ns, meta.name(master))
         self._cleanup_replicas(key, replicas)
-
-    def _create_master(self, job: dict[str, Any], spec: Any) -> bool:
-        if not self.job_is_live(job):
-            return False  # deleted meanwhile: its delete event is on the way
-        # None: the pod exists already (our cache is behind; its events will bring us back)
-        return self.create_owned(PODS, job, build_master_pod(job, spec), "master pod") is not None
 
     def _replica_pods(self, ns: str, job_name: str) -> dict[str, list[Mapping[str, Any]]]:
         """The job's worker and ps pods, looked up by index (the master owns them; they name the job in a label)."""

@@ -14,7 +14,9 @@ edge-mesh Service ``<service>-fe`` (port 6000).
   changed, its ``replicas`` alone (no rollout) when only they changed.
 * Self-healing: a Deployment deleted from under a live service is recreated at most once per 5 s, never after the
   service is gone; a deleted Service is created again by ``sync``.
-* Edge: nothing is sent down (as in Go Sedna); ``upstream.py`` turns reports into ``status.metrics``.
+* Edge: nothing is sent down (as in Go Sedna); reports become ``status.metrics``
+  (``runtime.reports.owner_info_metrics``). Sedna's feature-extraction SDK component sends none today and no LC relays
+  one yet; one that arrives is shown, not dropped.
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ from apis import meta
 from apis.resources import DEPLOYMENTS, FEATURE_EXTRACTION_SERVICES, MODELS, SERVICES
 from globalmanager.runtime.deployments import deployment_name, ensure_deployment, scale_deployment
 from globalmanager.runtime.references import get_credential, get_referenced
+from globalmanager.runtime.reports import owner_info_metrics
 from globalmanager.runtime.servicekind import ServiceKindController
 from globalmanager.runtime.services import edge_mesh_service_name, ensure_service, service_name_error
 
-from . import upstream
 from .workers import FE_PORT, FE_WORKER, build_deployment
 
 __all__ = ["FeatureExtractionController", "NAME", "new_controller"]
@@ -45,7 +47,7 @@ class FeatureExtractionController(ServiceKindController):
     OWNS = (DEPLOYMENTS, SERVICES)
     RECREATES = (DEPLOYMENTS,)
     REFERENCES = {MODELS: model_refs}
-    update_from_edge = upstream.update_from_edge
+    update_from_edge = owner_info_metrics
 
     def needed_workers(self, service: Mapping[str, Any]) -> int:
         return 1

@@ -20,13 +20,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+import functools
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from apis import meta
+from apis.record import NORMAL
 from apis.resources import DATASETS, FEDERATED_LEARNING_JOBS, MODELS, PODS, SERVICES, GroupVersionResource
 from globalmanager.runtime.controller import KindController
-from globalmanager.runtime.events import NORMAL
 from globalmanager.runtime.jobstatus import JobObservation, create_or_wait, is_job_finished, write_job_status
 from globalmanager.runtime.pods import count_pods, is_pod_terminal
 from globalmanager.runtime.references import get_credential, get_referenced
@@ -50,7 +51,6 @@ __all__ = ["FederatedLearningController", "NAME", "new_controller"]
 
 COND_COMPLETE = "Complete"
 FAILED_MESSAGE = "the worker of FederatedLearningJob failed"
-FINISHED_WORKERS = "finished-workers"  # JobState marker: generation → the workers whose pod finished
 
 
 def _spec(job: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -82,7 +82,7 @@ class FederatedLearningController(KindController):
     def update_job(self, old: Any, cur: Any) -> None:
         if meta.resource_version(old) != meta.resource_version(cur) and meta.generation(old) != meta.generation(cur):
             # this job's pods are about to be replaced: their deletion must not trigger recreations
-            self.job_state(cur).prevent_recreation = True
+            self.prevent_recreation.add(f"{meta.namespace(cur)}/{meta.name(cur)}")
         super().update_job(old, cur)
 
     def should_recreate(self, gvr: Any, job: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
@@ -102,13 +102,13 @@ class FederatedLearningController(KindController):
         if is_pod_terminal(obj):
             self._finished_workers(job).add(slot)
             return False
-        if self._worker_wait(job, slot, claim=True) > 0:
+        if not self.mark_recreated(job, PODS, self._slot_key(job, slot)):  # claims the worker's slot, atomically
             self._log.info("worker recreated moments ago, not recreating again; the job's sync will",
                            key=f"{meta.namespace(job)}/{meta.name(job)}", pod=meta.name(obj), worker=slot)
             return False
         if super().maybe_recreate(gvr, obj):
             return True
-        self.job_state(job).recreated.unmark(self.recreation_key(PODS, meta.namespace(job), self._slot_key(job, slot)))
+        self.recreated_pods.unmark(self.recreation_key(PODS, meta.namespace(job), self._slot_key(job, slot)))
         return False
 
     # -- sync -----------------------------------------------------------------------------------------------------
@@ -117,9 +117,8 @@ class FederatedLearningController(KindController):
         if job is None:
             self.forget_job(key)
             return True  # gone: its pods and Service are garbage-collected (ownerReferences)
-        state = self.job_state(job)
         if is_job_finished(job.get("status"), COND_COMPLETE):
-            state.prevent_recreation = False
+            self.prevent_recreation.discard(key)
             return True
         pods = self.owned(PODS, job)
         current = [p for p in pods if is_current_generation(p, job)]
@@ -139,23 +138,17 @@ class FederatedLearningController(KindController):
         if problem:
             obs.failure = ("InvalidSpec", problem)
         elif not obs.counts["failed"] and not on_their_way:
-            # a worker missing while others of this generation exist is a recreation: limited as the handler's
-            recreation = bool(current)
-            missing, waiting = [], 0
-            for slot in missing_workers(job, current, finished):
-                if self._wait_for_worker(key, job, slot, recreation):
-                    waiting += 1
-                else:
-                    missing.append(slot)
-            obs.counts["active"] += waiting  # created once they may be: the job is not done without them
-            if missing and self.job_is_live(job):
+            missing = missing_workers(job, current, finished)
+            if missing:
 
                 def create() -> None:
-                    obs.counts["active"] += self.create_workers(job, missing)
+                    # a worker missing while others of this generation exist is a recreation: limited as the
+                    # handler's; one that must wait is counted active: the job is not done without it
+                    obs.counts["active"] += self.create_workers(job, missing, recreation=bool(current))
 
                 retry = create_or_wait(self, job, obs, create)
         if not outdated:
-            state.prevent_recreation = False
+            self.prevent_recreation.discard(key)
         write_job_status(self, key, job, obs, complete_type=COND_COMPLETE, failed_message=FAILED_MESSAGE)
         return self.retry_later(key) if retry else True
 
@@ -173,7 +166,7 @@ class FederatedLearningController(KindController):
 
     def _replace_outdated(self, job: Mapping[str, Any], outdated: list[Mapping[str, Any]]) -> None:
         """The spec changed: delete this job's pods of older generations (their deletion is not undone)."""
-        self.job_state(job).prevent_recreation = True
+        self.prevent_recreation.add(f"{meta.namespace(job)}/{meta.name(job)}")
         deleting = [p for p in outdated if meta.deletion_timestamp(p) is None]
         for pod in deleting:
             self.delete_object(PODS, meta.namespace(pod), meta.name(pod))
@@ -208,18 +201,26 @@ class FederatedLearningController(KindController):
             datasets=datasets,
         )
 
-    def create_workers(self, job: Mapping[str, Any], workers: Collection[str] | None = None) -> int:
+    def create_workers(self, job: Mapping[str, Any], workers: Collection[str] | None = None,
+                       recreation: bool = False) -> int:
         """The aggregation pod, its Service, the training pods (Sedna's order), or of the pods only ``workers``
-        (``workers.worker_slot`` names); returns how many pods were created."""
+        (``workers.worker_slot`` names), through ``ensure_worker`` (``recreation``: the job had pods of this
+        generation); returns how many pods are on their way (created, or due once their recreation limit ends)."""
         refs = self._refs(job)
-        created = 0
-        if workers is None or AGGREGATION_SLOT in workers:
-            created += self._create_pod(job, aggregation_pod(job, refs))
+        on_their_way = 0
+
+        def ensure(slot: str, build: Callable[[], dict[str, Any]]) -> None:
+            nonlocal on_their_way
+            if workers is None or slot in workers:
+                creation = self.ensure_worker(job, PODS, self._slot_key(job, slot), build, what="pod",
+                                              recreation=recreation)
+                on_their_way += creation.on_its_way
+
+        ensure(AGGREGATION_SLOT, lambda: aggregation_pod(job, refs))
         ensure_service(self, job, AGGREGATION, AGG_PORT)
         for i in range(len(refs.datasets)):
-            if workers is None or training_slot(i) in workers:
-                created += self._create_pod(job, training_pod(job, i, refs, self.lc_server))
-        return created
+            ensure(training_slot(i), functools.partial(training_pod, job, i, refs, self.lc_server))
+        return on_their_way
 
     # -- per-worker recreation limit ------------------------------------------------------------------------------
     @staticmethod
@@ -228,32 +229,13 @@ class FederatedLearningController(KindController):
         # first creation, not a recreation
         return f"{meta.name(job)}-{meta.generation(job)}-{slot}"
 
-    def _worker_wait(self, job: Mapping[str, Any], slot: str, claim: bool) -> float:
-        """Seconds before the worker ``slot`` may be (re)created (0: now). With ``claim`` a creation now is counted
-        against the recreation TTL, atomically: of this sync and the delete handler only one gets the worker."""
-        key = self._slot_key(job, slot)
-        if claim and self.job_state(job).recreated.try_mark(self.recreation_key(PODS, meta.namespace(job), key)):
-            return 0.0
-        return self.recreation_wait(job, PODS, key)
-
-    def _wait_for_worker(self, key: str, job: Mapping[str, Any], slot: str, claim: bool) -> bool:
-        """True when the worker ``slot`` must wait: the job is synced again once it may be created."""
-        wait = self._worker_wait(job, slot, claim)
-        if wait > 0:
-            self.queue.add_after(key, wait)
-        return wait > 0
-
     def _finished_workers(self, job: Mapping[str, Any]) -> set[str]:
         """The workers of the job's current generation whose pod finished (never created again)."""
-        by_generation = self.job_state(job).markers.setdefault(FINISHED_WORKERS, {})
-        return by_generation.setdefault(meta.generation(job), set())
-
-    def _create_pod(self, job: Mapping[str, Any], pod: dict[str, Any]) -> int:
-        created = self.create_owned(PODS, job, pod, "pod")
-        if created is None:
-            return 0
-        self.expect_creation(job, PODS, meta.name(created))
-        return 1
+        by_generation = self.job_state(job).finished_workers
+        generation = meta.generation(job)
+        for old in [g for g in by_generation if g != generation]:
+            del by_generation[old]  # an older generation's pods are never recreated
+        return by_generation.setdefault(generation, set())
 
 
 NAME = FederatedLearningController.NAME

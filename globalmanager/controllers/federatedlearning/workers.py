@@ -15,11 +15,12 @@ which training worker it is (``sedna.io/training-worker-index``): ``worker_slot`
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from apis import meta
+from apis.meta import Obj
 from globalmanager.runtime.labels import label_prefix
 from globalmanager.runtime.names import rand_string
 from globalmanager.runtime.pods import pod_from_template
@@ -45,8 +46,6 @@ AGGREGATION = "Aggregation"
 AGG_PORT = 7363
 INDEX_ANNOTATION = "sedna.io/training-worker-index"
 AGGREGATION_SLOT = AGGREGATION.lower()
-
-Obj = Mapping[str, Any]
 
 
 @dataclass

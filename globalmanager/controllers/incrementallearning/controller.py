@@ -7,7 +7,7 @@
 * Train and Eval pods come from the LC's Ready condition (``workers.py``).
 * References: the Dataset, ``initialModel``, ``deploySpec.model`` and ``evalSpec.initialEvalModel``; the job wakes
   when one of them is added, changed or deleted.
-* Edge: ``downstream.plan`` (the job and its Models, stage by stage), ``upstream.update_from_edge``.
+* Edge: ``downstream.plan`` (the job and its Models, stage by stage), ``learningjob.upstream.apply_report``.
 """
 
 from __future__ import annotations
@@ -17,15 +17,17 @@ from typing import Any
 
 from apis import meta
 from apis.resources import DATASETS, INCREMENTAL_LEARNING_JOBS, MODELS
+from apis.sedna.constants import DEPLOY, MODEL_HOT_UPDATE_ANNOTATION, TRAIN
 from globalmanager.controllers.learningjob.conditions import condition_data
 from globalmanager.controllers.learningjob.controller import LearningJobController, dataset_refs
-from globalmanager.controllers.learningjob.fsm import DEPLOY, TRAIN, Policy
+from globalmanager.controllers.learningjob.fsm import Policy
 from globalmanager.controllers.learningjob.placement import Plan
+from globalmanager.controllers.learningjob.upstream import apply_report
 from globalmanager.controllers.learningjob.workers import Secrets
 from globalmanager.runtime.references import get_referenced
-from globalmanager.runtime.worker import MODEL_HOT_UPDATE_ANNOTATION, model_hot_update_config_file
+from globalmanager.runtime.worker import model_hot_update_config_file
 
-from . import downstream, upstream, workers
+from . import downstream, workers
 
 __all__ = ["IncrementalLearningController", "NAME", "model_refs", "new_controller"]
 
@@ -41,7 +43,7 @@ class IncrementalLearningController(LearningJobController):
     REFERENCES = {MODELS: model_refs, DATASETS: dataset_refs}
     USES_MODELS = True
     INFERENCE_AT_START = True
-    update_from_edge = upstream.update_from_edge
+    update_from_edge = apply_report
 
     def policy(self, job: Mapping[str, Any]) -> Policy:
         hot = downstream.hot_update_enabled(job)

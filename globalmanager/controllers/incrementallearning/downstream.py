@@ -35,9 +35,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from apis import meta
-from globalmanager.controllers.learningjob.fsm import DEPLOY, EVAL, READY, RUNNING, STARTING, TRAIN, WAITING
+from apis.sedna.constants import (
+    DEPLOY,
+    EVAL,
+    MODEL_HOT_UPDATE_ANNOTATION,
+    READY,
+    RUNNING,
+    STARTING,
+    TRAIN,
+    WAITING,
+)
 from globalmanager.controllers.learningjob.placement import ModelNeed, Plan, stage_node
-from globalmanager.runtime.worker import MODEL_HOT_UPDATE_ANNOTATION
 
 __all__ = ["hot_update_enabled", "model_names", "plan"]
 

@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from apis import meta
+from apis.meta import Obj
+from apis.sedna.constants import EVAL
 from globalmanager.controllers.jointinference.workers import hem_parameters
 from globalmanager.controllers.learningjob.conditions import (
     InvalidConditionData,
@@ -38,8 +40,6 @@ from globalmanager.runtime.storage import MountURL, WorkerMount
 from globalmanager.runtime.worker import INFERENCE_WORKER, TRAIN_WORKER, ModelHotUpdate, WorkerParam
 
 __all__ = ["eval_pod", "inference_pod", "train_pod"]
-
-Obj = Mapping[str, Any]
 
 
 def _spec(job: Obj) -> Mapping[str, Any]:
@@ -84,7 +84,7 @@ def eval_pod(job: Obj, data: Mapping[str, Any], refs: dict[str, dict[str, Any]],
     inp = condition_input(data)
     dataset = refs["dataset"]
     dataset_secret = secrets.of(dataset, f"dataset {meta.name(dataset)}")
-    param = WorkerParam("Eval", env=_base_env(job, "eval-worker", lc_server), host_network=True,
+    param = WorkerParam(EVAL, env=_base_env(job, "eval-worker", lc_server), host_network=True,
                         restart_policy="OnFailure")
     models = [MountURL(url=url, secret=_model_secret(job, refs, secrets, url), download_by_initializer=True)
               for url in input_model_urls(data)]

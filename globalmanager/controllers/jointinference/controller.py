@@ -13,7 +13,8 @@ object is controller-owned by the service (deleting the service deletes them).
   the service is synced again as soon as that Model appears (jobs are indexed by the Models they reference).
 * Status (``servicestatus``): ``Pending`` while the Deployments progress, ``Running`` once all are available,
   ``Failed`` on a failed Deployment or a failure to build the workers; re-evaluated every sync (a Failed service
-  recovers). ``active``, ``failed``, ``startTime``; ``status.metrics`` comes from the edge (``upstream.py``).
+  recovers). ``active``, ``failed``, ``startTime``; ``status.metrics`` comes from the edge
+  (``runtime.reports.owner_info_metrics``).
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from apis.resources import DEPLOYMENTS, HORIZONTAL_POD_AUTOSCALERS, JOINT_INFERE
 from globalmanager.runtime.autoscaling import ensure_hpa
 from globalmanager.runtime.deployments import deployment_name, ensure_deployment
 from globalmanager.runtime.references import get_credential, get_referenced
+from globalmanager.runtime.reports import owner_info_metrics
 from globalmanager.runtime.servicekind import ServiceKindController
 from globalmanager.runtime.services import edge_mesh_service_name, ensure_service, service_name_error
 
-from . import downstream, upstream
+from . import downstream
 from .workers import BIG_MODEL_PORT, CLOUD, EDGE, WORKER_SPEC, build_worker_deployment
 
 __all__ = ["JointInferenceController", "NAME", "new_controller"]
@@ -49,7 +51,7 @@ class JointInferenceController(ServiceKindController):
     REFERENCES = {MODELS: model_refs}
     CHECKS_NODES = True
     sync_to_edge = downstream.sync_to_edge
-    update_from_edge = upstream.update_from_edge
+    update_from_edge = owner_info_metrics
 
     def needed_workers(self, service: Mapping[str, Any]) -> int:
         return len(WORKER_SPEC)

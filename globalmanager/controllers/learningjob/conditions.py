@@ -31,10 +31,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from apis.sedna.constants import COMPLETED, FAILED, READY, STAGES, TRAIN, WAITING
 from globalmanager.runtime.edge import InvalidReport
 from globalmanager.runtime.status import go_json
-
-from .fsm import COMPLETED, FAILED, READY, STAGES, TRAIN, TYPES, WAITING
 
 __all__ = [
     "InvalidConditionData",
@@ -56,8 +55,7 @@ __all__ = [
 REPORTED_BY_LC = "reported by lc"
 MAX_REASON_CHARS = 1024  # an LC's reason beyond this is cut (a condition's message stays small)
 _PHASES = {s.lower(): s for s in STAGES}
-_STATUSES = {"ready": "Ready", "completed": "Completed", "failed": "Failed", "waiting": "Waiting"}
-assert set(_STATUSES.values()) <= set(TYPES)
+_STATUSES = {t.lower(): t for t in (READY, COMPLETED, FAILED, WAITING)}
 
 
 @dataclass(frozen=True)

@@ -28,29 +28,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from apis import errors, meta
+from apis.record import WARNING
 from apis.resources import DATASETS, PODS
+from apis.sedna.constants import COMPLETED, DEPLOY, FAILED, RUNNING, STARTING, stage_node_annotation
 from globalmanager.controllers.model import model_router
 from globalmanager.runtime.controller import KindController
 from globalmanager.runtime.edge import DELETE
-from globalmanager.runtime.events import WARNING
 from globalmanager.runtime.references import MissingReference
 
 from .conditions import REPORTED_BY_LC, InvalidConditionData, gm_condition
-from .fsm import (
-    ANNOTATE_NODE,
-    COMPLETED,
-    CREATE_POD,
-    DEPLOY,
-    FAILED,
-    RESTART_INFERENCE,
-    RUNNING,
-    STARTING,
-    Policy,
-    Step,
-    next_step,
-    stage_worker_type,
-)
-from .placement import ANNOTATION_PREFIX, EdgePlacement, Plan
+from .fsm import ANNOTATE_NODE, CREATE_POD, RESTART_INFERENCE, Policy, Step, next_step, stage_worker_type
+from .placement import EdgePlacement, Plan
 from .triggers import UNKNOWN_TRIGGER_METRIC, train_trigger_problem
 from .workers import Secrets
 
@@ -60,7 +48,6 @@ POD_ORDER_ANNOTATION = "sedna.io/condition-count"  # conditions the job had when
 NOTE_REASONS = ("DatasetNotFound", "ModelNotFound", "NodeNotFound", "SecretNotFound", "InvalidConditionData",
                 UNKNOWN_TRIGGER_METRIC)
 _TERMINAL = ("Succeeded", "Failed")
-_MARKER = "stage-pod-ended:"
 
 
 def dataset_refs(job: Mapping[str, Any]) -> list[str]:
@@ -147,20 +134,26 @@ class LearningJobController(KindController):
 
         return max(pods, key=order, default=None)
 
-    def create_pod(self, job: Mapping[str, Any], pod: dict[str, Any]) -> None:
-        conditions = (job.get("status") or {}).get("conditions") or []
-        pod["metadata"].setdefault("annotations", {})[POD_ORDER_ANNOTATION] = str(len(conditions))
-        created = self.create_owned(PODS, job, pod, "pod")
-        if created is not None:
-            self.expect_creation(job, PODS, meta.name(created))
+    def create_pod(self, job: Mapping[str, Any], pod: dict[str, Any]) -> bool:
+        """Create a stage's pod through ``ensure_worker``, its slot being the worker type at the job's current
+        condition count; False when it must wait (the slot's pod created moments ago is not cached yet, or its
+        recreation limit holds: the job is synced again then)."""
+        order = str(len((job.get("status") or {}).get("conditions") or []))
+        pod["metadata"].setdefault("annotations", {})[POD_ORDER_ANNOTATION] = order
+        worker_type = meta.labels(pod).get(f"{self.kind.lower()}.sedna.io/worker-type", "")
+        creation = self.ensure_worker(job, PODS, f"{meta.name(job)}-{worker_type}-{order}", lambda: pod, what="pod")
+        return creation.wait <= 0 and not creation.pending
 
-    def restart_inference(self, job: Mapping[str, Any], refs: dict[str, dict[str, Any]], secrets: Secrets) -> None:
+    def restart_inference(self, job: Mapping[str, Any], refs: dict[str, dict[str, Any]], secrets: Secrets) -> bool:
+        """Replace the inference pod; False when the new one must wait (``create_pod``)."""
         pod = self.inference_pod(job, refs, secrets)  # built first: a missing Secret leaves the old pod alone
         old = self.newest_pod(job, DEPLOY)
         if old is not None and self.delete_object(PODS, meta.namespace(old), meta.name(old)):
             self._log.info("deleted the inference pod to restart it", key=self._key(job), pod=meta.name(old))
-        self.create_pod(job, pod)
+        if not self.create_pod(job, pod):
+            return False
         self.inference_created(job)
+        return True
 
     def annotate(self, job: Mapping[str, Any], key: str, value: str) -> None:
         """Merge-patch annotation ``key`` on the job unless the cached job has it already (Go's addJobAnnotations)."""
@@ -210,7 +203,8 @@ class LearningJobController(KindController):
         if self.creations_pending(job, PODS):
             return False, False, False, problem  # created by an earlier sync; the cache has not shown it yet
         try:
-            self.create_pod(job, self.inference_pod(job, refs, secrets))
+            if not self.create_pod(job, self.inference_pod(job, refs, secrets)):
+                return False, False, False, problem
         except MissingReference as exc:
             return False, False, True, (exc.reason, f"{exc}; waiting for it")
         self.inference_created(job)
@@ -236,7 +230,7 @@ class LearningJobController(KindController):
         if step.action == ANNOTATE_NODE:
             node = str(((pod or {}).get("spec") or {}).get("nodeName") or "")
             if node:
-                self.annotate(job, ANNOTATION_PREFIX + stage, node)
+                self.annotate(job, stage_node_annotation(stage), node)
             return _Outcome(step)
         if step.action not in (CREATE_POD, RESTART_INFERENCE):
             return _Outcome(step)
@@ -246,26 +240,23 @@ class LearningJobController(KindController):
             return _Outcome(Step())  # a pod created moments ago is not in the cache yet; its event wakes us
         try:
             if step.action == CREATE_POD:
-                self.create_pod(job, self.stage_pod(job, stage, refs, secrets))
+                created = self.create_pod(job, self.stage_pod(job, stage, refs, secrets))
             else:
-                self.restart_inference(job, refs, secrets)
+                created = self.restart_inference(job, refs, secrets)
         except MissingReference as exc:
             return _Outcome(Step(), (exc.reason, f"{exc}; waiting for it"), retry=True)
         except InvalidConditionData as exc:
             return _Outcome(Step(), ("InvalidConditionData", f"cannot create the {stage.lower()} pod: {exc}"))
-        return _Outcome(step, built=True)
+        return _Outcome(step, built=True) if created else _Outcome(Step())
 
     def _grace_left(self, job: Mapping[str, Any], pod: Mapping[str, Any] | None) -> float:
         """Seconds until an ended stage pod may complete its stage without the LC's report."""
         if self.report_grace <= 0 or pod is None:
             return 0.0
-        state, marker = self.job_state(job), _MARKER + meta.uid(pod)
-        now = self.job_states.timer()
-        if marker not in state.markers:
-            for old in [m for m in state.markers if m.startswith(_MARKER)]:
-                del state.markers[old]
-            state.markers[marker] = now
-        return max(0.0, state.markers[marker] + self.report_grace - now)
+        state, uid, now = self.job_state(job), meta.uid(pod), self.job_states.timer()
+        if state.ended_stage_pod is None or state.ended_stage_pod[0] != uid:
+            state.ended_stage_pod = (uid, now)
+        return max(0.0, state.ended_stage_pod[1] + self.report_grace - now)
 
     # -- status -----------------------------------------------------------------------------------------------------
     def _write_status(self, key: str, job: Mapping[str, Any], last: Mapping[str, Any] | None, count: int, step: Step,

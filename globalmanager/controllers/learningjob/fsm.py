@@ -24,33 +24,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from apis.sedna.constants import (
+    COMPLETED,
+    DEPLOY,
+    EVAL,
+    FAILED,
+    READY,
+    RUNNING,
+    STARTING,
+    TRAIN,
+    WAITING,
+)
+
 __all__ = [
     "ANNOTATE_NODE",
-    "COMPLETED",
     "CREATE_POD",
-    "DEPLOY",
-    "EVAL",
-    "FAILED",
     "NONE",
     "Policy",
-    "READY",
     "RESTART_INFERENCE",
-    "RUNNING",
-    "STAGES",
-    "STARTING",
     "Step",
-    "TRAIN",
-    "TYPES",
-    "WAITING",
     "next_stage",
     "next_step",
     "stage_worker_type",
 ]
-
-TRAIN, EVAL, DEPLOY = "Train", "Eval", "Deploy"
-STAGES = (TRAIN, EVAL, DEPLOY)
-WAITING, READY, STARTING, RUNNING, COMPLETED, FAILED = "Waiting", "Ready", "Starting", "Running", "Completed", "Failed"
-TYPES = (WAITING, READY, STARTING, RUNNING, COMPLETED, FAILED)
 
 NONE = ""
 CREATE_POD = "create-pod"  # create the stage's worker pod from the current condition's data.input

@@ -27,20 +27,18 @@ from typing import Any
 import structlog
 
 from apis import errors, meta
+from apis.sedna.constants import STAGES, stage_node_annotation
 from globalmanager.controllers.model import ModelRoute
 from globalmanager.runtime.credential import edge_copy, with_kind
 from globalmanager.runtime.edge import DELETE, INSERT
 
-__all__ = ["ANNOTATION_PREFIX", "EdgePlacement", "ModelNeed", "Plan", "PlanFunction", "stage_node"]
+__all__ = ["EdgePlacement", "ModelNeed", "Plan", "PlanFunction", "stage_node"]
 
 log = structlog.get_logger(__name__)
 
-ANNOTATION_PREFIX = "sedna.io/"
-
-
 def stage_node(job: Mapping[str, Any], stage: str) -> str:
     """The node annotated on the job for ``stage`` (``sedna.io/Train|Eval|Deploy``), or ``""``."""
-    return str(meta.annotations(job).get(ANNOTATION_PREFIX + stage) or "")
+    return str(meta.annotations(job).get(stage_node_annotation(stage)) or "")
 
 
 @dataclass(frozen=True)
@@ -124,7 +122,7 @@ class EdgePlacement:
     def delete(self, job: Mapping[str, Any]) -> None:
         """The job is deleted: a ``delete`` to every node that held it or that it names; its routes are dropped."""
         key = f"{meta.namespace(job)}/{meta.name(job)}"
-        named = {self.dataset_node(job), *(stage_node(job, s) for s in ("Train", "Eval", "Deploy"))}
+        named = {self.dataset_node(job), *(stage_node(job, s) for s in STAGES)}
         with self._lock:
             self._remove(key, job, named)
 

@@ -27,8 +27,8 @@ from typing import Any
 import structlog
 
 from apis import meta
+from apis.record import WARNING
 from globalmanager.runtime.edge import UpstreamMessage
-from globalmanager.runtime.events import WARNING
 
 from .conditions import (
     Report,

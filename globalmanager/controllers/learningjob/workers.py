@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from apis.meta import Obj
 from globalmanager.runtime.references import get_credential
 from globalmanager.runtime.storage import MountURL, WorkerMount
 
 __all__ = ["Secrets", "original_dataset_mount", "url_of"]
-
-Obj = Mapping[str, Any]
 
 
 class Secrets:

@@ -14,8 +14,9 @@ from typing import Any
 
 from apis import meta
 from apis.resources import DATASETS, LIFELONG_LEARNING_JOBS
+from apis.sedna.constants import TRAIN
 from globalmanager.controllers.learningjob.controller import LearningJobController, dataset_refs
-from globalmanager.controllers.learningjob.fsm import TRAIN, Policy
+from globalmanager.controllers.learningjob.fsm import Policy
 from globalmanager.controllers.learningjob.placement import Plan
 from globalmanager.controllers.learningjob.workers import Secrets
 from globalmanager.runtime.references import get_referenced

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from globalmanager.controllers.learningjob.fsm import DEPLOY, RUNNING, STAGES, WAITING
+from apis.sedna.constants import DEPLOY, RUNNING, STAGES, WAITING
 from globalmanager.controllers.learningjob.placement import Plan, stage_node
 
 __all__ = ["plan"]

@@ -20,13 +20,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from apis import meta
+from apis.meta import Obj
+from apis.sedna.constants import COMPLETED, EVAL, TRAIN
 from globalmanager.controllers.learningjob.conditions import (
     condition_data,
     condition_input,
     input_model_urls,
     output_models,
 )
-from globalmanager.controllers.learningjob.fsm import COMPLETED, TRAIN
 from globalmanager.controllers.learningjob.workers import Secrets, original_dataset_mount
 from globalmanager.runtime.names import rand_string
 from globalmanager.runtime.pods import pod_from_template
@@ -35,7 +36,6 @@ from globalmanager.runtime.worker import INFERENCE_WORKER, WorkerParam
 
 __all__ = ["cloud_kb_index", "eval_pod", "has_completed_initial_training", "inference_pod", "train_pod"]
 
-Obj = Mapping[str, Any]
 DNS_POLICY = "ClusterFirstWithHostNet"
 
 
@@ -74,7 +74,7 @@ def train_pod(job: Obj, refs: dict[str, dict[str, Any]], secrets: Secrets, lc_se
     data = condition_data(_conditions(job)[-1])
     inp = condition_input(data)
     dataset, job_secret = refs["dataset"], _job_secret(job, secrets)
-    param = _param(job, "Train", "train-worker", lc_server)
+    param = _param(job, TRAIN, "train-worker", lc_server)
     initial_done = has_completed_initial_training(job)
     param.env.update(HAS_COMPLETED_INITIAL_TRAINING="true" if initial_done else "false", LC_SERVER=lc_server,
                      KB_SERVER=kb_server)
@@ -95,7 +95,7 @@ def eval_pod(job: Obj, refs: dict[str, dict[str, Any]], secrets: Secrets, lc_ser
     inp = condition_input(data)
     dataset, job_secret = refs["dataset"], _job_secret(job, secrets)
     dataset_secret = secrets.of(dataset, f"dataset {meta.name(dataset)}")
-    param = _param(job, "Eval", "eval-worker", lc_server)
+    param = _param(job, EVAL, "eval-worker", lc_server)
     param.env.update(LC_SERVER=lc_server, KB_SERVER=kb_server)
     param.mounts = [
         WorkerMount(name="models", urls=[MountURL(url=url, secret=job_secret, download_by_initializer=True)

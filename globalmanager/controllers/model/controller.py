@@ -33,7 +33,7 @@ from informers import (
 )
 from reconcile import Controller, failure_fields
 
-from ..registry import ControllerContext
+from ..context import ControllerContext
 
 __all__ = ["NAME", "ModelController", "ModelRoute", "model_router", "new_controller"]
 

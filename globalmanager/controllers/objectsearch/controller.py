@@ -21,13 +21,14 @@ worker (``USER_WORKER = False``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from typing import Any
 
 from apis import meta
+from apis.meta import Obj
+from apis.record import NORMAL
 from apis.resources import DEPLOYMENTS, OBJECT_SEARCH_SERVICES, PODS, SERVICES
 from globalmanager.runtime.deployments import deployment_name, ensure_deployment, scale_deployment
-from globalmanager.runtime.events import NORMAL
 from globalmanager.runtime.revisions import spec_hash_matches
 from globalmanager.runtime.servicekind import ServiceKindController
 from globalmanager.runtime.services import edge_mesh_service_name, ensure_service, service_name_error
@@ -49,7 +50,6 @@ from .workers import (
 
 __all__ = ["NAME", "ObjectSearchController", "new_controller"]
 
-Obj = Mapping[str, Any]
 FAILED_MESSAGE = "the worker of service failed: "
 
 
@@ -133,20 +133,12 @@ class ObjectSearchController(ServiceKindController):
         if self.creations_pending(service, PODS):
             return  # pods created moments ago are not in the cache yet: their events wake us
         present = {tracking_index(p) for p in self._tracking_pods(service)}
-        key = f"{meta.namespace(service)}/{meta.name(service)}"
         for index in range(len(tracking_templates(service))):
-            if index in present:
-                continue
-            slot = f"{meta.name(service)}-{TRACKING_WORKER}-{index}"  # the recreation limit is per tracking worker
-            wait = self.recreation_wait(service, PODS, slot)
-            if wait > 0:
-                self.queue.add_after(key, wait)
-                continue
-            created = self.create_owned(PODS, service, tracking_pod(service, index, self.USER_WORKER), "tracking pod")
-            if created is not None:
-                self.expect_creation(service, PODS, meta.name(created))
-                if started:
-                    self.mark_recreated(service, PODS, slot)
+            if index not in present:
+                # the recreation limit is per tracking worker
+                self.ensure_worker(service, PODS, f"{meta.name(service)}-{TRACKING_WORKER}-{index}",
+                                   functools.partial(tracking_pod, service, index, self.USER_WORKER),
+                                   what="tracking pod", recreation=started)
 
     # -- status ---------------------------------------------------------------------------------------------------
     def observe_workers(self, service: Obj, deployments: Mapping[str, Obj], obs: ServiceObservation) -> None:

@@ -15,10 +15,10 @@ ObjectTrackingService (no user worker; Go Sedna has no controller for it, so its
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from apis import meta
+from apis.meta import Obj
 from globalmanager.runtime.deployments import deployment_from_template
 from globalmanager.runtime.names import rand_string
 from globalmanager.runtime.pods import pod_from_template
@@ -47,8 +47,6 @@ REID_WORKER = "reidworker"
 REID_PORT = 9378
 USER_PORT = 9379
 INDEX_ANNOTATION = "sedna.io/tracking-worker-index"
-
-Obj = Mapping[str, Any]
 
 
 def tracking_templates(service: Obj) -> list[Any]:

@@ -12,7 +12,7 @@ subclasses it.
   once per 5 s, never after the job is gone (asked from the API server).
 * Spec changes: a new template (or ``kafkaSupport``, or VideoAnalytics' Model) replaces a running pod built from the
   old one; ``backoffLimit``/``activeDeadlineSeconds`` apply at once without a restart.
-* Edge: nothing goes down (as in Go Sedna); reports become conditions with ``data`` (``upstream.py``).
+* Edge: nothing goes down (as in Go Sedna); reports become conditions with ``data`` (``runtime.reports.report_condition``).
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from apis import meta
+from apis.meta import Obj
+from apis.record import NORMAL
 from apis.resources import PODS, REID_JOBS
 from globalmanager.runtime.controller import KindController
-from globalmanager.runtime.events import NORMAL
 from globalmanager.runtime.jobspec import (
     BACKOFF_LIMIT_EXCEEDED,
     BACKOFF_LIMIT_MESSAGE,
@@ -36,9 +37,9 @@ from globalmanager.runtime.jobspec import (
 from globalmanager.runtime.jobstatus import JobObservation, create_or_wait, is_job_finished, write_job_status
 from globalmanager.runtime.pods import count_pods, is_pod_active
 from globalmanager.runtime.references import MissingReference
+from globalmanager.runtime.reports import report_condition
 from globalmanager.runtime.revisions import spec_hash_matches
 
-from . import upstream
 from .workers import REID_WORKER, job_worker_param, worker_pod
 
 __all__ = ["COND_COMPLETED", "NAME", "ReidController", "new_controller"]
@@ -46,15 +47,13 @@ __all__ = ["COND_COMPLETED", "NAME", "ReidController", "new_controller"]
 COND_COMPLETED = "Completed"
 TIME_FIELDS = ("lastHeartbeatTime", "lastTransitionTime")
 
-Obj = Mapping[str, Any]
-
 
 class ReidController(KindController):
     NAME = "Reid"
     JOB_RESOURCE = REID_JOBS
     OWNS = (PODS,)
     WORKER_TYPE = REID_WORKER
-    update_from_edge = upstream.update_from_edge
+    update_from_edge = report_condition
 
     # -- what a kind adds (VideoAnalytics overrides these) --------------------------------------------------------
     def spec_problem(self, job: Obj) -> str:
@@ -125,27 +124,17 @@ class ReidController(KindController):
         if not obs.counts["active"] and not obs.counts["succeeded"]:
             if missing is not None:
                 raise missing  # a new pod is needed: the job waits for what it references
-            if self.job_is_live(job):
-                obs.counts["active"] += self._create_pod(key, job, refs, source)
+            obs.counts["active"] += self._create_pod(job, refs, source)
         if obs.counts["active"]:
             self.ensure_companions(job)
 
-    def _create_pod(self, key: str, job: Obj, refs: Any, source: Any) -> int:
+    def _create_pod(self, job: Obj, refs: Any, source: Any) -> int:
         """Create the job's pod; after the first one (a replacement, a retry), at most one new pod per 5 s."""
-        slot = f"{meta.name(job)}-{self.WORKER_TYPE}"
-        wait = self.recreation_wait(job, PODS, slot)
-        if wait > 0:
-            self.queue.add_after(key, wait)
-            return 0
-        created = self.create_owned(PODS, job, self.build_pod(job, refs, source), f"{self.WORKER_TYPE} pod")
-        if created is None:
-            return 0
-        self.expect_creation(job, PODS, meta.name(created))
-        markers = self.job_state(job).markers
-        if markers.get("had-pod") or self.owned(PODS, job):
-            self.mark_recreated(job, PODS, slot)
-        markers["had-pod"] = True
-        return 1
+        creation = self.ensure_worker(
+            job, PODS, f"{meta.name(job)}-{self.WORKER_TYPE}", lambda: self.build_pod(job, refs, source),
+            what=f"{self.WORKER_TYPE} pod", recreation=bool(self.owned(PODS, job)),
+        )
+        return 0 if creation.created is None else 1
 
     def _delete(self, job: Obj, pods: list[Obj], why: str) -> None:
         for pod in pods:

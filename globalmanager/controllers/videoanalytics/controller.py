@@ -6,10 +6,10 @@ again if deleted while the job runs. A change of the Model's spec replaces a run
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from apis import meta
+from apis.meta import Obj
 from apis.resources import MODELS, PODS, SERVICES, VIDEO_ANALYTICS_JOBS
 from globalmanager.runtime.references import get_credential, get_referenced
 from globalmanager.runtime.services import edge_mesh_service_name, ensure_service, service_name_error
@@ -19,8 +19,6 @@ from ..reid.workers import worker_pod
 from .workers import VA_PORT, VA_WORKER, worker_param
 
 __all__ = ["NAME", "VideoAnalyticsController", "new_controller"]
-
-Obj = Mapping[str, Any]
 
 
 def model_refs(job: Obj) -> list[str]:

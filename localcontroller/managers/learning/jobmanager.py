@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 
 import structlog
 
-from apis.sedna.v1alpha1.common import StageConditionType
+from apis.sedna.v1alpha1.common import Stage, StageConditionType
 from localcontroller.storage import Storage, StorageError, StoragePool, credential_of, url_scheme
 from localcontroller.trigger import AndTrigger, new_trigger
 from localcontroller.worker import WorkerMessage
@@ -94,6 +94,7 @@ class JobRecord:
     problem: str = ""  # the problem last logged, to log each once
     logged: dict[str, Any] = field(default_factory=dict, repr=False)  # topic → the state last logged (log_change)
     train_checked: tuple[str, float] | None = None  # (stage instance, clock time) of the last trigger evaluation
+    model_wait: tuple[str, float] | None = None  # (stage instance, clock time) since when it waits for a trained model
     dataset: DatasetSamples | None = field(default=None, repr=False)  # as last read (format, header, URL)
     obj: Mapping[str, Any] = field(init=False, repr=False)
 
@@ -357,7 +358,7 @@ class JobManager:
             state.train_samples = []
             state.reported_problem = ""
 
-        self.answer(rec, current, TRAIN_ACTION, upstream_message("Train", StageConditionType.READY, input_section),
+        self.answer(rec, current, TRAIN_ACTION, upstream_message(Stage.TRAIN, StageConditionType.READY, input_section),
                     start_round)
         self.log.info("train trigger fired: round started", object=rec.key, round=round_number, **stats)
         return None

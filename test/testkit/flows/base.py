@@ -36,6 +36,7 @@ SAMPLES_DIR = REPO / "charts" / "sedna" / "samples"
 DATASET_LINES = 5
 CREDENTIAL = "e2e-s3"  # the S3 credential Secret of the Models a sample refers to
 WORKER_STEERING = {  # workersim / pod simulator annotations on every worker template
+    "sandbox.sedna.io/start-delay-seconds": "0",  # the flows are not about start-up time: pods run at once
     "sandbox.sedna.io/worker-delay-seconds": "0.2",
     "sandbox.sedna.io/worker-rounds": "2",
     "sandbox.sedna.io/worker-period-seconds": "0.5",

@@ -56,6 +56,5 @@ def test_a_slow_event_write_does_not_block_events_about_other_objects():
 
 def test_the_runtime_name_is_the_library_recorder():
     import globalmanager.runtime
-    import globalmanager.runtime.events as old
 
-    assert old.EventRecorder is EventRecorder is globalmanager.runtime.EventRecorder
+    assert globalmanager.runtime.EventRecorder is EventRecorder

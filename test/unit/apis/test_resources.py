@@ -85,11 +85,11 @@ def test_every_clientset_accessor_has_the_constant_of_its_name():
 
     cs = Recording()
     checked = 0
-    for group in ("core_v1", "apps_v1", "coordination_v1", "autoscaling_v2", "apiextensions_v1", "sedna_v1alpha1",
+    for group in ("core_v1", "apps_v1", "coordination_v1", "autoscaling_v2", "sedna_v1alpha1",
                   "elasticdl_v1alpha1"):
         accessors = getattr(cs, group)()
         for name in dir(accessors):
-            if name.startswith("_") or name == "configmaps":  # configmaps: the former spelling, kept as an alias
+            if name.startswith("_"):
                 continue
             assert getattr(accessors, name)() == getattr(r, name.upper()), f"{group}().{name}()"
             checked += 1

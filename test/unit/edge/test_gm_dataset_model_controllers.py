@@ -10,12 +10,12 @@ import pytest
 
 from apis import errors
 from apis.fake import FakeClientset
+from apis.record import EventRecorder
+from apis.sedna.constants import CREDENTIAL_ANNOTATION
+from globalmanager.controllers.context import ControllerContext
 from globalmanager.controllers.dataset import DatasetController
 from globalmanager.controllers.model import ModelRoute, model_router
-from globalmanager.controllers.registry import ControllerContext
-from globalmanager.runtime.credential import CREDENTIAL_ANNOTATION
 from globalmanager.runtime.edge import RecordingEdgeLink
-from globalmanager.runtime.events import EventRecorder
 from informers import SharedInformerFactory
 
 NS = "default"

@@ -1,15 +1,10 @@
-"""Makes ``fake_tracker_helpers`` importable and provides a fresh tracker per test."""
+"""A fresh tracker per test. (``fake_tracker_helpers`` is importable through pyproject.toml's ``pythonpath``.)"""
 
 from __future__ import annotations
 
-import os
-import sys
-
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
-
-from apis.fake import ObjectTracker  # noqa: E402
+from apis.fake import ObjectTracker
 
 
 @pytest.fixture

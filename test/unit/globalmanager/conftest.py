@@ -3,26 +3,23 @@ are filled by hand (as Go unit tests do with ``informer.GetIndexer().Add``), so 
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
 
-# the tests import their shared steps and fakes from the *_test_helpers.py modules next to this file
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# the tests import their shared steps and fakes from the *_test_helpers.py modules next to this file (importable
+# through pyproject.toml's ``pythonpath``)
+from sedna_test_helpers import FakeTimer
 
-from sedna_test_helpers import FakeTimer  # noqa: E402
-
-from apis import meta  # noqa: E402
-from apis.fake import FakeClientset  # noqa: E402
-from globalmanager.controllers import register  # noqa: E402
-from globalmanager.controllers.elasticdl.controller import ElasticAIJobController  # noqa: E402
-from globalmanager.controllers.registry import unregister  # noqa: E402
-from globalmanager.runtime.events import EventRecorder  # noqa: E402
-from informers import SharedInformerFactory  # noqa: E402
+from apis import meta
+from apis.fake import FakeClientset
+from apis.record import EventRecorder
+from globalmanager.controllers import register
+from globalmanager.controllers.elasticdl.controller import ElasticAIJobController
+from globalmanager.controllers.registry import unregister
+from informers import SharedInformerFactory
 
 NS = "default"
 

@@ -9,12 +9,12 @@ from sedna_test_helpers import NOW, NS, Harness, dataset, model
 
 from apis import meta
 from apis import resources as r
+from apis.record import EventRecorder
+from globalmanager.controllers.context import ControllerContext
 from globalmanager.controllers.incrementallearning import IncrementalLearningController
 from globalmanager.controllers.learningjob.conditions import REPORTED_BY_LC
 from globalmanager.controllers.lifelonglearning import LifelongLearningController
 from globalmanager.controllers.model import ModelController
-from globalmanager.controllers.registry import ControllerContext
-from globalmanager.runtime.events import EventRecorder
 
 IL_KIND, LL_KIND = "IncrementalLearningJob", "LifelongLearningJob"
 LC = "http://lc.test:9100"

@@ -10,8 +10,8 @@ from prometheus_client import CollectorRegistry
 from apis import meta
 from apis import resources as r
 from apis.fake import FakeClientset
+from apis.record import EventRecorder
 from globalmanager.runtime.edge import RecordingEdgeLink
-from globalmanager.runtime.events import EventRecorder
 from informers import SharedInformerFactory
 
 NS = "default"

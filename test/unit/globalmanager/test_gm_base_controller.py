@@ -200,12 +200,13 @@ def test_per_job_state_is_dropped_when_the_job_goes():
     c = OwningController(cs, SharedInformerFactory(cs))
     job = cs.elasticdl_v1alpha1().elastic_ai_jobs("ns").get("j")
     state = c.job_state(job)
-    state.prevent_recreation = True
-    state.markers["m"] = 1
-    assert "ns/j" in c.prevent_recreation
+    c.prevent_recreation.add("ns/j")
+    state.note_slot_created("ns/j-worker")
+    assert c.mark_recreated(job, PODS, "p") and "ns/p" in c.recreated_pods
     c.delete_job(DeletedFinalStateUnknown("ns/j", job))
     assert "ns/j" not in c.prevent_recreation and len(c.job_states) == 0
-    assert c.job_state(job) is not state and c.job_state(job).markers == {}
+    assert "ns/p" not in c.recreated_pods  # dropped with the job, not only after the TTL
+    assert c.job_state(job) is not state and c.job_state(job).slots_created == {}
     c.forget_job("ns/j")  # sync found it gone: the same one place
     assert len(c.job_states) == 0
     c.queue.shut_down()
@@ -220,10 +221,10 @@ def test_a_deleted_deployment_is_recreated_unless_its_job_is_being_updated():
     gone = {**_owned("Deployment", "d", job), "apiVersion": "apps/v1", "spec": {"replicas": 1},
             "status": {"replicas": 1}}
     gone["metadata"]["uid"] = "old"
-    c.job_state(job).prevent_recreation = True
+    c.prevent_recreation.add("ns/j")
     c.delete_deployment(gone)
     assert cs.apps_v1().deployments("ns").list()["items"] == []
-    c.job_state(job).prevent_recreation = False
+    c.prevent_recreation.discard("ns/j")
     c.delete_deployment(DeletedFinalStateUnknown("ns/d", gone))
     (created,) = cs.apps_v1().deployments("ns").list()["items"]
     assert meta.name(created) == "d" and meta.uid(created) != "old" and "status" not in created

@@ -153,7 +153,7 @@ def test_an_ended_pod_waits_for_the_lc_report(harness):
     h.timer.advance(0.2)
     h.step("il")
     assert h.states("il")[-1] == ("Train", "Completed")  # no report came: the pod's phase decides, as in Go
-    assert h.controller.job_state(h.job("il")).markers == {f"stage-pod-ended:{meta.uid(pod)}": 1000.0}
+    assert h.controller.job_state(h.job("il")).ended_stage_pod == (meta.uid(pod), 1000.0)
 
     # the report arrives first: the pod is not needed to move on
     h.set_conditions("il", condition("Eval", "Waiting"), condition("Eval", "Running"))
@@ -181,6 +181,17 @@ def test_a_pod_is_not_created_twice_before_the_cache_shows_it(harness):
     assert len(h.pods("train")) == 1
     h.step("il")
     assert len(h.pods("train")) == 1 and h.states("il")[-1] == ("Train", "Starting")
+
+
+def test_no_stage_pod_for_a_job_deleted_before_the_cache_saw_it(harness):
+    h = harness(IL_KIND, il_job(), *IL_REFS)
+    h.set_conditions("il", condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY))
+    h.add_pod("il", "inference", "Running", "deploy-node")
+    h.refresh()
+    h.jobs.delete("il")  # the cache still has the job (Sedna #466): asked from the API server, no pod is created
+    before = len(h.actions("create", "pods"))
+    h.sync("il")
+    assert len(h.actions("create", "pods")) == before  # (the fake API server would garbage-collect one at once)
 
 
 def test_a_new_cycles_stage_is_not_completed_by_the_previous_cycles_pod(harness):

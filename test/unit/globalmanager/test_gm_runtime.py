@@ -166,14 +166,15 @@ def test_job_state_is_one_record_per_uid_cleared_in_one_place():
     states = JobStates(ttl=5, timer=lambda: t[0])
     job = {"metadata": {"name": "a", "namespace": "ns", "uid": "u1"}}
     state = states.for_job(job)
-    state.prevent_recreation = True
-    assert state.recreated.try_mark("pods:ns/p") is True
-    state.markers["x"] = 1
+    states.prevent_recreation.add("ns/a")
+    assert states.recreated_pods.try_mark("ns/p", "u1") is True
+    state.note_slot_created("ns/a-worker")
     assert states.for_job(job) is state and states.by_key("ns/a") is state
     assert states.for_job({"metadata": {"name": "b", "namespace": "ns", "uid": "u2"}}) is not state
     # a job deleted and created again under the same name starts clean
     again = states.for_job({"metadata": {"name": "a", "namespace": "ns", "uid": "u3"}})
-    assert again is not state and not again.prevent_recreation and "pods:ns/p" not in again.recreated
+    assert again is not state and not again.slots_created
+    assert "ns/a" not in states.prevent_recreation and "ns/p" not in states.recreated_pods
     assert states.get("u1") is None and len(states) == 2
     states.forget("ns/a", "u-other")  # another incarnation's forget leaves this one alone
     assert states.by_key("ns/a") is again

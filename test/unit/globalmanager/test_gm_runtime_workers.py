@@ -31,7 +31,6 @@ from globalmanager.runtime import (
     pod_from_template,
     service_name_error,
     with_credential,
-    with_credential_annotation,
 )
 from globalmanager.runtime.indexes import CONTROLLER_UID_INDEX, controller_uid_index_func, ensure_index
 from globalmanager.runtime.names import is_label_value
@@ -138,7 +137,6 @@ def test_credential_annotation_is_added_to_a_copy():
     assert sent["metadata"]["annotations"]["sedna.io/credential"].startswith('{"ACCESS_KEY_ID":"ak"')  # Go sorts keys
     assert cached == before and SECRET == secret_before  # Go Sedna writes into the cached object (§10.13)
     assert with_credential(cached, None) == cached
-    assert with_credential_annotation is with_credential  # the runtime's first name for it, kept
 
 
 def test_credential_annotation_carries_only_the_keys_the_lc_reads():

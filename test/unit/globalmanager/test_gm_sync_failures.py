@@ -13,13 +13,13 @@ from prometheus_client import CollectorRegistry
 
 from apis import errors
 from apis.fake import FakeClientset
+from apis.record import EventRecorder
 from apis.resources import ELASTIC_AI_JOBS
+from globalmanager.controllers.context import ControllerContext
 from globalmanager.controllers.dataset import DatasetController
 from globalmanager.controllers.model import model_router
-from globalmanager.controllers.registry import ControllerContext
 from globalmanager.runtime.controller import BaseController
 from globalmanager.runtime.edge import RecordingEdgeLink
-from globalmanager.runtime.events import EventRecorder
 from informers import SharedInformerFactory
 from reconcile import MAX_RETRY_DELAY, controller_rate_limiter
 

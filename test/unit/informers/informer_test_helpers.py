@@ -1,13 +1,11 @@
 """Shared fakes for the informers tests: fifo objects, a literal lister, fake watches, a fake clock, a test-driven
-ListWatch, a recording event handler and bounded waits for informer threads."""
+ListWatch, and a recording event handler (bounded waits: ``testkit.wait_for``)."""
 
 from __future__ import annotations
 
 import queue
 import threading
 from typing import Any
-
-from testkit import wait_until  # noqa: F401 - re-exported to the informer tests
 
 from apis.watch import WatchEvent
 from informers import ListWatch

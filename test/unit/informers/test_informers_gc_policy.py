@@ -9,6 +9,7 @@ import threading
 
 import pytest
 from informer_test_helpers import FakeClock, FakeWatch, pod
+from testkit import wait_for
 
 from informers import Indexer, ListWatch, SharedIndexInformer, gc_policy, wait_for_cache_sync
 from informers.backoff import Backoff
@@ -299,11 +300,8 @@ def test_a_stopped_informer_is_reclaimed_although_its_heap_was_frozen():
     t = threading.Thread(target=inf.run, args=(stop,), daemon=True)
     t.start()
     assert wait_for_cache_sync(stop, inf.has_synced)
-    for _ in range(500):  # the freeze follows the sync in the controller thread
-        if gc.get_freeze_count():
-            break
-        threading.Event().wait(0.01)
-    assert gc.get_freeze_count() > 0, "the informer should have frozen the heap after its initial sync"
+    # the freeze follows the sync in the controller thread
+    wait_for("the informer to freeze the heap after its initial sync", gc.get_freeze_count, timeout=5)
     stop.set()
     t.join(10)
     assert not t.is_alive()

@@ -6,7 +6,8 @@ import random
 import threading
 
 import pytest
-from informer_test_helpers import FakeClock, pod, wait_until
+from informer_test_helpers import FakeClock, pod
+from testkit import wait_for
 
 from apis import errors
 from apis import resources as r
@@ -151,7 +152,7 @@ def test_factory_over_fake_clientset():
     assert pods.lister().pods("default").get("a")["metadata"]["name"] == "a"
     assert jobs.lister().incremental_learning_jobs("default").list() == []
     cs.core_v1().pods("default").create(_new_pod("c"))
-    assert wait_until(lambda: "c" in added)
+    wait_for("'c' in added", lambda: "c" in added)
     leases = f.coordination_v1().leases()  # created after start: needs another start
     assert f.wait_for_cache_sync(stop).keys() == {r.PODS, r.INCREMENTAL_LEARNING_JOBS}
     f.start(stop)
@@ -204,7 +205,7 @@ def test_factory_scoping_applies_to_the_watch_too():
     cs.core_v1().pods("default").create(_new_pod("unlabelled", app="y"))
     cs.core_v1().pods("default").create(_new_pod("control", app="x"))  # created last: once seen, the others would be
     try:
-        assert wait_until(lambda: "control" in {o["metadata"]["name"] for o in pods.lister().list()})
+        wait_for("'control' in {o['metadata']['name'] for o in pods.lister().list()}", lambda: "control" in {o["metadata"]["name"] for o in pods.lister().list()})
         assert sorted(o["metadata"]["name"] for o in pods.lister().list()) == ["a", "control"]
         assert sorted(pods.informer().get_indexer().list_keys()) == ["default/a", "default/control"]
     finally:
@@ -288,7 +289,7 @@ def test_convergence_with_forced_watch_ends_and_expired_history():
             alive.discard(name)
         if step % 37 == 0:
             cs.tracker.close_watches()
-    assert wait_until(lambda: _cache_state(informer) == _tracker_state(cs), timeout=15)
+    wait_for("_cache_state(informer) == _tracker_state(cs)", lambda: _cache_state(informer) == _tracker_state(cs), timeout=15)
     assert informer.last_sync_resource_version() != ""
     stop.set()
     f.shutdown(timeout=10)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 
 import pytest
 from informer_test_helpers import FakeClock, FakeWatch, pod, status
+from testkit import wait_for
 from testkit.logs import capture_library_logs
 
 from apis import errors
@@ -64,13 +64,9 @@ def run_in_thread(fn, *args) -> threading.Thread:
     return t
 
 
-def no_supervisors_left():
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        if not [t for t in threading.enumerate() if t.name.startswith("reflector-supervisor")]:
-            return True
-        time.sleep(0.01)
-    return False
+def wait_no_supervisor_left() -> None:
+    wait_for("no reflector supervisor thread left",
+             lambda: not [t for t in threading.enumerate() if t.name.startswith("reflector-supervisor")], timeout=5)
 
 
 def test_stop_watch_unblocks_list_and_watch():
@@ -83,7 +79,7 @@ def test_stop_watch_unblocks_list_and_watch():
     t.join(5)
     assert not t.is_alive()
     assert w.stopped.is_set()
-    assert no_supervisors_left()
+    wait_no_supervisor_left()
 
 
 def test_run_stops_promptly_while_blocked_in_watch():
@@ -95,7 +91,7 @@ def test_run_stops_promptly_while_blocked_in_watch():
     stop.set()
     t.join(5)
     assert not t.is_alive() and w.stopped.is_set()
-    assert no_supervisors_left()
+    wait_no_supervisor_left()
 
 
 def test_list_and_watch_with_events_rewatches_from_last_rv():
@@ -316,7 +312,7 @@ def test_other_watch_start_error_raises():
     r = reflector(FakeLW(watch_fn=watch_fn))
     with pytest.raises(errors.ForbiddenError):
         r.list_and_watch(threading.Event())
-    assert no_supervisors_left()
+    wait_no_supervisor_left()
 
 
 def test_very_short_watch_counts_as_failure():

@@ -8,6 +8,7 @@ import threading
 import time
 
 from informer_test_helpers import FakeClock, FakeWatch, pod, status
+from testkit import wait_for
 from testkit.logs import capture_library_logs
 
 from apis import errors
@@ -58,16 +59,12 @@ def test_watch_events_with_dict_subclass_objects_are_applied():
     r = fast_reflector(ListWatch(lambda o: pod_list("1"), watch_fn), store)
     stop = threading.Event()
     t = run_in_thread(r.list_and_watch, stop)
-    deadline = time.monotonic() + BOUND
-    while not watches and time.monotonic() < deadline:
-        time.sleep(0.005)
+    wait_for("the first watch", lambda: watches, timeout=BOUND, interval=0.005)
     watches[0].add(View(pod("a", "2")))
     watches[0].modify(View(pod("a", "3")))
     watches[0].bookmark("4")
     watches[0].close()
-    deadline = time.monotonic() + BOUND
-    while len(watches) < 2 and time.monotonic() < deadline:
-        time.sleep(0.005)
+    wait_for("the re-watch", lambda: len(watches) >= 2, timeout=BOUND, interval=0.005)
     stop.set()
     t.join(BOUND)
     assert not t.is_alive()
@@ -151,7 +148,11 @@ def test_stop_interrupts_a_list_in_progress_and_discards_its_result():
     assert not t.is_alive()
     blocking.release.set()
     assert blocking.finished.wait(BOUND)
-    time.sleep(0.05)  # give a (wrong) late replace the chance to show
+    # the list worker left behind is the last thread that could touch the store: once it ended, a (wrong) late
+    # replace would have shown
+    for worker in [t for t in threading.enumerate() if t.name == f"reflector-list-{r.name}"]:
+        worker.join(BOUND)
+        assert not worker.is_alive()
     assert store.list() == [] and r.last_sync_resource_version() == "" and watch_calls == []
 
 
@@ -277,7 +278,8 @@ def test_reflector_resync():
     run_in_thread(call)
     assert done.wait(BOUND)
     assert result["value"] is None  # the resync error is not propagated
-    time.sleep(0.02)  # no resync may happen after the failing one
+    # no resync may happen after the failing one: the watch supervisor (the thread that resyncs) has ended
+    assert [t for t in r._threads if t.is_alive()] == []
     assert len(iterations) == 2
 
 
@@ -369,9 +371,7 @@ def test_reflector_list_and_watch_with_errors_carries_the_rv_over_failures():
     stop = threading.Event()
     t = run_in_thread(r.run, stop)
     assert last_list_done.wait(BOUND)
-    deadline = time.monotonic() + BOUND
-    while len(seen_watches) < 5 and time.monotonic() < deadline:
-        time.sleep(0.005)
+    wait_for("five watches", lambda: len(seen_watches) >= 5, timeout=BOUND, interval=0.005)
     stop.set()
     t.join(BOUND)
     assert not t.is_alive()
@@ -419,9 +419,7 @@ def test_reflector_replaces_store_on_unsafe_delete():
     r = fast_reflector(ListWatch(list_fn, watch_fn), store)
     stop = threading.Event()
     t = run_in_thread(r.run, stop)
-    deadline = time.monotonic() + BOUND
-    while r.last_sync_resource_version() != "5" and time.monotonic() < deadline:
-        time.sleep(0.005)
+    wait_for("the relist at RV 5", lambda: r.last_sync_resource_version() == "5", timeout=BOUND, interval=0.005)
     stop.set()
     t.join(BOUND)
     assert not t.is_alive()
@@ -472,14 +470,10 @@ def test_resource_version_updater_is_told_only_about_watch_events():
     assert listed is True
     stop = threading.Event()
     t = run_in_thread(r.list_and_watch, stop)
-    deadline = time.monotonic() + BOUND
-    while not watches and time.monotonic() < deadline:
-        time.sleep(0.005)
+    wait_for("the first watch", lambda: watches, timeout=BOUND, interval=0.005)
     watches[0].add(pod("b", "6"))
     watches[0].bookmark("7")
-    deadline = time.monotonic() + BOUND
-    while len(store.updates) < 2 and time.monotonic() < deadline:
-        time.sleep(0.005)
+    wait_for("two RV updates", lambda: len(store.updates) >= 2, timeout=BOUND, interval=0.005)
     stop.set()
     t.join(BOUND)
     assert not t.is_alive() and store.updates == ["6", "7"]

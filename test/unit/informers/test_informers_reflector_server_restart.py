@@ -8,7 +8,8 @@ import random
 import threading
 
 import pytest
-from informer_test_helpers import BOUND, FakeClock, FakeWatch, Source, pod, wait_until
+from informer_test_helpers import BOUND, FakeClock, FakeWatch, Source, pod
+from testkit import wait_for
 
 from apis import errors
 from apis.http_transport import ApiConnectionRefusedError
@@ -103,12 +104,12 @@ def test_the_informer_reports_what_a_relist_after_a_restart_removed_and_replaced
     t = threading.Thread(target=inf.run, args=(stop,), daemon=True)
     t.start()
     try:
-        assert wait_until(lambda: len(src.watches) == 1, BOUND)
+        wait_for("len(src.watches) == 1", lambda: len(src.watches) == 1, timeout=BOUND)
         # the server restarts empty; "a" is recreated with another uid under the same resourceVersion, "c" is new
         src.objs = [uid_pod("a", "5", "uid-9"), uid_pod("c", "7", "uid-3")]
         src.rv = "20"
         src.watches[0].error(TOO_LARGE)
-        assert wait_until(lambda: len(seen) == 5, BOUND), seen
+        wait_for("len(seen) == 5", lambda: len(seen) == 5, timeout=BOUND)
     finally:
         stop.set()
         t.join(BOUND)

@@ -12,8 +12,8 @@ from informer_test_helpers import (
     pod,
     start,
     stop_and_join,
-    wait_until,
 )
+from testkit import wait_for
 from testkit.logs import capture_library_logs
 
 from informers import (
@@ -46,15 +46,15 @@ def test_informer_delivers_list_and_watch_events_and_syncs():
     stop = threading.Event()
     t = start(inf, stop)
     assert wait_for_cache_sync(stop, inf.has_synced, reg.has_synced)
-    assert wait_until(lambda: len(src.watches) == 1)
+    wait_for("len(src.watches) == 1", lambda: len(src.watches) == 1)
     src.watches[0].add(pod("c", "11"))
     src.watches[0].modify(pod("a", "12"))
     src.watches[0].delete(pod("b", "13"))
-    assert wait_until(lambda: len(rec.events) == 5)
+    wait_for("len(rec.events) == 5", lambda: len(rec.events) == 5)
     assert rec.events == [("add", "a", True), ("add", "b", True), ("add", "c", False), ("update", "a", "12"),
                           ("delete", "b")]
     assert sorted(inf.get_store().list_keys()) == ["ns/a", "ns/c"]
-    assert wait_until(lambda: inf.last_sync_resource_version() == "13")
+    wait_for("inf.last_sync_resource_version() == '13'", lambda: inf.last_sync_resource_version() == "13")
     stop_and_join(stop, t)
     assert inf.is_stopped()
     with pytest.raises(InformerStoppedError, match="stopped already"):
@@ -74,7 +74,7 @@ def test_handler_added_after_start_gets_synthetic_adds_and_own_has_synced():
     reg = inf.add_event_handler(rec)
     assert not reg.has_synced()  # its initial adds are not handled yet
     gate.set()
-    assert wait_until(reg.has_synced)
+    wait_for("reg.has_synced", reg.has_synced)
     assert sorted(rec.events) == [("add", "a", True), ("add", "b", True)]
     with pytest.raises(InformerStartedError):
         inf.set_transform(lambda o: o)
@@ -91,13 +91,13 @@ def test_remove_event_handler():
     reg = inf.add_event_handler(gone)
     stop = threading.Event()
     t = start(inf, stop)
-    assert wait_until(lambda: len(src.watches) == 1)
+    wait_for("len(src.watches) == 1", lambda: len(src.watches) == 1)
     inf.remove_event_handler(reg)
     inf.remove_event_handler(reg)  # idempotent
     with pytest.raises(TypeError):
         inf.remove_event_handler("not a registration")
     src.watches[0].add(pod("x", "20"))
-    assert wait_until(lambda: len(keep.events) == 1)
+    wait_for("len(keep.events) == 1", lambda: len(keep.events) == 1)
     assert gone.events == []
     stop_and_join(stop, t)
     inf.remove_event_handler(reg)  # works on a stopped informer too
@@ -112,13 +112,13 @@ def test_slow_handler_does_not_delay_another():
     inf.add_event_handler(fast)
     stop = threading.Event()
     t = start(inf, stop)
-    assert wait_until(lambda: len(src.watches) == 1)
+    wait_for("len(src.watches) == 1", lambda: len(src.watches) == 1)
     for i in range(50):
         src.watches[0].add(pod(f"p{i}", str(100 + i)))
-    assert wait_until(lambda: len(fast.events) == 50)
+    wait_for("len(fast.events) == 50", lambda: len(fast.events) == 50)
     assert slow.events == []  # still stuck on its first notification
     gate.set()
-    assert wait_until(lambda: len(slow.events) == 50)
+    wait_for("len(slow.events) == 50", lambda: len(slow.events) == 50)
     assert [e[1] for e in slow.events] == [f"p{i}" for i in range(50)]  # in order per handler
     stop_and_join(stop, t)
 
@@ -136,11 +136,11 @@ def test_handler_exception_is_logged_with_key_and_delivery_continues():
     inf.add_event_handler(ResourceEventHandlerFuncs(add_func=add))
     stop = threading.Event()
     t = start(inf, stop)
-    assert wait_until(lambda: len(src.watches) == 1)
+    wait_for("len(src.watches) == 1", lambda: len(src.watches) == 1)
     with capture_library_logs() as logs:
         src.watches[0].add(pod("bad", "1"))
         src.watches[0].add(pod("good", "2"))
-        assert wait_until(lambda: got == ["good"])
+        wait_for("got == ['good']", lambda: got == ["good"])
     errs = [entry for entry in logs if entry.get("log_level") == "error"]
     assert errs and errs[0]["key"] == "ns/bad" and errs[0]["notification"] == "add"
     stop_and_join(stop, t)
@@ -161,9 +161,9 @@ def test_transform_applied_before_cache_and_handlers():
     stop = threading.Event()
     t = start(inf, stop)
     assert wait_for_cache_sync(stop, inf.has_synced)
-    assert wait_until(lambda: len(src.watches) == 1)
+    wait_for("len(src.watches) == 1", lambda: len(src.watches) == 1)
     src.watches[0].add(pod("b", "2"))
-    assert wait_until(lambda: seen == [True, True])
+    wait_for("seen == [True, True]", lambda: seen == [True, True])
     assert all(o.get("transformed") for o in inf.get_indexer().list())
     stop_and_join(stop, t)
 
@@ -183,7 +183,7 @@ def test_replaced_with_same_rv_goes_only_to_listeners_due_for_resync():
     inf._handle_deltas(Deltas([Delta(REPLACED, pod("a", "1"))]), False)
     inf._handle_deltas(Deltas([Delta(SYNC, pod("a", "1"))]), False)
     inf._handle_deltas(Deltas([Delta(REPLACED, pod("a", "2"))]), False)
-    assert wait_until(lambda: len(every.events) == 3 and len(never.events) == 1)
+    wait_for("len(every.events) == 3 and len(never.events) == 1", lambda: len(every.events) == 3 and len(never.events) == 1)
     assert never.events == [("update", "a", "2")]
     inf._processor.stop()
 
@@ -230,7 +230,7 @@ def test_detailed_funcs_get_initial_list_flag():
     inf.add_event_handler(ResourceEventHandlerDetailedFuncs(add_func=lambda o, initial: flags.append(initial)))
     stop = threading.Event()
     t = start(inf, stop)
-    assert wait_until(lambda: flags == [True])
+    wait_for("flags == [True]", lambda: flags == [True])
     stop_and_join(stop, t)
 
 
@@ -246,7 +246,7 @@ def test_add_indexers_while_running_and_multiple_registrations():
     assert wait_for_cache_sync(stop, inf.has_synced, r1.has_synced, r2.has_synced)
     inf.add_indexers({"app": lambda o: [o["metadata"].get("labels", {}).get("app", "")]})
     assert inf.get_indexer().index_keys("app", "x") == ["ns/a"]
-    assert wait_until(lambda: len(rec.events) == 2)
+    wait_for("len(rec.events) == 2", lambda: len(rec.events) == 2)
     inf.run(stop)  # a second run is a no-op
     stop_and_join(stop, t)
 
@@ -292,16 +292,17 @@ def test_replaced_objects_are_held_a_while_within_bounds_and_let_go_at_stop(monk
     versions = {rv: _Obj(pod("a", str(rv))) for rv in range(2, 10)}
     refs = {rv: weakref.ref(obj) for rv, obj in versions.items()}
     try:
-        assert wait_for_cache_sync(stop, inf.has_synced) and wait_until(lambda: src.watches)
+        assert wait_for_cache_sync(stop, inf.has_synced)
+        wait_for("src.watches", lambda: src.watches)
         w = src.watches[0]
         w.add(versions.pop(2))
         for rv in range(3, 10):  # replaces versions 2..8
             w.modify(versions.pop(rv))
-        assert wait_until(lambda: len(handler.snapshot()) == 40 + 8)
+        wait_for("len(handler.snapshot()) == 40 + 8", lambda: len(handler.snapshot()) == 40 + 8)
         assert [rv for rv, ref in refs.items() if ref() is not None] == [5, 6, 7, 8, 9]  # 4 held, 9 cached
         for i in range(35):  # the cache shrinks to 6 objects: at most 6 // 8 = 0 may be held
             w.delete(pod(f"p{i}", "10"))
-        assert wait_until(lambda: len(handler.snapshot()) == 40 + 8 + 35)
+        wait_for("len(handler.snapshot()) == 40 + 8 + 35", lambda: len(handler.snapshot()) == 40 + 8 + 35)
         assert len(inf._replaced) == 0
         assert [rv for rv, ref in refs.items() if ref() is not None] == [9]
     finally:
@@ -315,11 +316,12 @@ def test_a_stopped_informer_holds_no_replaced_objects():
     replaced = _Obj(pod("p0", "2"))
     ref = weakref.ref(replaced)
     try:
-        assert wait_for_cache_sync(stop, inf.has_synced) and wait_until(lambda: src.watches)
+        assert wait_for_cache_sync(stop, inf.has_synced)
+        wait_for("src.watches", lambda: src.watches)
         src.watches[0].modify(replaced)
         del replaced
         src.watches[0].modify(pod("p0", "3"))
-        assert wait_until(lambda: len(handler.snapshot()) == 42)
+        wait_for("len(handler.snapshot()) == 42", lambda: len(handler.snapshot()) == 42)
         assert ref() is not None  # held: 1 of at most 40 // 8
     finally:
         stop_and_join(stop, t)
@@ -341,16 +343,17 @@ def test_a_replaced_object_is_let_go_once_no_handler_references_it():
     first = _Obj(pod("x", "2"))
     ref = weakref.ref(first)
     try:
-        assert wait_for_cache_sync(stop, inf.has_synced) and wait_until(lambda: src.watches)
+        assert wait_for_cache_sync(stop, inf.has_synced)
+        wait_for("src.watches", lambda: src.watches)
         w = src.watches[0]
         w.add(first)
         del first
-        assert wait_until(lambda: len(seen) == 41)
+        wait_for("len(seen) == 41", lambda: len(seen) == 41)
         w.modify(pod("x", "3"))  # replaces `first`; the handler may still be using it: it is held
-        assert wait_until(lambda: len(seen) == 42)
+        wait_for("len(seen) == 42", lambda: len(seen) == 42)
         assert ref() is not None
         w.modify(pod("p1", "4"))
-        assert wait_until(lambda: len(seen) == 43)
+        wait_for("len(seen) == 43", lambda: len(seen) == 43)
         assert ref() is None  # handled, so let go at the next event, although the hold (40 // 8) was not full
     finally:
         stop_and_join(stop, t)

@@ -13,8 +13,8 @@ from informer_test_helpers import (
     start,
     status,
     stop_and_join,
-    wait_until,
 )
+from testkit import wait_for
 
 from informers import DeletedFinalStateUnknown, SharedIndexInformer, wait_for_cache_sync
 from informers.backoff import Backoff
@@ -55,9 +55,9 @@ def test_updates_of_dict_subclass_objects_reach_non_resyncing_handlers():
     stop = threading.Event()
     t = start(inf, stop)
     assert wait_for_cache_sync(stop, inf.has_synced)
-    assert wait_until(lambda: len(src.watches) == 1)
+    wait_for("len(src.watches) == 1", lambda: len(src.watches) == 1)
     src.watches[0].modify(pod("a", "2"))
-    assert wait_until(lambda: len(listener.snapshot()) == 2)
+    wait_for("len(listener.snapshot()) == 2", lambda: len(listener.snapshot()) == 2)
     assert listener.snapshot() == [("add", "a", True), ("update", "a", "2")]
     assert type(inf.get_indexer().get_by_key("ns/a")[0]) is View
     stop_and_join(stop, t)
@@ -75,8 +75,8 @@ def test_shared_informer_watch_disruption():
     stop = threading.Event()
     t = start(inf, stop)
     initial = {("add", "pod1", True), ("add", "pod2", True), ("add", "gone", True)}
-    assert wait_until(lambda: set(no_resync.snapshot()) == initial and set(resync.snapshot()) == initial)
-    assert wait_until(lambda: len(src.watches) == 1)
+    wait_for("set(no_resync.snapshot()) == initial and set(resync.snapshot()) == initial", lambda: set(no_resync.snapshot()) == initial and set(resync.snapshot()) == initial)
+    wait_for("len(src.watches) == 1", lambda: len(src.watches) == 1)
 
     # changes the watch never delivers: seen only by the relist
     src.objs = [pod("pod1", "1"), pod("pod2", "4"), pod("pod3", "5")]
@@ -85,14 +85,14 @@ def test_shared_informer_watch_disruption():
     # the resync timer fires: only the resyncing listener is marked as syncing, and gets the cache re-delivered
     clock.t += 1.0
     resynced = {("update", "pod1", "1"), ("update", "pod2", "2"), ("update", "gone", "3")}
-    assert wait_until(lambda: set(resync.snapshot()[3:]) == resynced)
+    wait_for("set(resync.snapshot()[3:]) == resynced", lambda: set(resync.snapshot()[3:]) == resynced)
     assert no_resync.snapshot()[3:] == []
 
     # the connection is lost (too-old watch): back off, relist, Replace
     src.watches[0].error(status(410, "Expired", "too old resource version"))
     changes = [("update", "pod2", "4"), ("add", "pod3", False), ("delete-tombstone", "ns/gone", "3")]
-    assert wait_until(lambda: len(no_resync.snapshot()) == 3 + len(changes))
-    assert wait_until(lambda: len(resync.snapshot()) == 6 + 1 + len(changes))
+    wait_for("len(no_resync.snapshot()) == 3 + len(changes)", lambda: len(no_resync.snapshot()) == 3 + len(changes))
+    wait_for("len(resync.snapshot()) == 6 + 1 + len(changes)", lambda: len(resync.snapshot()) == 6 + 1 + len(changes))
     assert src.lists == 2
     assert no_resync.snapshot()[3:] == changes  # the unchanged pod1 is not re-delivered to it
     assert resync.snapshot()[6:] == [("update", "pod1", "1"), *changes]  # but is to the resyncing listener
@@ -110,9 +110,9 @@ def test_state_shared_informer():
     assert not inf.has_started() and not inf.is_stopped()
     stop = threading.Event()
     t = start(inf, stop)
-    assert wait_until(lambda: listener.snapshot() == [("add", "pod1", True)])
+    wait_for("listener.snapshot() == [('add', 'pod1', True)]", lambda: listener.snapshot() == [("add", "pod1", True)])
     assert inf.has_started() and not inf.is_stopped()
-    assert wait_until(reg.has_synced)
+    wait_for("reg.has_synced", reg.has_synced)
     stop_and_join(stop, t)
     assert inf.is_stopped() and inf.has_started()
 
@@ -132,7 +132,7 @@ def test_blocked_handler_registered_before_start_is_not_synced_while_the_informe
         assert inf.has_synced() and not reg.has_synced()  # its initial adds are still being handled
     finally:
         gate.set()
-    assert wait_until(reg.has_synced)
+    wait_for("reg.has_synced", reg.has_synced)
     assert sorted(blocked.snapshot()) == [("add", "pod1", True), ("add", "pod2", True)]
     stop_and_join(stop, t)
 
@@ -147,9 +147,9 @@ def test_add_while_active():
     assert not handle1.has_synced()  # synced before run?
     stop = threading.Event()
     t = start(inf, stop)
-    assert wait_until(lambda: len(src.watches) == 1)
+    wait_for("len(src.watches) == 1", lambda: len(src.watches) == 1)
     src.watches[0].add(pod("pod1", "11"))
-    assert wait_until(lambda: listener1.snapshot() == [("add", "pod1", False)])
+    wait_for("listener1.snapshot() == [('add', 'pod1', False)]", lambda: listener1.snapshot() == [("add", "pod1", False)])
     assert handle1.has_synced()
 
     gate = threading.Event()
@@ -160,10 +160,10 @@ def test_add_while_active():
     finally:
         gate.set()
     src.watches[0].add(pod("pod2", "12"))
-    assert wait_until(lambda: listener2.snapshot() == [("add", "pod1", True), ("add", "pod2", False)])
+    wait_for("listener2.snapshot() == [('add', 'pod1', True), ('add', 'pod2', False)]", lambda: listener2.snapshot() == [("add", "pod1", True), ("add", "pod2", False)])
     assert handle2.has_synced()
     assert handle1 in inf._processor.listeners() and handle2 in inf._processor.listeners()
-    assert wait_until(lambda: listener1.snapshot() == [("add", "pod1", False), ("add", "pod2", False)])
+    wait_for("listener1.snapshot() == [('add', 'pod1', False), ('add', 'pod2', False)]", lambda: listener1.snapshot() == [("add", "pod1", False), ("add", "pod2", False)])
     stop_and_join(stop, t)
 
 

@@ -29,6 +29,7 @@ from localcontroller.managers.datasetcount import (
 )
 from localcontroller.storage import MAX_LINE_BYTES, Storage
 from localcontroller.store import Store
+from workqueue import FakeClock
 
 MiB = 1024 * 1024
 NS = "default"
@@ -319,6 +320,23 @@ def test_a_count_in_flight_for_an_old_url_or_uid_is_never_reported(tmp_path, sto
     assert reports.of("d1") == [{"numberOfSamples": 3}]
     assert manager.count(NS, "d1") == 3
     assert [e["url"] for e in logs if e["event"] == "dataset sample count changed"] == ["/new.txt"]
+
+
+def test_the_check_period_counts_again_on_the_runners_clock(tmp_path, store, running):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data/a.txt").write_text("1\n2\n")
+    clock, reports = FakeClock(), Reports()
+    manager = manager_for(tmp_path, store, reports, workers=1, clock=clock)
+    manager.start(running)
+    manager.insert(dataset())
+    wait_for("the first count", lambda: reports.of("d1"), check=lambda r: r == [{"numberOfSamples": 2}])
+    (tmp_path / "data/a.txt").write_text("1\n2\n3\n")
+
+    def an_hour_later() -> list[dict]:
+        clock.step(3600)  # each poll: the recount is due however late its requeue was made
+        return reports.of("d1")
+
+    wait_for("the periodic count", an_hour_later, check=lambda r: r[-1:] == [{"numberOfSamples": 3}])
 
 
 def test_a_dataset_re_created_while_its_delete_was_missed_gets_its_count_again(tmp_path, store):

@@ -454,3 +454,44 @@ def test_a_deploy_trigger_on_a_metric_the_eval_did_not_report_says_why_it_does_n
         "phase": "Deploy", "status": "Completed", "output": None,
         "message": "spec.deploySpec.trigger: metric 'no_such_metric_delta[0]' is not among the evaluated metrics "
                    "(precision, precision_delta, recall, recall_delta); not deploying"}]
+
+
+def test_eval_waits_for_a_train_report_that_comes_after_the_gms_own_train_completed(lc, clock):
+    """Go's GM completes Train from the train pod's phase (a condition with no model) and appends the train worker's
+    report, with the model, when it arrives: later, after Eval/Waiting. The dataset node waits for that copy (as Go's
+    LC does) instead of failing Eval; past ``TRAINED_MODEL_WAIT_SECONDS`` it fails the stage saying why."""
+    import structlog.testing
+
+    setup_objects(lc)
+    train_input = {"models": [m("/models/initial.pb")], "dataURL": "/output/il/data/train/1/data.txt",
+                   "outputDir": "/output/il/train/1"}
+    conds = Conditions().add("Train", "Waiting").add("Train", "Ready", train_input).add("Train", "Running")
+    conds.add("Train", "Completed").add("Eval", "Waiting")  # Go's GM: from the pod's phase, no data
+    with structlog.testing.capture_logs() as logs:
+        lc.send("insert", job(conditions=conds.list))
+        wait_for("the job", lambda: lc.il.record("default", "il"))
+        for _ in range(3):
+            assert settled(lc) == 0
+    waiting = [e for e in logs if e["event"] == "waiting" and e.get("object") == KEY]
+    assert len(waiting) == 1 and "waiting for the train worker's report" in waiting[0]["reason"]
+
+    trained = {"format": "pb", "url": "/output/il/train/1/model.pb"}
+    conds.add("Train", "Completed", output={"models": [trained]}).add("Eval", "Waiting")
+    lc.send("insert", job(conditions=conds.list))
+    report = lc.wait_reports(KIND, 1)[0]
+    assert (report["phase"], report["status"]) == ("Eval", "Ready")
+    assert report["input"]["models"] == [m("/output/il/train/1/model.pb"), m("/models/deploy.pb")]
+
+
+def test_eval_without_a_trained_model_fails_once_the_wait_is_over(lc, clock):
+    setup_objects(lc)
+    conds = Conditions().add("Train", "Waiting").add("Train", "Completed").add("Eval", "Waiting")
+    lc.send("insert", job(conditions=conds.list))
+    wait_for("the job", lambda: lc.il.record("default", "il"))
+    assert settled(lc) == 0
+    clock.step(lc.il.TRAINED_MODEL_WAIT_SECONDS)
+    report = lc.wait_reports(KIND, 1)[0]
+    assert (report["phase"], report["status"]) == ("Eval", "Failed")
+    assert report["message"] == ("no output model of the last Train/Completed condition has the eval model's format "
+                                 f"'pb' after waiting {int(lc.il.TRAINED_MODEL_WAIT_SECONDS)} s for the train "
+                                 "worker's report")

@@ -137,7 +137,8 @@ def test_messages_of_one_object_apply_in_order(tmp_path, our_gm):
         our_gm.send(make_frame(NS, "model", "m1", "insert", model(spec={"v": "last"})))
         wait_for("the last version", lambda: (lc.lc.store.get_resource("model", NS, "m1") or {}).get("spec")
                  == {"v": "last"})
-        assert lc.lc.downstream.pending() == 0
+        # the store has it before the manager's insert returns: wait for that message to be done
+        wait_for("every message applied", lc.lc.downstream.pending, check=lambda n: n == 0)
         assert lc.lc.ctx.manager("model").get(NS, "m1")["spec"] == {"v": "last"}
     finally:
         lc.close()

@@ -202,3 +202,80 @@ def test_refused_is_raised_not_kept_past_the_count_bound(tmp_path):
         reports.deliver(message(2))
     assert store.pending_usage()[0] == 1
     store.close()
+
+
+class Relayer(Recorder):
+    """A manager that relays each worker report to the outbox in the calling thread, as the real ones do."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__()
+        self.store = store
+
+    def add_worker_message(self, message: WorkerMessage) -> None:
+        super().add_worker_message(message)
+        self.store.add_report(message.namespace, JI, message.owner_name, json.dumps(message.owner_info).encode())
+
+
+class Killed(BaseException):
+    """The LC killed at this point (nothing after it runs, no handler catches it)."""
+
+
+def test_a_kill_right_after_a_kept_report_is_handed_over_never_sends_it_twice(tmp_path, monkeypatch):
+    """Hand-over to the outbox and removal from ``lc_pending`` are one transaction: killed between them, the LC
+    finds after its restart either the report in the outbox or still kept, never both."""
+    path = str(tmp_path / "lc.db")
+    store = Store(path)
+    reports = WorkerReports(store, {JI: Relayer(store)})
+    assert reports.deliver(message(1)) == KEPT
+
+    def killed(seqs: list[int]) -> None:
+        raise Killed
+
+    monkeypatch.setattr(store, "remove_pending", killed)
+    with pytest.raises(Killed):
+        reports.arrived(JI, NS, "helmet")
+    store.close()
+
+    restarted = Store(path)
+    reports = WorkerReports(restarted, {JI: Relayer(restarted)})
+    reports.arrived(JI, NS, "helmet")  # the job is stored: resumed at start
+    assert [e.content for e in restarted.iter_reports()] == [json.dumps({"inferenceNumber": 1}).encode()]
+    assert restarted.pending_usage() == (0, 0)
+    restarted.close()
+
+
+def test_reports_kept_for_a_job_taken_off_the_node_before_it_arrived_reach_the_gm(tmp_path, gm):
+    """Go's GM can take a job off a node it never sent it to (its insert was lost, or the stage it was sent for
+    ended first): the train report kept for it reaches the GM then, against the copy the ``delete`` carries."""
+    lc = RunningLC(tmp_path, gm)
+    try:
+        lc.wait_connected()
+        assert post(lc, report(1))[0] == 200
+        assert lc.lc.store.pending_usage()[0] == 1
+        gm.send(make_frame(NS, JI, "helmet", "delete", ji_service()))
+        assert statuses_upstream(gm, 1) == [1]
+        wait_for("the kept report handed over", lambda: lc.lc.store.pending_usage(), check=lambda u: u == (0, 0))
+        assert lc.lc.store.get_resource(JI, NS, "helmet") is None
+    finally:
+        lc.close()
+
+
+def test_reports_kept_for_a_job_deleted_for_good_never_reach_a_job_recreated_under_its_name(tmp_path, gm):
+    lc = RunningLC(tmp_path, gm)
+    try:
+        lc.wait_connected()
+        assert post(lc, report(1))[0] == 200
+        deleted = ji_service()
+        deleted["metadata"]["deletionTimestamp"] = "2026-11-28T10:00:00Z"
+        with structlog.testing.capture_logs() as logs:
+            gm.send(make_frame(NS, JI, "helmet", "delete", deleted))
+            wait_for("the kept report dropped", lambda: lc.lc.store.pending_usage(), check=lambda u: u == (0, 0))
+        assert any(e["event"] == "dropped the worker reports kept for a job deleted for good" for e in logs)
+        recreated = ji_service()
+        recreated["metadata"]["uid"] = "u-ji-2"
+        gm.send(make_frame(NS, JI, "helmet", "insert", recreated))
+        wait_for("the new service held", lambda: lc.lc.store.get_resource(JI, NS, "helmet"))
+        assert post(lc, report(2))[0] == 200
+        assert statuses_upstream(gm, 1) == [2]  # the first status the GM gets: the old job's report never came
+    finally:
+        lc.close()

@@ -1,7 +1,11 @@
-"""Fixtures of the worker simulator's unit tests: a FakeClientset, an LC stand-in and a started simulator."""
+"""Fixtures of the worker simulator's unit tests: a FakeClientset, an LC stand-in and a started simulator; and a
+guard: no test may leave a log call that failed (``--- Logging error ---``, e.g. a worker thread writing to a test's
+closed stream) or an exception that ended a thread (issue 27 item 14)."""
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +15,34 @@ from testkit.workers import RecordingLC
 
 from apis.fake import FakeClientset
 from workersim import LCClient, WorkerSimulator
+
+# what went wrong outside the test's own code, from any thread, since the last test ended (installed for the whole
+# session, so that a failure between two tests is seen by the next one)
+_failures: list[str] = []
+_handle_error = logging.Handler.handleError
+_thread_excepthook = threading.excepthook
+
+
+def _record_logging_error(self: logging.Handler, record: logging.LogRecord) -> None:
+    _failures.append(f"logging error in thread {threading.current_thread().name}: {record.getMessage()!r}")
+    _handle_error(self, record)
+
+
+def _record_thread_exception(args: threading.ExceptHookArgs) -> None:
+    _failures.append(f"thread {args.thread.name if args.thread else '?'} died: {args.exc_type.__name__}: {args.exc_value}")
+    _thread_excepthook(args)
+
+
+logging.Handler.handleError = _record_logging_error  # type: ignore[method-assign]
+threading.excepthook = _record_thread_exception
+
+
+@pytest.fixture(autouse=True)
+def _no_logging_error_nor_dead_thread() -> Iterator[None]:
+    yield
+    failures = list(_failures)
+    _failures.clear()
+    assert failures == [], "\n".join(failures)
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 
 from testkit import wait_for
 from testkit.workers import sedna_worker_pod
@@ -51,24 +50,25 @@ def test_fl_without_sdk_quirks_reports_its_kind(make_simulator, run_pod, lc, pha
     assert [b["ownerKind"] for b in lc.bodies()] == [FL]
 
 
-def test_fl_aggregation_ends_once_every_trainer_of_its_job_ended(make_simulator, run_pod, phase, cs):
-    make_simulator()
+def test_fl_aggregation_ends_once_every_trainer_of_its_job_ended(make_simulator, run_pod, phase, cs, mocker):
+    looks = mocker.spy(make_simulator(), "_job_pods")  # the aggregator looks at its job's pods
     agg = run_pod(sedna_worker_pod(FL, "aggregation", "surface", {"WORKER_NAME": "aggworker-1", "JOB_NAME": "surface"},
                                    name="surface-aggregation-x", job_uid="fl-uid"))
-    time.sleep(0.2)
-    assert phase(agg) == "Running"  # no trainer yet: it serves
+    wait_for("the aggregator's first look at its job (no trainer yet)", lambda: looks.call_count >= 1)
     # a trainer of another job (other uid) does not count
     other = run_pod(fl_train_pod("other", {"sandbox.sedna.io/worker-delay-seconds": "3600"}, job_uid="other-uid"))
     slow = run_pod(fl_train_pod("slow", {"sandbox.sedna.io/worker-delay-seconds": "3600"}))
     fast = run_pod(fl_train_pod("fast", {"sandbox.sedna.io/worker-delay-seconds": "0",
                                          "sandbox.sedna.io/worker-rounds": "1"}))
     wait_for("the fast trainer to succeed", lambda: phase(fast), check=lambda p: p == "Succeeded")
-    time.sleep(0.2)
-    assert phase(agg) == "Running"  # the slow trainer still trains
     pods = cs.core_v1().pods("default")
     current = pods.get(slow["metadata"]["name"])
     pods.update_status({**current, "status": {**current["status"], "phase": "Failed"}})
     wait_for("the aggregator to end", lambda: phase(agg), check=lambda p: p == "Succeeded")
+    # it served while it had no trainer and while the slow trainer trained: its pod ended only after the slow one
+    status_writes = [(a.name, a.object["status"]["phase"]) for a in cs.actions()
+                     if a.verb == "update" and a.subresource == "status" and a.object is not None]
+    assert status_writes.index((agg["metadata"]["name"], "Succeeded")) > status_writes.index((slow["metadata"]["name"], "Failed"))
     assert phase(other) == "Running"
 
 
@@ -119,8 +119,12 @@ def test_services_whose_sdk_never_reports_keep_running(make_simulator, run_pod, 
         run_pod(sedna_worker_pod("objecttrackingservice", "trackingworker", "ot", {"WORKER_NAME": "w3"})),
     ]
     wait_for("four workers", simulator.active_workers, check=lambda w: len(w) == 4)
-    time.sleep(0.2)
-    assert lc.reports == [] and {phase(p) for p in pods} == {"Running"}
+    # a later positive signal: a JointInference edge worker reporting every 0.05 s has reported twice (the services'
+    # workers had as long to report)
+    run_pod(ji_edge_pod({"sandbox.sedna.io/worker-period-seconds": "0.05",
+                         "sandbox.sedna.io/worker-inferences-per-period": "1"}))
+    wait_for("two reports of the marker", lc.bodies, check=lambda b: len(b) >= 2)
+    assert {b["name"] for b in lc.bodies()} == {"edgeworker-abcde"} and {phase(p) for p in pods} == {"Running"}
 
 
 def test_reid_and_video_analytics_jobs_end_without_reports(make_simulator, run_pod, lc, phase):

@@ -126,19 +126,6 @@ def test_the_sdk_sees_its_mounts_where_the_pod_has_them(tmp_path):
         "NAMESPACE": "default", "MODEL_HOT_UPDATE_CONFIG": "/proc/1/fd/7/model_config.json"}
 
 
-def test_the_unit_suite_prints_no_logging_error_from_a_worker_thread():
-    """Issue 27 item 14: run this directory's other tests in a fresh interpreter: nothing on stderr."""
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test/unit/workersim",
-         "-k", "not prints_no_logging_error"],
-        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:]
-    assert "Logging error" not in done.stderr + done.stdout, done.stderr[-3000:]
-    assert done.stderr.strip() == "", done.stderr[-3000:]
-
-
-
-
 def test_a_200_whose_body_is_not_json_is_retried_as_the_sdk_does():
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 

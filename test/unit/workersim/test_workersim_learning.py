@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 
 from testkit import wait_for
 from testkit.workers import sedna_worker_pod
+
+from workersim.mounts import PodMounts
 
 IL = "incrementallearningjob"
 LL = "lifelonglearningjob"
@@ -140,25 +141,32 @@ def _write_hot_update(rootfs, version, model_file="model-2.pb", write_model=True
         {"model_config": {"model_path": f"/model-hot-update/{model_file}", "model_update_time": version}}))
 
 
-def test_hot_update_reports_deploy_completed_once_per_new_version(make_simulator, run_pod, lc, rootfs, phase):
+def test_hot_update_reports_deploy_completed_once_per_new_version(make_simulator, run_pod, lc, rootfs, phase, mocker):
+    reads = mocker.spy(PodMounts, "read")  # one call per poll of the hot-update config
+
+    def polled_twice() -> None:
+        """Wait until the worker read the config twice more: the first poll that saw what the test just wrote
+        has finished (a report it sent is in ``lc``)."""
+        seen = reads.call_count
+        wait_for("two more polls of the config", lambda: reads.call_count >= seen + 2)
+
     make_simulator()
     pod = run_pod(_hot_update_pod({}))
     deploy = {"name": "inferworker-h", "namespace": "default", "ownerName": "helmet", "ownerKind": IL,
               "kind": "deploy", "status": "completed"}
     config = rootfs / "var/lib/sedna/model-hot-update/default/incrementallearningjob/helmet/model_config.json"
-    polls = 0.25  # several poll periods (0.05 s): what must not be reported has had its chances
-    time.sleep(polls)  # no config yet
+    polled_twice()  # no config yet
     _write_hot_update(rootfs, "1700000000", write_model=False)  # the model is not there yet
-    time.sleep(polls)
+    polled_twice()
     config.write_text("{")  # not JSON
-    time.sleep(polls)
+    polled_twice()
     config.write_text(json.dumps({"model_config": {"model_update_time": "1"}}))  # no model_path
-    time.sleep(polls)
+    polled_twice()
     assert lc.reports == []
     _write_hot_update(rootfs, "2024-01-02 03:04:05")
     wait_for("the deploy report", lc.bodies, check=lambda b: b == [deploy])
     _write_hot_update(rootfs, "2024-01-02 03:04:05")  # same version again: nothing new
-    time.sleep(polls)
+    polled_twice()
     assert lc.bodies() == [deploy]
     _write_hot_update(rootfs, "2024-01-03 03:04:05", model_file="model-3.pb")
     wait_for("the second deploy report", lc.bodies, check=lambda b: b == [deploy, deploy])

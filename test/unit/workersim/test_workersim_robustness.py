@@ -4,7 +4,6 @@ change under a worker, status-write conflicts, which pods are played and where r
 from __future__ import annotations
 
 import logging
-import time
 
 import pytest
 from testkit import wait_for
@@ -104,7 +103,8 @@ def test_a_pod_deleted_or_ended_mid_work_stops_its_worker_quietly(make_simulator
     current = pods.get("helmet-train-end")
     pods.update_status({**current, "status": {**current["status"], "phase": "Failed", "reason": "Evicted"}})
     wait_for("no worker left", simulator.active_workers, check=lambda w: w == [])
-    time.sleep(0.7)
+    # once their threads ended, nothing of them can report any more
+    wait_for("no worker thread left", simulator.worker_threads, check=lambda t: t == [])
     assert lc.reports == []
     assert pods.get("helmet-train-end")["status"]["reason"] == "Evicted"  # not overwritten
     assert deleted and phase(ended) == "Failed"
@@ -128,7 +128,7 @@ def test_status_conflicts_are_retried_from_a_fresh_read(make_simulator, run_pod,
 
 @pytest.mark.parametrize("seen", ["ended meanwhile", "replaced by a pod of the same name"])
 def test_the_end_of_a_worker_never_overwrites_an_ended_or_other_pod(make_simulator, run_pod, cs, lc, seen):
-    make_simulator()
+    simulator = make_simulator()
     pod = run_pod(train_pod(annotations={"sandbox.sedna.io/worker-delay-seconds": "0.2"}))
     writes = []
 
@@ -144,7 +144,8 @@ def test_the_end_of_a_worker_never_overwrites_an_ended_or_other_pod(make_simulat
 
     cs.prepend_reactor("*", "pods", as_seen)
     wait_for("the report", lc.bodies, check=lambda b: len(b) == 1)
-    time.sleep(0.2)
+    # the end of the worker (its status write, if it made one) comes before its thread ends
+    wait_for("no worker thread left", simulator.worker_threads, check=lambda t: t == [])
     assert writes == [] and cs.tracker.get(PODS, "default", pod["metadata"]["name"])["status"]["phase"] == \
         "Running"
 
@@ -161,8 +162,10 @@ def test_only_running_worker_pods_are_played(make_simulator, run_pod, cs, lc):
     other_kind = sedna_worker_pod(IL, "train", "x", {"WORKER_NAME": "w"}, name="unknown-kind")
     other_kind["metadata"]["labels"] = {"elasticaijob.sedna.io/worker-type": "train"}
     run_pod(other_kind)
-    time.sleep(0.3)
-    assert simulator.active_workers() == [] and lc.reports == []
+    # a later positive signal: a worker pod made Running after them is played (the simulator sees pods in order)
+    marker = run_pod(train_pod("helmet-train-marker", {"sandbox.sedna.io/worker-delay-seconds": "3600"}))
+    wait_for("the marker's worker", simulator.active_workers, check=lambda w: w != [])
+    assert simulator.active_workers() == [f"default/{marker['metadata']['name']}"] and lc.reports == []
     assert pods.get(optout["metadata"]["name"])["status"]["phase"] == "Running"
 
 

@@ -134,21 +134,20 @@ def test_collapse_while_processing() -> None:
     assert i == "foo"
     q.add("foo")
     q.add("foo")
-    got = threading.Event()
-    result: list[object] = []
+    first_done = threading.Event()
+    result: list[tuple[object, bool]] = []
 
     def other_worker() -> None:
         item, _ = q.get()
-        result.append(item)
-        got.set()
+        result.append((item, first_done.is_set()))  # what the other worker saw when it got the item
         q.done(item)
 
     t = _start(other_worker)
-    # The other worker must stay blocked while "foo" is processing (stingy).
-    assert not got.wait(0.05)
+    # The other worker must stay blocked while "foo" is processing (stingy): it gets "foo" only after done.
+    first_done.set()
     q.done("foo")
     _join_all([t])
-    assert result == ["foo"]
+    assert result == [("foo", True)]
     assert q.len() == 0
 
 
@@ -187,22 +186,22 @@ def test_queue_drainage_using_shut_down_with_drain() -> None:
     q.add("bar")
     first, _ = q.get()
     second, _ = q.get()
-    finished = threading.Event()
+    processing = {first, second}  # what the test still processes; an item leaves it just before its done
+    still_processing_at_return: list[set[object]] = []
 
     def drain() -> None:
         q.shut_down_with_drain()
-        finished.set()
+        still_processing_at_return.append(set(processing))
 
     t = _start(drain)
-    wait_for("the condition", q.shutting_down, timeout=TIMEOUT, interval=0.001)
+    wait_for("the queue to shut down", q.shutting_down, timeout=TIMEOUT, interval=0.001)
     _, shutting_down = q.get()
     assert shutting_down
-    assert not finished.wait(0.02), "drain must wait for items being processed"
-    q.done(first)
-    assert not finished.wait(0.02)
-    q.done(second)
+    for item in (first, second):
+        processing.discard(item)
+        q.done(item)
     _join_all([t])
-    assert finished.is_set()
+    assert still_processing_at_return == [set()], "drain must wait for items being processed"
 
 
 def test_no_queue_drainage_using_shut_down() -> None:

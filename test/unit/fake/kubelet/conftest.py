@@ -1,18 +1,14 @@
 """A started ``PodSimulator`` on a fresh tracker per test (``sim``, or ``make_sim`` for another tick, tracker or a
-change before it starts); its threads are joined at teardown. Makes ``kubelet_test_helpers`` importable."""
+change before it starts); its threads are joined at teardown."""
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable, Iterator
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from apis.fake import ObjectTracker  # noqa: E402
-from sandbox.simulator import PodSimulator  # noqa: E402
+from apis.fake import ObjectTracker
+from sandbox.simulator import PodSimulator
 
 
 @pytest.fixture

@@ -1,0 +1,43 @@
+"""What a controller is to sedna-gm and what its factory gets (``ControllerContext``)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from prometheus_client import CollectorRegistry
+
+from apis.client import ClientsetBase
+
+__all__ = ["Controller", "ControllerContext", "ControllerFactory"]
+
+
+class Controller(Protocol):
+    name: str
+    synced: threading.Event
+
+    def run(self, stop: threading.Event) -> None: ...
+
+
+@dataclass
+class ControllerContext:
+    clientset: ClientsetBase
+    informer_factory: Any
+    recorder: Any
+    registry: CollectorRegistry | None = None
+    workers: dict[str, int] | None = None
+    default_workers: int = 2
+    drain_timeout: float = 10.0
+    config: Any = None
+    # the GM ↔ LC link (globalmanager.runtime.edge.EdgeLink); None when sedna-gm runs without one
+    edge: Any = None
+    # the Model controller jobs route Models with; use controllers.model.model_router(ctx), which creates it
+    model_router: Any = None
+
+    def workers_for(self, name: str) -> int:
+        return (self.workers or {}).get(name, self.default_workers)
+
+
+ControllerFactory = Callable[[ControllerContext], Controller]
