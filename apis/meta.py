@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Protocol, overload
+from typing import Any, Protocol, TypeVar, overload
 
 import orjson
 
@@ -163,14 +163,23 @@ def new_controller_ref(owner: Mapping[str, Any], gvk: _HasGVK | tuple[str, str] 
     }
 
 
+_Scalar = TypeVar("_Scalar", str, int, float, bool, None)
+
+
 @overload
 def deep_copy(obj: Mapping[str, Any]) -> dict[str, Any]: ...
 
 
 @overload
-def deep_copy(obj: object) -> Any: ...
+def deep_copy(obj: list[Any]) -> list[Any]: ...
 
 
+@overload
+def deep_copy(obj: _Scalar) -> _Scalar: ...
+
+
+# A dict argument must match only the Mapping overload: mypy answers Any when an argument with Any inside (as
+# dict[str, Any]) matches several overloads, so no catch-all `object` overload here.
 def deep_copy(obj: object) -> Any:
     """A deep copy of a JSON-shaped value (dicts, lists, str, int, float, bool, None) via an orjson round trip."""
     return orjson.loads(orjson.dumps(obj))

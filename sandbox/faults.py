@@ -49,6 +49,12 @@ class Faults:
 
     _KNOBS = ("drop_watch_after", "drop_watch_after_events", "error_rate", "gone_on_rewatch", "latency_ms", "seed")
 
+    # Internal state, set once in __init__ through object.__setattr__ (plain assignment only accepts the knobs).
+    _lock: threading.Lock
+    _rng: random.Random
+    stats: FaultStats
+    _conflicts: set[tuple[str, str, str, str | None]]
+
     def __init__(
         self,
         drop_watch_after: float | None = None,
@@ -69,13 +75,14 @@ class Faults:
         self.latency_ms = latency_ms
         self.seed = seed
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         if name not in self._KNOBS:
             raise AttributeError(f"Faults has no knob {name!r} (knobs: {', '.join(self._KNOBS)})")
-        object.__setattr__(self, name, _validated(name, value))
+        validated = _validated(name, value)
+        object.__setattr__(self, name, validated)
         if name == "seed":
             with self._lock:
-                self._rng.seed(value)
+                self._rng.seed(validated)
 
     def __repr__(self) -> str:
         knobs = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._KNOBS)
@@ -146,7 +153,7 @@ class Faults:
             setattr(self.stats, stat, getattr(self.stats, stat) + 1)
 
 
-def _validated(name: str, value: Any) -> Any:
+def _validated(name: str, value: object) -> Any:
     if name == "drop_watch_after":
         if value is None:
             return None

@@ -36,8 +36,8 @@ from apis import meta
 from apis.errors import ApiError, is_conflict, is_not_found
 from apis.fake.tracker.watch import GATHER_SECONDS
 from apis.logs import get_logger
-from apis.resources import DEPLOYMENTS, NODES, PODS, REPLICA_SETS, GroupVersionResource
-from apis.watch import BOOKMARK, DELETED, ERROR, ListOptions
+from apis.resources import DEPLOYMENTS, NODES, PODS, REPLICA_SETS, GroupVersionResource, ResourceInfo
+from apis.watch import BOOKMARK, DELETED, ERROR, ListOptions, Watch
 from sandbox.controllers.deployments import DeploymentSimulator
 from sandbox.controllers.replicasets import TERMINAL_PHASES, ReplicaSetSimulator, pod_is_ready
 from sandbox.kubelet.nodes import SimulatedNodes
@@ -90,7 +90,7 @@ class _PodState:
     unschedulable_reported: bool = False
 
 
-def _stored_events(watch: Any) -> Iterator[Any]:
+def _stored_events(watch: Watch) -> Iterator[Any]:
     """The watch's events with the stored objects themselves (read here, never changed), every queued one at once
     (a few at a time when they come fast); a watch of another tracker-like store is just iterated."""
     if not hasattr(watch, "next_events"):
@@ -132,7 +132,7 @@ class PodSimulator:
         self.replicasets = ReplicaSetSimulator(tracker)
         self._queue: queue.Queue[tuple[str, str, str] | None] = queue.Queue()
         self._pending: set[tuple[str, str, str]] = set()
-        self._timers = Timers()
+        self._timers: Timers[tuple[str, str, str]] = Timers()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -188,7 +188,7 @@ class PodSimulator:
         """Register a node (or set the readiness of an existing one); returns the stored node."""
         return self.nodes.add(name, ready)
 
-    def _register_named_nodes(self, info: Any, obj: dict[str, Any]) -> None:
+    def _register_named_nodes(self, info: ResourceInfo, obj: dict[str, Any]) -> None:
         """Lenient nodes: a custom resource's nodes (a Sedna job's workers, a Dataset) exist before it is stored, as
         a pod's node is registered when the pod is bound to it."""
         try:
@@ -325,7 +325,7 @@ class PodSimulator:
         with self._lock:
             for due_item in self._timers.pop_due(self.clock()):
                 if due_item not in items:
-                    items.append(due_item)  # type: ignore[arg-type]
+                    items.append(due_item)
         for it in items:
             self._sync(it)
 

@@ -113,5 +113,5 @@ def _exit_code(key: str, annotations: Mapping[str, Any]) -> int:
     return clamped
 
 
-def _warn(key: str, name: str, raw: Any, what: str) -> None:
+def _warn(key: str, name: str, raw: object, what: str) -> None:
     log.warning("sandbox kubelet: invalid steering annotation", key=key, annotation=name, value=str(raw)[:64], action=what)

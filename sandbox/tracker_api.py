@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -20,7 +21,7 @@ class TrackerAPI(Protocol):
 
     def list(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> dict[str, Any]: ...
 
-    def claimable(self, gvr: GroupVersionResource, namespace: str, owner_uid: str) -> list[Mapping[str, Any]]:
+    def claimable(self, gvr: GroupVersionResource, namespace: str, owner_uid: str) -> builtins.list[Mapping[str, Any]]:
         """Stored objects (read-only) of ``gvr`` in ``namespace`` owned by ``owner_uid`` or without a controller."""
         ...
 

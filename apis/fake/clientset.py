@@ -16,10 +16,10 @@ import dataclasses
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import meta
-from ..client import ClientsetBase, ResourceClient
+from ..client import ClientsetBase, PatchBody, ResourceClient
 from ..errors import NotFoundError
 from ..resources import GroupVersionResource, ResourceInfo
 from ..watch import ListOptions, Watch
@@ -30,6 +30,8 @@ __all__ = ["Action", "FakeClientset", "FakeResourceClient", "Reactor", "VERBS"]
 VERBS = ("get", "list", "create", "update", "patch", "delete", "delete-collection", "watch")
 
 ReactionFunc = Callable[["Action"], tuple[bool, Any, BaseException | None]]
+
+_Answer = TypeVar("_Answer")
 
 
 @dataclass
@@ -43,7 +45,7 @@ class Action:
     name: str = ""
     subresource: str | None = None
     object: dict[str, Any] | None = None  # create / update
-    patch: Any = None
+    patch: PatchBody | None = None
     patch_type: str | None = None
     options: ListOptions | None = None  # list / watch / delete-collection
     propagation_policy: str | None = None
@@ -90,7 +92,7 @@ class Reactor:
         )
 
 
-def _run_chain(chain: list[Reactor], action: Action, default: Callable[[Action], Any], what: str) -> Any:
+def _run_chain(chain: list[Reactor], action: Action, default: Callable[[Action], _Answer], what: str) -> _Answer:
     for reactor in chain:
         if not reactor.handles(action):
             continue
@@ -102,8 +104,24 @@ def _run_chain(chain: list[Reactor], action: Action, default: Callable[[Action],
             continue
         if err is not None:
             raise err
-        return obj
+        # A reactor answers for the verb (an object, a list, a Watch), unchecked as client-go's runtime.Object.
+        answer_obj: _Answer = obj
+        return answer_obj
     return default(action)
+
+
+def _object_of(action: Action) -> dict[str, Any]:
+    """The object of a create or update action (a reactor may have taken it away: an error, not a silent None)."""
+    if action.object is None:
+        raise TypeError(f"{action.verb} {action.resource} action has no object")
+    return action.object
+
+
+def _patch_of(action: Action) -> tuple[PatchBody, str]:
+    """The body and type of a patch action."""
+    if action.patch is None or action.patch_type is None:
+        raise TypeError(f"patch {action.resource} action has no patch body or type")
+    return action.patch, action.patch_type
 
 
 class FakeClientset(ClientsetBase):
@@ -151,7 +169,7 @@ class FakeClientset(ClientsetBase):
         with self._lock:
             self._watch_reactors.insert(0, Reactor("watch", resource, fn))
 
-    def invokes(self, action: Action, default: Callable[[Action], Any]) -> Any:
+    def invokes(self, action: Action, default: Callable[[Action], _Answer]) -> _Answer:
         """Record ``action`` and answer it through the reactors, else ``default(action)``."""
         with self._lock:
             self._actions.append(action.deep_copy())
@@ -184,20 +202,20 @@ class FakeResourceClient(ResourceClient):
 
     def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         action = self._new_action("create", self._namespace_for(obj), name=meta.name(obj), object=obj)
-        return self._cs.invokes(action, lambda a: self._tracker.create(a.gvr, a.object, a.namespace))
+        return self._cs.invokes(action, lambda a: self._tracker.create(a.gvr, _object_of(a), a.namespace))
 
     def update(self, obj: dict[str, Any]) -> dict[str, Any]:
         action = self._new_action("update", self._namespace_for(obj), name=meta.name(obj), object=obj)
-        return self._cs.invokes(action, lambda a: self._tracker.update(a.gvr, a.object, a.namespace))
+        return self._cs.invokes(action, lambda a: self._tracker.update(a.gvr, _object_of(a), a.namespace))
 
     def update_status(self, obj: dict[str, Any]) -> dict[str, Any]:
         action = self._new_action("update", self._namespace_for(obj), name=meta.name(obj), object=obj, subresource="status")
-        return self._cs.invokes(action, lambda a: self._tracker.update(a.gvr, a.object, a.namespace, subresource="status"))
+        return self._cs.invokes(action, lambda a: self._tracker.update(a.gvr, _object_of(a), a.namespace, subresource="status"))
 
     def patch(
         self,
         name: str,
-        body: Any,
+        body: PatchBody,
         patch_type: str = "merge",
         subresource: str | None = None,
         *,
@@ -210,7 +228,7 @@ class FakeResourceClient(ResourceClient):
             field_manager=field_manager, force=force,
         )
         return self._cs.invokes(
-            action, lambda a: self._tracker.patch(a.gvr, a.namespace, a.name, a.patch, a.patch_type, a.subresource)
+            action, lambda a: self._tracker.patch(a.gvr, a.namespace, a.name, *_patch_of(a), a.subresource)
         )
 
     def delete(

@@ -22,7 +22,7 @@ import re
 import threading
 import typing
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar, Protocol, TypeGuard
 
 __all__ = [
     "REF_PREFIX",
@@ -74,6 +74,18 @@ _definitions: dict[str, dict[str, Any]] = {}
 _kinds_ready: set[str] = set()  # kinds whose definitions kind_definition_name has built
 
 
+class KubernetesModel(Protocol):
+    """A model class of the ``kubernetes`` package (which ships no types): its attributes' OpenAPI type names and
+    JSON names."""
+
+    openapi_types: ClassVar[dict[str, str]]
+    attribute_map: ClassVar[dict[str, str]]
+
+
+def _is_model(cls: object) -> TypeGuard[type[KubernetesModel]]:
+    return inspect.isclass(cls) and isinstance(getattr(cls, "openapi_types", None), dict)
+
+
 def _client() -> Any:
     import kubernetes.client
 
@@ -81,14 +93,14 @@ def _client() -> Any:
 
 
 @functools.cache
-def model_class(api_version: str, kind: str) -> type | None:
+def model_class(api_version: str, kind: str) -> type[KubernetesModel] | None:
     """The ``kubernetes`` model class of a kind (``CoreV1Event`` for core/v1 Event, ``V1Deployment`` …), or None."""
     group, _, version = api_version.rpartition("/")
     prefix = "".join(part.capitalize() for part in (group.split(".")[0] if group else "core").split("-"))
     client = _client()
     for name in (f"{prefix}{version.capitalize()}{kind}", f"{version.capitalize()}{kind}"):
         cls = getattr(client, name, None)
-        if inspect.isclass(cls) and isinstance(getattr(cls, "openapi_types", None), dict):
+        if _is_model(cls):
             return cls
     return None
 
@@ -102,7 +114,7 @@ def go_type_name(definition_name: str) -> str:
     return f"{m.group(1).lower()}.{m.group(2)}"
 
 
-def _description_of(cls: type, attr: str) -> str:
+def _description_of(cls: type[KubernetesModel], attr: str) -> str:
     fields = getattr(cls, "model_fields", None)
     if isinstance(fields, Mapping) and attr in fields:  # pydantic models (kubernetes >= 35)
         return (getattr(fields[attr], "description", None) or "").strip()
@@ -117,27 +129,27 @@ def _description_of(cls: type, attr: str) -> str:
     return " ".join(part for part in body if part).strip()
 
 
-def _class_description(cls: type) -> str:
+def _class_description(cls: type[KubernetesModel]) -> str:
     doc = inspect.cleandoc(cls.__doc__ or "")
     text = doc.split("Attributes:")[0].strip()
     return "" if text.startswith("NOTE: This class is auto generated") else " ".join(text.split())
 
 
-def _required(cls: type) -> list[str]:
+def _required(cls: type[KubernetesModel]) -> list[str]:
     fields = getattr(cls, "model_fields", None)
     if not isinstance(fields, Mapping):
         return []
-    json_names = cls.attribute_map  # type: ignore[attr-defined]
+    json_names = cls.attribute_map
     return [json_names[a] for a, f in fields.items() if a in json_names and f.is_required()]
 
 
-def _is_int_or_string(cls: type, attr: str) -> bool:
+def _is_int_or_string(cls: type[KubernetesModel], attr: str) -> bool:
     fields = getattr(cls, "model_fields", None)
     if not isinstance(fields, Mapping) or attr not in fields:
         return False
     found: set[type] = set()
 
-    def collect(annotation: Any) -> None:
+    def collect(annotation: object) -> None:
         if annotation in (int, str):
             found.add(annotation)
         for arg in typing.get_args(annotation):
@@ -170,11 +182,11 @@ def _type_schema(type_name: str, pending: list[str], quantity: bool) -> dict[str
     return {"allOf": [{"$ref": REF_PREFIX + type_name}]}
 
 
-def _model_definition(cls: type, pending: list[str]) -> dict[str, Any]:
+def _model_definition(cls: type[KubernetesModel], pending: list[str]) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     quantities = _QUANTITY_FIELDS.get(cls.__name__, frozenset())
-    for attr, type_name in cls.openapi_types.items():  # type: ignore[attr-defined]
-        json_name = cls.attribute_map[attr]  # type: ignore[attr-defined]
+    for attr, type_name in cls.openapi_types.items():
+        json_name = cls.attribute_map[attr]
         if type_name == "object" and _is_int_or_string(cls, attr):
             schema: dict[str, Any] = {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}]}
         else:
@@ -202,7 +214,7 @@ def _build(root: str) -> None:
         if name in _definitions:
             continue
         cls = getattr(client, name, None)
-        if not inspect.isclass(cls) or not isinstance(getattr(cls, "openapi_types", None), dict):
+        if not _is_model(cls):
             _definitions[name] = {}  # an unknown model: any value
             continue
         _definitions[name] = _model_definition(cls, pending)

@@ -37,13 +37,14 @@ class MasterClient:
         self.url = url.rstrip("/")
         self.timeout = timeout
 
-    def call(self, method: str, path: str, body: Any = None, raw: bytes | None = None) -> dict[str, Any]:
+    def call(self, method: str, path: str, body: object = None, raw: bytes | None = None) -> dict[str, Any]:
         data = raw if raw is not None else (None if body is None else orjson.dumps(body))
         req = urllib.request.Request(self.url + path, data=data, method=method,
                                      headers={"Content-Type": "application/json"} if data is not None else {})
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                return orjson.loads(resp.read())
+                answer: dict[str, Any] = orjson.loads(resp.read())  # the API server answers JSON objects
+                return answer
         except urllib.error.HTTPError as exc:
             text = exc.read()
             try:

@@ -57,7 +57,7 @@ class EventListener:
             return
         self.on_change(state.worker_id)
 
-    def on_pod_deleted(self, obj: Any) -> None:
+    def on_pod_deleted(self, obj: object) -> None:
         pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         worker_id = worker_id_of(pod) if isinstance(pod, Mapping) else None
         if worker_id is None and isinstance(obj, DeletedFinalStateUnknown):  # no last state: the name says it

@@ -141,7 +141,7 @@ def elasticdl_worker_command(master_flags: list[str]) -> str:
 def build_worker_pod(template: WorkerPodTemplate, worker_id: int, slot: int, num_workers: int,
                      owner: Mapping[str, Any] | None) -> dict[str, Any]:
     name = worker_pod_name(template.job_name, worker_id)
-    env = [{"name": k, "value": v} for k, v in template.env.items()]
+    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in template.env.items()]
     env += [{"name": "MASTER_ADDR", "value": template.master_addr},
             {"name": "WORKER_ID", "value": str(worker_id)},
             {"name": "WORKER_NUM", "value": str(num_workers)},

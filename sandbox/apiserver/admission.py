@@ -8,13 +8,16 @@ deleted; creation in a terminating namespace is refused either way.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apis import meta
 from apis.errors import ForbiddenError, NotFoundError
 from apis.resources import NAMESPACES
 
 from .request import ResourceRequest
+
+if TYPE_CHECKING:  # context.py imports the endpoints through eventsv1
+    from .context import ServedTracker
 
 __all__ = ["IMMORTAL_NAMESPACES", "NamespaceLifecycle"]
 
@@ -32,7 +35,7 @@ def _forbidden(req: ResourceRequest, name: str, why: str, causes: list[dict[str,
 class NamespaceLifecycle:
     """``admit(operation, req, name)`` for "create", "update" and "delete" requests on ``tracker``."""
 
-    def __init__(self, tracker: Any, enabled: bool) -> None:
+    def __init__(self, tracker: ServedTracker, enabled: bool) -> None:
         self.tracker = tracker
         self.enabled = enabled
 

@@ -81,7 +81,7 @@ def human_duration(seconds: float) -> str:
     return f"{h // 24 // 365}y"
 
 
-def since(timestamp: Any) -> str:
+def since(timestamp: object) -> str:
     """translateTimestampSince: the time since an RFC 3339 timestamp, ``<unknown>`` when unset."""
     if not isinstance(timestamp, str) or not timestamp:
         return "<unknown>"
@@ -107,7 +107,7 @@ def status_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("status") or {}
 
 
-def int_of(value: Any) -> int:
+def int_of(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
@@ -132,7 +132,7 @@ def template_containers(template_path: tuple[str, ...]) -> tuple[Column, Column]
     )
 
 
-def label_selector(selector: Any, empty: str = "<none>") -> str:
+def label_selector(selector: object, empty: str = "<none>") -> str:
     """metav1.FormatLabelSelector: ``a=b,c in (x)``; ``<none>`` for an empty one, ``<error>`` for a bad one."""
     if not isinstance(selector, Mapping):
         return empty
@@ -143,7 +143,7 @@ def label_selector(selector: Any, empty: str = "<none>") -> str:
     return text or empty
 
 
-def format_labels(labels: Any) -> str:
+def format_labels(labels: object) -> str:
     """labels.FormatLabels: ``a=b,c=d`` sorted by key, ``<none>`` when empty."""
     if not isinstance(labels, Mapping) or not labels:
         return "<none>"

@@ -4,9 +4,10 @@ Errors are raised as ``apis.errors.ApiError`` for the handler to answer as a ``S
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import builtins
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from apis import meta
 from apis.errors import ApiError, BadRequestError, NotFoundError, new_invalid
@@ -17,7 +18,10 @@ from . import tables
 from .admission import NamespaceLifecycle
 from .columns import Column
 from .options import delete_options, dry_run, list_options, query_value, validate_list_options
-from .request import ResourceRequest, media_type, parse_json, parse_yaml
+from .request import Headers, ResourceRequest, media_type, parse_json, parse_yaml
+
+if TYPE_CHECKING:  # context.py imports the endpoints through eventsv1
+    from .context import ServedTracker, ServingContext
 
 __all__ = ["BODY_TYPES", "Headers", "PATCH_TYPES", "ResourceEndpoints", "Response", "unsupported_media_type"]
 
@@ -37,17 +41,13 @@ _STATUS_ON_DELETE_GROUPS = (
 )
 
 
-def unsupported_media_type(accepted: Any) -> ApiError:
+def unsupported_media_type(accepted: Iterable[str]) -> ApiError:
     """kube-apiserver's 415 for a body it cannot decode."""
     return ApiError(
         415,
         "UnsupportedMediaType",
         "the body of the request was in an unknown format - accepted media types include: " + ", ".join(accepted),
     )
-
-
-class Headers(Protocol):
-    def get(self, name: str, default: Any = None) -> Any: ...
 
 
 @dataclass
@@ -65,12 +65,12 @@ class ResourceEndpoints:
     ``sandbox`` needs ``tracker`` and ``namespace_lifecycle`` (whether creation needs an existing namespace).
     """
 
-    def __init__(self, sandbox: Any) -> None:
+    def __init__(self, sandbox: ServingContext) -> None:
         self.sandbox = sandbox
         self.namespaces = NamespaceLifecycle(sandbox.tracker, sandbox.namespace_lifecycle)
 
     @property
-    def tracker(self) -> Any:
+    def tracker(self) -> ServedTracker:
         return self.sandbox.tracker
 
     # -- answers ----------------------------------------------------------------------------------------------------
@@ -143,14 +143,14 @@ class ResourceEndpoints:
 
     # -- verbs ------------------------------------------------------------------------------------------------------
     def list(
-        self, req: ResourceRequest, options: ListOptions, headers: Headers, query: dict[str, list[str]]
+        self, req: ResourceRequest, options: ListOptions, headers: Headers, query: dict[str, builtins.list[str]]
     ) -> Response:
         return self._answer(200, req, self.tracker.list(req.gvr, req.namespace, options), headers, query)
 
-    def get(self, req: ResourceRequest, headers: Headers, query: dict[str, list[str]]) -> Response:
+    def get(self, req: ResourceRequest, headers: Headers, query: dict[str, builtins.list[str]]) -> Response:
         return self._answer(200, req, self.tracker.get(req.gvr, req.namespace, req.name), headers, query)
 
-    def create(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
+    def create(self, req: ResourceRequest, query: dict[str, builtins.list[str]], body: bytes, headers: Headers) -> Response:
         dry = dry_run(query.get("dryRun"), "CreateOptions")
         obj = self._decode_object(body, headers)
         warnings = self._field_validation(req, query, obj, "CreateOptions")
@@ -158,7 +158,7 @@ class ResourceEndpoints:
         created = self.tracker.create(req.gvr, obj, req.namespace, dry_run=dry)
         return self._answer(201, req, created, headers, query, warnings)
 
-    def update(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
+    def update(self, req: ResourceRequest, query: dict[str, builtins.list[str]], body: bytes, headers: Headers) -> Response:
         dry = dry_run(query.get("dryRun"), "UpdateOptions")
         obj = self._decode_object(body, headers)
         warnings = self._field_validation(req, query, obj, "UpdateOptions")
@@ -171,7 +171,7 @@ class ResourceEndpoints:
         updated = self.tracker.update(req.gvr, obj, req.namespace, subresource=req.subresource, dry_run=dry)
         return self._answer(200, req, updated, headers, query, warnings)
 
-    def patch(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
+    def patch(self, req: ResourceRequest, query: dict[str, builtins.list[str]], body: bytes, headers: Headers) -> Response:
         dry = dry_run(query.get("dryRun"), "PatchOptions")
         patch_type = PATCH_TYPES.get(media_type(headers.get("Content-Type")))
         custom = self.tracker.is_custom(req.info)
@@ -208,7 +208,7 @@ class ResourceEndpoints:
         if body.strip() and (media_type(headers.get("Content-Type")) or JSON_TYPE) not in BODY_TYPES:
             raise unsupported_media_type(BODY_TYPES)
 
-    def delete(self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers) -> Response:
+    def delete(self, req: ResourceRequest, query: dict[str, builtins.list[str]], body: bytes, headers: Headers) -> Response:
         self._check_body_type(body, headers)
         options = delete_options(query, body)
         self.namespaces.admit("delete", req, req.name)
@@ -224,7 +224,7 @@ class ResourceEndpoints:
         return Response(code, _success_status(req, deleted))
 
     def delete_collection(
-        self, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers
+        self, req: ResourceRequest, query: dict[str, builtins.list[str]], body: bytes, headers: Headers
     ) -> Response:
         """As kube-apiserver: list with the selectors, delete each item with the request's DeleteOptions (one gone
         meanwhile is skipped), answer the list of what was deleted."""

@@ -16,16 +16,23 @@ deprecated fields unset; most fields immutable), with the core field paths kube-
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apis import meta
+from apis.client import PatchBody
 from apis.errors import BadRequestError, NotFoundError, new_invalid
-from apis.fake.tracker import PatchOutcome
+from apis.fake.tracker import ObjectTracker, PatchOutcome
 from apis.fake.tracker.patch import apply_patch, decode_patch
+from apis.fake.tracker.watch import TrackerWatch
 from apis.resources import EVENTS, EVENTS_V1, GroupVersionResource
-from apis.watch import BOOKMARK, ERROR, ListOptions, WatchEvent
+from apis.watch import BOOKMARK, ERROR, ListOptions, Watch, WatchEvent
+from sandbox.faults import Faults
+
+if TYPE_CHECKING:  # the context types the endpoints, which import this module
+    from .context import SandboxContext, ServingContext
 
 __all__ = ["EventsV1Tracker", "for_resource", "to_core", "to_events_v1"]
 
@@ -134,18 +141,21 @@ def _converted(event: WatchEvent) -> WatchEvent:
     return WatchEvent(event.type, to_events_v1(event.object))
 
 
-class _ConvertedWatch:
+class EventsV1Watch:
     """A tracker watch of core/v1 Events whose events carry events.k8s.io/v1 objects."""
 
-    def __init__(self, watch: Any) -> None:
+    def __init__(self, watch: TrackerWatch) -> None:
         self._watch = watch
 
     def next_event(self, timeout: float | None = None) -> WatchEvent | None:
         event = self._watch.next_event(timeout)
         return None if event is None else _converted(event)
 
-    def next_events(self, timeout: float | None = None, **options: Any) -> list[WatchEvent]:
-        return [_converted(e) for e in self._watch.next_events(timeout, **options)]
+    def next_events(
+        self, timeout: float | None = None, *, copy: bool = True, limit: int | None = None, gather: float = 0.0
+    ) -> list[WatchEvent]:
+        events = self._watch.next_events(timeout, copy=copy, limit=limit, gather=gather)
+        return [_converted(e) for e in events]
 
     def __iter__(self) -> Iterator[WatchEvent]:
         return map(_converted, self._watch)
@@ -157,7 +167,7 @@ class _ConvertedWatch:
 class EventsV1Tracker:
     """The tracker as the events.k8s.io/v1 endpoints see it; every other resource passes through unchanged."""
 
-    def __init__(self, tracker: Any) -> None:
+    def __init__(self, tracker: ObjectTracker) -> None:
         self._tracker = tracker
 
     def __getattr__(self, name: str) -> Any:
@@ -174,10 +184,12 @@ class EventsV1Tracker:
         listed = self._tracker.list(EVENTS, namespace, self._core_options(options))
         return {**listed, "apiVersion": EVENTS_V1.api_version, "items": [to_events_v1(i) for i in listed["items"]]}
 
-    def watch(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> Any:
+    def watch(
+        self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None
+    ) -> TrackerWatch | EventsV1Watch:
         if gvr != EVENTS_V1:
             return self._tracker.watch(gvr, namespace, options)
-        return _ConvertedWatch(self._tracker.watch(EVENTS, namespace, self._core_options(options)))
+        return EventsV1Watch(self._tracker.watch(EVENTS, namespace, self._core_options(options)))
 
     def create(
         self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "", dry_run: bool = False
@@ -214,7 +226,7 @@ class EventsV1Tracker:
         gvr: GroupVersionResource,
         namespace: str,
         name: str,
-        body: Any,
+        body: PatchBody,
         patch_type: str = "merge",
         subresource: str | None = None,
         dry_run: bool = False,
@@ -270,14 +282,29 @@ class EventsV1Tracker:
 class _SandboxView:
     """The sandbox with its tracker seen through ``EventsV1Tracker``."""
 
-    def __init__(self, sandbox: Any) -> None:
+    def __init__(self, sandbox: SandboxContext) -> None:
         self._sandbox = sandbox
         self.tracker = EventsV1Tracker(sandbox.tracker)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sandbox, name)
+    @property
+    def faults(self) -> Faults:
+        return self._sandbox.faults
+
+    @property
+    def stopping(self) -> threading.Event:
+        return self._sandbox.stopping
+
+    @property
+    def namespace_lifecycle(self) -> bool:
+        return self._sandbox.namespace_lifecycle
+
+    def track_watch(self, watch: Watch) -> None:
+        self._sandbox.track_watch(watch)
+
+    def untrack_watch(self, watch: Watch) -> None:
+        self._sandbox.untrack_watch(watch)
 
 
-def for_resource(sandbox: Any, gvr: GroupVersionResource) -> Any:
+def for_resource(sandbox: SandboxContext, gvr: GroupVersionResource) -> ServingContext:
     """What serves a request for ``gvr``: the sandbox itself, or its events.k8s.io/v1 view."""
     return _SandboxView(sandbox) if gvr == EVENTS_V1 else sandbox

@@ -8,24 +8,24 @@ from __future__ import annotations
 
 import select
 import socket
-import threading
 import time
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
 
 from apis.errors import ApiError, BadRequestError, ConflictError, MethodNotAllowedError
 from apis.logs import get_logger
-from sandbox.faults import Faults
+from apis.watch import ListOptions
 
 from . import discovery, eventsv1, openapi, podlogs, subresources, tables
+from .context import SandboxContext
 from .endpoints import ResourceEndpoints, Response
 from .negotiation import check_acceptable
 from .openapi_proto import OPENAPI_V2_PROTOBUF
 from .options import list_options, query_bool, validate_list_options
-from .rbac import ADMIN_USER, AccessControl, UserInfo, reviews
+from .rbac import ADMIN_USER, UserInfo, reviews
 from .request import ResourceRequest, not_found_path, parse_resource_path
 from .watchstream import WatchStreamer
 from .wire import wire_status
@@ -49,21 +49,11 @@ def _is_hex(text: bytes) -> bool:
     return all(c in b"0123456789abcdefABCDEF" for c in text)
 
 
-class SandboxContext(Protocol):
-    """What the handler needs from the server that owns it."""
+@runtime_checkable
+class _SandboxServer(Protocol):
+    """The ``socketserver`` server a handler serves: it carries the sandbox."""
 
-    tracker: Any
-    faults: Faults
-    stopping: threading.Event
-    namespace_lifecycle: bool
-    access: AccessControl
-
-    @property
-    def server_address_text(self) -> str: ...
-
-    def track_watch(self, watch: Any) -> None: ...
-
-    def untrack_watch(self, watch: Any) -> None: ...
+    sandbox: SandboxContext
 
 
 class _ChunkedSink:
@@ -92,7 +82,7 @@ class _ChunkedSink:
             self._handler.close_connection = True
 
     def client_gone(self) -> bool:
-        connection = self._handler.connection
+        connection: socket.socket = self._handler.connection
         try:
             readable, _, _ = select.select([connection], [], [], 0)
             if not readable:
@@ -109,10 +99,16 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
     server_version = "sandbox-apiserver"
     timeout = 120  # idle keep-alive connections are closed after this many seconds
     user: UserInfo = ADMIN_USER  # who sent the request being served (``AccessControl.admit``)
+    # http.server sets these; typeshed does not declare them
+    raw_requestline: bytes
+    _headers_buffer: list[bytes]
 
     # -- plumbing -------------------------------------------------------------------------------------------------
     def setup(self) -> None:
         super().setup()
+        if not isinstance(self.server, _SandboxServer):
+            raise TypeError(f"SandboxRequestHandler serves a sandbox API server, not {type(self.server).__name__}")
+        self._sandbox = self.server.sandbox
         # Responses and watch events are small writes: without TCP_NODELAY, Nagle's algorithm holds each one back
         # until the client's delayed ACK (~40 ms) on a kept-alive connection. kube-apiserver (Go) sets it too.
         try:
@@ -122,7 +118,7 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
 
     @property
     def sandbox(self) -> SandboxContext:
-        return self.server.sandbox  # type: ignore[attr-defined]
+        return self._sandbox
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence the stderr access log
         return
@@ -242,7 +238,7 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
             self._headers_buffer.append(data)
         self.flush_headers()
 
-    def _send_json(self, code: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+    def _send_json(self, code: int, obj: object, headers: dict[str, str] | None = None) -> None:
         self._send_bytes(code, orjson.dumps(obj), "application/json", headers)
 
     def _send_response(self, response: Response) -> None:
@@ -446,7 +442,7 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
             self.close_connection = True  # the client went away
 
     def _serve_watch(
-        self, endpoints: ResourceEndpoints, req: ResourceRequest, options: Any, query: dict[str, list[str]]
+        self, endpoints: ResourceEndpoints, req: ResourceRequest, options: ListOptions, query: dict[str, list[str]]
     ) -> None:
         table = tables.table_options(self.headers.get("Accept"), query)
         columns = endpoints.printer_columns(req) if table else None

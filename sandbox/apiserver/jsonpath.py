@@ -246,11 +246,11 @@ class JSONPath:
     expression: str
     nodes: tuple[Node, ...]
 
-    def find(self, data: Any, allow_missing_keys: bool = True) -> list[Any]:
+    def find(self, data: object, allow_missing_keys: bool = True) -> list[Any]:
         """Every value the path selects, in order (raises JSONPathError where client-go's evaluator fails)."""
         return _walk([data], self.nodes, allow_missing_keys)
 
-    def first(self, data: Any) -> tuple[bool, Any]:
+    def first(self, data: object) -> tuple[bool, Any]:
         """``(found, value)``: the first value the path selects, as a printer column takes it; an evaluation error
         counts as nothing found."""
         try:
@@ -297,7 +297,7 @@ def _step(values: list[Any], node: Node, allow_missing: bool) -> list[Any]:
     return _filter(values, node, allow_missing)
 
 
-def _slice(value: Any, node: Slice) -> list[Any]:
+def _slice(value: object, node: Slice) -> list[Any]:
     if not isinstance(value, list):
         raise JSONPathError(f"{_go_type(value)} is not array or slice")
     length = len(value)
@@ -319,7 +319,7 @@ def _slice(value: Any, node: Slice) -> list[Any]:
     return value[start:end]
 
 
-def _children(value: Any) -> list[Any]:
+def _children(value: object) -> list[Any]:
     if isinstance(value, Mapping):
         return list(value.values())
     if isinstance(value, list):
@@ -361,7 +361,7 @@ def _filter(values: list[Any], node: Filter, allow_missing: bool) -> list[Any]:
     return out
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int):
@@ -386,16 +386,16 @@ def _compare(left: Any, operator: str, right: Any) -> bool:
         return bool(left != right)
     if kind == "bool":
         raise JSONPathError("invalid type for comparison")
-    return {"<": left < right, ">": left > right, "<=": left <= right, ">=": left >= right}[operator]
+    return bool({"<": left < right, ">": left > right, "<=": left <= right, ">=": left >= right}[operator])
 
 
-def _go_type(value: Any) -> str:
+def _go_type(value: object) -> str:
     return {"bool": "bool", "int": "int64", "float": "float64", "string": "string"}.get(
         _kind(value), "map[string]interface {}" if isinstance(value, Mapping) else "interface {}"
     )
 
 
-def format_value(value: Any) -> str:
+def format_value(value: object) -> str:
     """``fmt.Fprint`` of a decoded JSON value: ``true``, ``3``, ``1e+06``, ``[a b]``, ``map[a:1 b:x]``."""
     if value is None:
         return "<nil>"

@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 
 from apis.errors import ApiError
-from apis.fake import schemas
+from apis.fake import ObjectTracker, schemas
 from apis.fake.tracker.patch import MERGE_KEYS, PRIMITIVE_MERGE_LISTS
 from apis.meta import deep_copy as meta_copy
 from apis.resources import CUSTOM_RESOURCE_DEFINITIONS, ResourceInfo
@@ -93,7 +93,7 @@ def _shared_ref(schema: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _rename_refs(schema: Any, names: Mapping[str, str], prefix: str = _V3_PREFIX) -> Any:
+def _rename_refs(schema: object, names: Mapping[str, str], prefix: str = _V3_PREFIX) -> Any:
     """``schema`` with every ``$ref`` pointing at the renamed definitions and quantities and int-or-strings
     referring to their shared schemas, as kube-apiserver publishes them (a new structure; input untouched)."""
     if isinstance(schema, dict):
@@ -170,7 +170,7 @@ _LIST_PARAMS = [_parameter(n) for n in ("continue", "fieldSelector", "labelSelec
 class OpenAPIDocuments:
     """The v3 and v2 documents of one tracker; thread-safe, cached per served-resource fingerprint."""
 
-    def __init__(self, tracker: Any) -> None:
+    def __init__(self, tracker: ObjectTracker) -> None:
         self.tracker = tracker
         self._lock = threading.Lock()
         self._v3: dict[tuple[str, str], tuple[Any, dict[str, Any], bytes, str]] = {}
@@ -180,7 +180,10 @@ class OpenAPIDocuments:
     def v3_index(self) -> dict[str, Any]:
         paths = {}
         for group, version in self._group_versions():
-            _, digest = self.v3_document(group, version)  # type: ignore[misc]
+            document = self.v3_document(group, version)
+            if document is None:  # its last resource went away meanwhile (a CRD deleted)
+                continue
+            _, digest = document
             path = f"apis/{group}/{version}" if group else f"api/{version}"
             paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}
         return {"paths": paths}
@@ -390,7 +393,7 @@ def _resource_paths(info: ResourceInfo, names: Mapping[tuple[str, str, str], str
 
 
 # -- Swagger 2.0 ------------------------------------------------------------------------------------------------------
-def _v2_schema(schema: Any) -> Any:
+def _v2_schema(schema: object) -> Any:
     """A v3 schema in Swagger 2.0 terms: refs under ``#/definitions/`` (``allOf: [{$ref}]`` as a plain ``$ref``, as
     kube's v2 document writes them), quantities and int-or-strings as strings with their format (v2 has no
     ``oneOf``/``anyOf``), ``nullable`` as ``x-nullable``."""
@@ -458,7 +461,7 @@ _documents: weakref.WeakKeyDictionary[Any, OpenAPIDocuments] = weakref.WeakKeyDi
 _documents_lock = threading.Lock()
 
 
-def documents_for(tracker: Any) -> OpenAPIDocuments:
+def documents_for(tracker: ObjectTracker) -> OpenAPIDocuments:
     """The (cached) documents of ``tracker``."""
     with _documents_lock:
         docs = _documents.get(tracker)

@@ -12,7 +12,7 @@ whose values are YAML, as gnostic stores them). JSON-schema keywords Swagger 2.0
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import yaml
@@ -40,23 +40,23 @@ def _message(field: int, payload: bytes) -> bytes:
     return _varint(field << 3 | 2) + _varint(len(payload)) + payload
 
 
-def _string(field: int, value: Any) -> bytes:
+def _string(field: int, value: object) -> bytes:
     return _message(field, str(value).encode()) if value not in (None, "") else b""
 
 
-def _strings(field: int, values: Any) -> bytes:
+def _strings(field: int, values: Iterable[object] | None) -> bytes:
     return b"".join(_message(field, str(v).encode()) for v in values or ())
 
 
-def _bool(field: int, value: Any) -> bytes:
+def _bool(field: int, value: object) -> bytes:
     return _varint(field << 3) + b"\x01" if value is True else b""
 
 
-def _int(field: int, value: Any) -> bytes:
+def _int(field: int, value: object) -> bytes:
     return _varint(field << 3) + _varint(int(value)) if isinstance(value, int) and not isinstance(value, bool) else b""
 
 
-def _double(field: int, value: Any) -> bytes:
+def _double(field: int, value: object) -> bytes:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return b""
     return _varint(field << 3 | 1) + struct.pack("<d", float(value))

@@ -73,7 +73,7 @@ def query_int(query: dict[str, list[str]], key: str, signed: bool = False) -> in
     return value
 
 
-def dry_run(values: Any, options_kind: str) -> bool:
+def dry_run(values: object, options_kind: str) -> bool:
     """Whether a write with these ``dryRun`` values (the query's, or a DeleteOptions body's) is a dry run; the
     only value is ``All`` (repeatable): anything else is kube-apiserver's 422 on ``options_kind``
     (``CreateOptions``, ``UpdateOptions``, ``PatchOptions``, ``DeleteOptions``)."""

@@ -132,7 +132,7 @@ def _service_external_ip(svc: Mapping[str, Any]) -> str:
             return ",".join([*(lb_text.split(",") if lb_text else []), *external])
         return lb_text or "<pending>"
     if kind == "ExternalName":
-        return spec.get("externalName", "")
+        return str(spec.get("externalName", ""))
     return "<unknown>"
 
 
@@ -202,7 +202,7 @@ def _node_address(kind: str) -> Cell:
     def cell(node: Mapping[str, Any]) -> str:
         for address in status_of(node).get("addresses") or []:
             if address.get("type") == kind:
-                return address.get("address", "")
+                return str(address.get("address", ""))
         return "<none>"
 
     return cell

@@ -91,7 +91,7 @@ JOB = [
 ]
 
 
-def _bool_ptr(value: Any) -> str:
+def _bool_ptr(value: object) -> str:
     return "<unset>" if not isinstance(value, bool) else ("True" if value else "False")
 
 

@@ -38,6 +38,12 @@ class ResourceRequest:
         return self.info.gvr
 
 
+class Headers(Protocol):
+    """The request headers (``http.server``'s ``email.message.Message``, a plain dict in tests)."""
+
+    def get(self, name: str, default: Any = None) -> Any: ...
+
+
 class ResourceResolver(Protocol):
     def resource_info(self, gvr: GroupVersionResource) -> ResourceInfo: ...
 

@@ -20,6 +20,7 @@ from apis.fake.tracker import ObjectTracker
 from apis.fake.tracker.ttl import DEFAULT_EVENT_TTL
 from apis.logs import get_logger
 from apis.resources import CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES
+from apis.watch import Watch
 from sandbox.faults import Faults
 from sandbox.simulator import PodSimulator
 
@@ -110,7 +111,7 @@ class SandboxAPIServer:
 
     def __init__(
         self,
-        tracker: Any = None,
+        tracker: ObjectTracker | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
         crd_dirs: Sequence[str | os.PathLike[str]] = (),
@@ -145,7 +146,7 @@ class SandboxAPIServer:
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._watch_lock = threading.Lock()
-        self._watches: set[Any] = set()
+        self._watches: set[Watch] = set()
 
     # -- lifecycle ------------------------------------------------------------------------------------------------
     def start(self) -> SandboxAPIServer:
@@ -240,7 +241,7 @@ class SandboxAPIServer:
         return out
 
     # -- used by the request handler ------------------------------------------------------------------------------
-    def track_watch(self, watch: Any) -> None:
+    def track_watch(self, watch: Watch) -> None:
         with self._watch_lock:
             self._watches.add(watch)
         if self.stopping.is_set():  # raced with stop(): end it now
@@ -252,7 +253,7 @@ class SandboxAPIServer:
         with self._watch_lock:
             return len(self._watches)
 
-    def untrack_watch(self, watch: Any) -> None:
+    def untrack_watch(self, watch: Watch) -> None:
         with self._watch_lock:
             self._watches.discard(watch)
 

@@ -10,7 +10,7 @@ strategic, apply) change the object's ``spec.replicas`` only, with the Scale's r
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apis import meta
 from apis.errors import ApiError, BadRequestError, new_invalid, new_not_found
@@ -21,6 +21,9 @@ from .endpoints import PATCH_TYPES, Headers, Response
 from .options import dry_run
 from .request import ResourceRequest, media_type, parse_json, parse_yaml
 
+if TYPE_CHECKING:  # context.py imports the endpoints through eventsv1
+    from .context import ServedTracker, ServingContext
+
 __all__ = ["SERVED", "serve"]
 
 SERVED = ("scale",)
@@ -28,14 +31,14 @@ SCALE_API_VERSION = "autoscaling/v1"
 
 
 def serve(
-    sandbox: Any, method: str, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers
+    sandbox: ServingContext, method: str, req: ResourceRequest, query: dict[str, list[str]], body: bytes, headers: Headers
 ) -> Response:
     """Answer a request for a ``SERVED`` subresource of one object."""
     return _Scale(sandbox.tracker, req).serve(method, query, body, headers)
 
 
 class _Scale:
-    def __init__(self, tracker: Any, req: ResourceRequest) -> None:
+    def __init__(self, tracker: ServedTracker, req: ResourceRequest) -> None:
         self.tracker, self.req = tracker, req
         self.paths = _scale_paths(tracker, req.gvr)
 
@@ -94,21 +97,25 @@ class _Scale:
             )
         doc = decode_patch(body, patch_type)
         if patch_type == "json":
-            return json_patch(current, doc)
-        if patch_type == "strategic":
-            return strategic_merge_patch(current, doc)
-        if not isinstance(doc, dict):
+            patched = json_patch(current, doc)
+        elif patch_type == "strategic":
+            patched = strategic_merge_patch(current, doc)
+        elif isinstance(doc, dict):
+            patched = merge_patch(current, doc)
+        else:
             raise BadRequestError("a merge patch must be a JSON object")
-        return merge_patch(current, doc)
+        if not isinstance(patched, dict):
+            raise BadRequestError("the patched object is not a JSON object")
+        return patched
 
     def _write(self, obj: dict[str, Any], scale: Mapping[str, Any], dry: bool) -> dict[str, Any]:
         req = self.req
         if scale.get("kind") not in (None, "", "Scale"):
             raise BadRequestError(f"the kind in the data ({scale.get('kind')}) does not match the expected kind (Scale)")
-        md = scale.get("metadata") if isinstance(scale.get("metadata"), dict) else {}
+        md = found if isinstance(found := scale.get("metadata"), dict) else {}
         if md.get("name") and md["name"] != req.name:
             raise BadRequestError(f"the name of the object ({md['name']}) does not match the name on the URL ({req.name})")
-        replicas = (scale.get("spec") or {}).get("replicas") if isinstance(scale.get("spec"), dict) else None
+        replicas = spec.get("replicas") if isinstance(spec := scale.get("spec"), dict) else None
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
             shown = replicas if isinstance(replicas, int) else 0
             cause = {"type": "FieldValueInvalid", "field": "spec.replicas",
@@ -121,7 +128,7 @@ class _Scale:
         return self._scale_of(stored)
 
 
-def _scale_paths(tracker: Any, gvr: GroupVersionResource) -> tuple[str, str, str | None]:
+def _scale_paths(tracker: ServedTracker, gvr: GroupVersionResource) -> tuple[str, str, str | None]:
     """(specReplicasPath, statusReplicasPath, labelSelectorPath) of the resource; None selector path for built-ins."""
     if gvr.group in ("apps", "extensions"):
         return ".spec.replicas", ".status.replicas", None
@@ -149,7 +156,7 @@ def _get(obj: Mapping[str, Any], path: str) -> Any:
     return cur
 
 
-def _set(obj: dict[str, Any], path: str, value: Any) -> None:
+def _set(obj: dict[str, Any], path: str, value: object) -> None:
     parts = _parts(path)
     cur = obj
     for part in parts[:-1]:
@@ -160,5 +167,5 @@ def _set(obj: dict[str, Any], path: str, value: Any) -> None:
     cur[parts[-1]] = value
 
 
-def _int(value: Any) -> int:
+def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -166,7 +166,7 @@ def _item_type(body: Mapping[str, Any]) -> dict[str, str]:
     return {"kind": kind[: -len("List")], "apiVersion": str(body["apiVersion"])}
 
 
-def _cell_value(value: Any) -> Any:
+def _cell_value(value: object) -> Any:
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     import orjson

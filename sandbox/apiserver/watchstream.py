@@ -10,17 +10,21 @@ them; the events pending at a time leave in one write, as soon as they are there
 from __future__ import annotations
 
 import time
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import orjson
 
 from apis.errors import ApiError
 from apis.fake.tracker.watch import GATHER_SECONDS
-from apis.watch import ADDED, DELETED, ERROR, MODIFIED, ListOptions, Watch, WatchEvent
+from apis.watch import ADDED, DELETED, ERROR, MODIFIED, ListOptions, WatchEvent
 
 from . import tables
+from .columns import Column
 from .request import ResourceRequest
 from .wire import wire_status
+
+if TYPE_CHECKING:  # context.py imports the endpoints through eventsv1
+    from .context import ServedWatch, ServingContext
 
 __all__ = ["StreamSink", "WatchStreamer"]
 
@@ -48,7 +52,7 @@ class WatchStreamer:
     """Serves one ``?watch=1`` request; ``sandbox`` gives ``tracker``, ``faults``, ``stopping`` (an Event) and
     ``track_watch``/``untrack_watch``."""
 
-    def __init__(self, sandbox: Any) -> None:
+    def __init__(self, sandbox: ServingContext) -> None:
         self.sandbox = sandbox
 
     def serve(
@@ -57,7 +61,7 @@ class WatchStreamer:
         options: ListOptions,
         sink: StreamSink,
         table: tables.TableOptions | None,
-        columns: Any,
+        columns: list[Column] | None,
     ) -> None:
         """Stream the watch to ``sink`` (as Tables with ``columns`` when ``table``); raises
         OSError when the client went away."""
@@ -86,11 +90,11 @@ class WatchStreamer:
     def _pump(
         self,
         req: ResourceRequest,
-        watch: Watch,
+        watch: ServedWatch,
         options: ListOptions,
         sink: StreamSink,
         table: tables.TableOptions | None,
-        columns: Any,
+        columns: list[Column] | None,
     ) -> None:
         sandbox, faults = self.sandbox, self.sandbox.faults
         started = time.monotonic()
@@ -113,7 +117,7 @@ class WatchStreamer:
                 faults.count("dropped_watches")
                 return
             try:  # every pending event at once, the stored objects only serialized
-                events = watch.next_events(wait, copy=False, limit=None if limit is None else limit - sent,  # type: ignore[attr-defined]
+                events = watch.next_events(wait, copy=False, limit=None if limit is None else limit - sent,
                                            gather=GATHER_SECONDS)
             except StopIteration:
                 return
@@ -144,7 +148,7 @@ def _event_line(event: WatchEvent) -> bytes:
 
 
 def _as_table_event(
-    req: ResourceRequest, event: WatchEvent, table: tables.TableOptions, columns: Any, first: bool
+    req: ResourceRequest, event: WatchEvent, table: tables.TableOptions, columns: list[Column] | None, first: bool
 ) -> WatchEvent:
     """Watch events for ``kubectl get -w``: one-row Tables, column definitions on the first event only."""
     if event.type not in (ADDED, MODIFIED, DELETED):

@@ -100,7 +100,7 @@ def is_rolling(deployment: Mapping[str, Any]) -> bool:
     return ((_spec(deployment).get("strategy") or {}).get("type") or "RollingUpdate") == "RollingUpdate"
 
 
-def _scaled_value(value: Any, total: int, round_up: bool) -> int:
+def _scaled_value(value: object, total: int, round_up: bool) -> int:
     """intstr.GetScaledValueFromIntOrPercent."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
@@ -196,7 +196,7 @@ def remove_condition(status: dict[str, Any], ctype: str) -> None:
 
 def deployment_complete(deployment: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
     desired = replicas_of(deployment)
-    return (
+    return bool(
         status.get("updatedReplicas", 0) == desired
         and status.get("replicas", 0) == desired
         and status.get("availableReplicas", 0) == desired
@@ -208,7 +208,7 @@ def deployment_progressing(deployment: Mapping[str, Any], new: Mapping[str, Any]
     old = deployment.get("status") or {}
     old_old = old.get("replicas", 0) - old.get("updatedReplicas", 0)
     new_old = new.get("replicas", 0) - new.get("updatedReplicas", 0)
-    return (
+    return bool(
         new.get("updatedReplicas", 0) > old.get("updatedReplicas", 0)
         or new_old < old_old
         or new.get("readyReplicas", 0) > old.get("readyReplicas", 0)
@@ -227,7 +227,7 @@ def deployment_timed_out(deployment: Mapping[str, Any], status: Mapping[str, Any
     return _timestamp(cond.get("lastUpdateTime")) + deadline < now
 
 
-def _timestamp(value: Any) -> float:
+def _timestamp(value: object) -> float:
     try:
         return meta.parse_time(value).timestamp() if isinstance(value, str) else 0.0
     except ValueError:

@@ -28,7 +28,7 @@ def node_names_in(obj: Mapping[str, Any]) -> list[str]:
     """Every ``nodeName`` string in ``obj``'s spec (a Dataset's, a worker template's …), in order, each once."""
     names: list[str] = []
 
-    def walk(value: Any, depth: int) -> None:
+    def walk(value: object, depth: int) -> None:
         if depth > _MAX_DEPTH:
             return
         if isinstance(value, Mapping):
@@ -118,7 +118,7 @@ class SimulatedNodes:
             node = self.add(name)
         for cond in (node.get("status") or {}).get("conditions") or []:
             if cond.get("type") == "Ready":
-                return cond.get("status") == "True"
+                return bool(cond.get("status") == "True")
         return False
 
     def _status(self, name: str, old: Mapping[str, Any], ready: bool) -> dict[str, Any]:

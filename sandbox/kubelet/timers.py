@@ -11,19 +11,22 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Hashable
+from typing import Generic, TypeVar
 
 __all__ = ["Timers"]
 
+_Item = TypeVar("_Item", bound=Hashable)
 
-class Timers:
+
+class Timers(Generic[_Item]):
     """Due times (monotonic seconds) of hashable work items; see the module doc."""
 
     def __init__(self) -> None:
-        self._heap: list[tuple[float, int, Hashable]] = []
-        self._due: dict[Hashable, float] = {}
+        self._heap: list[tuple[float, int, _Item]] = []
+        self._due: dict[_Item, float] = {}
         self._seq = itertools.count()
 
-    def schedule(self, item: Hashable, due: float) -> bool:
+    def schedule(self, item: _Item, due: float) -> bool:
         """Make ``item`` due at ``due`` unless it is due earlier already; True when its due time changed."""
         current = self._due.get(item)
         if current is not None and current <= due:
@@ -33,7 +36,7 @@ class Timers:
         self._compact()
         return True
 
-    def cancel(self, item: Hashable) -> None:
+    def cancel(self, item: _Item) -> None:
         """Forget ``item``'s timer (if any)."""
         if self._due.pop(item, None) is not None:
             self._compact()
@@ -43,9 +46,9 @@ class Timers:
         self._drop_stale()
         return self._heap[0][0] if self._heap else None
 
-    def pop_due(self, horizon: float) -> list[Hashable]:
+    def pop_due(self, horizon: float) -> list[_Item]:
         """The items due at ``horizon`` or before (their timers are consumed), earliest first."""
-        items = []
+        items: list[_Item] = []
         while self._heap and self._heap[0][0] <= horizon:
             due, _, item = heapq.heappop(self._heap)
             if self._due.get(item) == due:

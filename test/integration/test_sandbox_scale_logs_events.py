@@ -78,6 +78,14 @@ def test_scale_subresource_get_put_patch(sandbox, http: RawClient) -> None:
     assert apps["replicasets/scale"]["verbs"] == ["get", "patch", "update"]
 
 
+def test_scale_json_patch_that_replaces_the_whole_scale_with_a_non_object_is_a_400(sandbox, http: RawClient) -> None:
+    _deployment(sandbox, replicas=3)
+    answer = http.request("PATCH", f"{DEPLOY}/web/scale", [{"op": "replace", "path": "", "value": 5}],
+                          content_type="application/json-patch+json")
+    assert answer.status == 400 and answer.json()["message"] == "the patched object is not a JSON object"
+    assert sandbox.tracker.get(DEPLOYMENTS, "default", "web")["spec"]["replicas"] == 3
+
+
 def test_scale_of_replicasets_and_custom_resources(sandbox, http: RawClient, api) -> None:
     sandbox.tracker.create(REPLICA_SETS, {"metadata": {"name": "rs"}, "spec": {
         "replicas": 1, "selector": {"matchLabels": {"app": "web"}}, "template": TEMPLATE}}, "default")

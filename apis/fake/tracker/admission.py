@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-def check_decodes(info: ResourceInfo, obj: Any, patched: bool = False, drop_unknown: bool = False) -> None:
+def check_decodes(info: ResourceInfo, obj: dict[str, Any], patched: bool = False, drop_unknown: bool = False) -> None:
     """Raise what kube-apiserver answers when ``obj`` does not decode into the kind's Go type (see the module doc);
     ``patched``: ``obj`` is the result of a patch; ``drop_unknown``: then remove, in place, the fields of a built-in
     kind's object that its Go type does not have, as decoding drops them (custom resources are pruned against their
@@ -55,7 +55,7 @@ def check_decodes(info: ResourceInfo, obj: Any, patched: bool = False, drop_unkn
         raise _decode_error(info, err, obj if patched else None) from None
 
 
-def unknown_fields(info: ResourceInfo, obj: Any, crd_schema: dict[str, Any] | None) -> list[str]:
+def unknown_fields(info: ResourceInfo, obj: dict[str, Any], crd_schema: dict[str, Any] | None) -> list[str]:
     """The paths of the fields of ``obj`` a write would drop (sorted; nothing is changed): those its built-in kind
     does not have, or that its CRD's schema prunes."""
     definition = schemas.kind_definition_name(info.gvr.api_version, info.kind)
@@ -71,7 +71,7 @@ def unknown_fields(info: ResourceInfo, obj: Any, crd_schema: dict[str, Any] | No
     return found
 
 
-def _decode_error(info: ResourceInfo, err: DecodeError, patched: Any) -> ApiError:
+def _decode_error(info: ResourceInfo, err: DecodeError, patched: object) -> ApiError:
     if patched is not None:
         value = go_quote(orjson.dumps(patched).decode())
         cause = {"type": "FieldValueInvalid", "field": "patch", "message": f"Invalid value: {value}: {err.message}"}
@@ -115,7 +115,7 @@ def resolve_namespace(info: ResourceInfo, request_ns: str, obj: dict[str, Any]) 
     return ns
 
 
-def _kind_admission(info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None, crd_schema: Any) -> list[Cause]:
+def _kind_admission(info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None, crd_schema: dict[str, Any] | None) -> list[Cause]:
     """CRD acceptance (raises its own 422) and status; custom resource prune → default → validate (the causes)."""
     if info.gvr == res.CUSTOM_RESOURCE_DEFINITIONS:
         parse_crd(obj)

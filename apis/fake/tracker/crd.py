@@ -26,13 +26,13 @@ def _cause(field: str, message: str, kind: str = "FieldValueRequired") -> dict[s
 
 def parse_crd(crd: dict[str, Any]) -> list[ServedVersion]:
     """Each served version of ``crd``; raises ``InvalidError`` (422) naming every missing or bad field."""
-    spec = crd.get("spec") if isinstance(crd.get("spec"), dict) else {}
-    names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
+    spec = found if isinstance(found := crd.get("spec"), dict) else {}
+    names = found if isinstance(found := spec.get("names"), dict) else {}
     group = spec.get("group") or ""
     plural = names.get("plural") or ""
     kind = names.get("kind") or ""
     scope = spec.get("scope") or ""
-    versions = spec.get("versions") if isinstance(spec.get("versions"), list) else []
+    versions = found if isinstance(found := spec.get("versions"), list) else []
     causes = []
     if not group:
         causes.append(_cause("spec.group", "Required value"))

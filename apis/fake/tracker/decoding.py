@@ -41,7 +41,7 @@ class DecodeError(Exception):
 _GO_JSON_KINDS = {"boolean": "bool", "integer": "number"}  # the other OpenAPI type names are Go's too
 
 
-def _json_kind(value: Any) -> str:
+def _json_kind(value: object) -> str:
     """A JSON value's kind as Go's decoder names it in errors: bool, number, string, array, object."""
     kind = data_type(value)
     return _GO_JSON_KINDS.get(kind, kind)
@@ -154,7 +154,7 @@ class _Decoder:
                 raise self.type_error(_json_kind(value), "bool", struct, path)
 
 
-def _check_quantity(value: Any) -> None:
+def _check_quantity(value: object) -> None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return
     if not isinstance(value, str):
@@ -186,7 +186,7 @@ def _check_base64(value: str) -> None:
         raise DecodeError(f"illegal base64 data at input byte {len(body) if len(body) % 4 == 1 else len(value)}")
 
 
-def check_kind(definition_name: str, obj: Any, drop_unknown: bool = False) -> list[str]:
+def check_kind(definition_name: str, obj: object, drop_unknown: bool = False) -> list[str]:
     """``obj`` decodes into the built-in kind's Go type (``DecodeError`` otherwise); the paths of the fields Go
     would drop as unknown, which ``drop_unknown`` removes from ``obj``."""
     _, definition = schemas.resolve({"$ref": schemas.REF_PREFIX + definition_name})
@@ -195,7 +195,7 @@ def check_kind(definition_name: str, obj: Any, drop_unknown: bool = False) -> li
     return decoder.unknown
 
 
-def check_object_meta(metadata: Any) -> None:
+def check_object_meta(metadata: object) -> None:
     """A custom resource's ``metadata`` decodes into ObjectMeta (errors name paths inside it, as Go reports them
     when unmarshalling it alone); ``DecodeError`` otherwise."""
     if metadata is None:

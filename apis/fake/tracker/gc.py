@@ -21,7 +21,7 @@ the tracker's lock, the way kube-controller-manager's garbage collector would ev
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Protocol
 
 from ... import meta
@@ -105,7 +105,7 @@ class GarbageCollector:
         self._on_removed = on_removed
         self._running = False
 
-    def _owner_state(self, dependent_namespace: str, ref: dict[str, Any]) -> str:
+    def _owner_state(self, dependent_namespace: str, ref: Mapping[str, Any]) -> str:
         """``OWNER_PRESENT``, ``OWNER_ABSENT`` or ``OWNER_UNRESOLVABLE`` for one ownerReference of a dependent."""
         try:
             info = self._resolver.info_for_kind(str(ref.get("apiVersion") or ""), str(ref.get("kind") or ""))

@@ -34,7 +34,7 @@ _MAX_INT32 = 2**31 - 1
 _IMMUTABLE_WHEN_SET = "field is immutable when `immutable` is set"
 
 
-def normalized(value: Any) -> Any:
+def normalized(value: object) -> Any:
     """``value`` with nulls, empty lists and empty objects dropped from objects (Go's zero values)."""
     if isinstance(value, Mapping):
         out = {}
@@ -58,7 +58,7 @@ def _containers(spec: Mapping[str, Any], field: str) -> list[dict[str, Any]]:
     return [dict(c) if isinstance(c, Mapping) else {} for c in spec.get(field) or []]
 
 
-def _diff(old: Any, new: Any, path: str, out: list[str]) -> None:
+def _diff(old: object, new: object, path: str, out: list[str]) -> None:
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         for key in sorted(set(old) | set(new)):
             _diff(old.get(key), new.get(key), f"{path}.{key}" if path else key, out)
@@ -69,7 +69,7 @@ def _diff(old: Any, new: Any, path: str, out: list[str]) -> None:
             out.append(f"+ \t{path}: {_show(new)},")
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     import orjson
 
     return orjson.dumps(value).decode()
@@ -130,7 +130,7 @@ def _validate_pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list
     return causes
 
 
-def _selector_text(selector: Any) -> str:
+def _selector_text(selector: object) -> str:
     """A LabelSelector as Go's %#v prints it in an immutable-field error."""
     if not isinstance(selector, Mapping):
         return "nil"

@@ -7,6 +7,7 @@ an object past what a client could have sent whole. (etcd's own 1.5 MiB limit on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -19,7 +20,7 @@ __all__ = ["MAX_OBJECT_BYTES", "bounded_copy"]
 MAX_OBJECT_BYTES = 3 * 1024 * 1024
 
 
-def bounded_copy(obj: Any, patched: bool = False) -> Any:
+def bounded_copy(obj: Mapping[str, Any], patched: bool = False) -> dict[str, Any]:
     """A deep copy of ``obj`` once it is within bounds. A value out of bounds is a 400 (422 for the result of a
     patch, as a patch that does not apply); an object larger than ``MAX_OBJECT_BYTES`` as JSON is a 413."""
     try:
@@ -39,4 +40,5 @@ def bounded_copy(obj: Any, patched: bool = False) -> Any:
             "RequestEntityTooLarge",
             f"Request entity too large: {what} is {len(data)} bytes as JSON, limit is {MAX_OBJECT_BYTES}",
         )
-    return orjson.loads(data)
+    copied: dict[str, Any] = orjson.loads(data)  # the JSON of a mapping reads back as a dict
+    return copied

@@ -22,6 +22,7 @@ import orjson
 import yaml
 
 from ... import meta, yamlutil
+from ...client import PatchBody
 from ...errors import ApiError, BadRequestError, InvalidError
 from ...limits import DocumentLimitError, check_document
 from .limits import bounded_copy
@@ -76,7 +77,7 @@ _DELETE_FROM = "$deleteFromPrimitiveList/"
 _ELEMENT_ORDER = "$setElementOrder/"
 
 
-def decode_patch(body: Any, patch_type: str) -> Any:
+def decode_patch(body: PatchBody | bytearray, patch_type: str) -> Any:
     """The parsed patch document: ``body`` may already be parsed (dict/list) or JSON text (YAML for ``apply``)."""
     if not isinstance(body, (bytes, bytearray, str)):
         doc = body
@@ -87,7 +88,7 @@ def decode_patch(body: Any, patch_type: str) -> Any:
             if patch_type != "apply":
                 raise BadRequestError(f"error decoding patch: {exc}") from None
             try:
-                doc = yamlutil.load(body)
+                doc = yamlutil.load(bytes(body) if isinstance(body, bytearray) else body)
             except yaml.YAMLError as yexc:
                 raise BadRequestError(f"error decoding YAML: {yexc}") from None
     try:
@@ -97,7 +98,7 @@ def decode_patch(body: Any, patch_type: str) -> Any:
     return doc if isinstance(body, (bytes, bytearray, str)) else meta.deep_copy(doc)
 
 
-def apply_patch(current: dict[str, Any], doc: Any, patch_type: str, custom: bool) -> dict[str, Any]:
+def apply_patch(current: dict[str, Any], doc: object, patch_type: str, custom: bool) -> dict[str, Any]:
     """``current`` with the decoded patch document applied (a new object): merge, json, strategic (built-in kinds
     only: 415 for ``custom`` resources, as kube-apiserver answers) or apply (strategic merge of the applied
     configuration for built-in kinds, JSON merge for custom resources)."""
@@ -146,14 +147,15 @@ def _unprocessable(message: str) -> InvalidError:
     return InvalidError(422, "Invalid", message, details={"causes": [{"type": "UnexpectedServerResponse", "message": message}]})
 
 
-def _pointer(path: Any, op: str) -> list[str]:
+def _pointer(path: object, op: str) -> tuple[str, list[str]]:
+    """The checked JSON pointer ``path`` and its reference tokens."""
     if not isinstance(path, str):
         raise BadRequestError(f"json patch {op} operation: 'path' must be a string, got {path!r}")
     if path == "":
-        return []
+        return path, []
     if not path.startswith("/"):
         raise BadRequestError(f"json patch {op} operation: invalid JSON pointer {path!r}: must start with '/'")
-    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+    return path, [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
 
 
 def _index(container: list[Any], token: str, path: str, op: str, allow_end: bool) -> int:
@@ -194,7 +196,7 @@ def _get(doc: Any, tokens: list[str], path: str, op: str) -> Any:
     raise _unprocessable(f"{op} operation does not apply: doc is missing path: {path}: missing value")
 
 
-def _add(doc: Any, tokens: list[str], value: Any, path: str, op: str) -> Any:
+def _add(doc: Any, tokens: list[str], value: object, path: str, op: str) -> Any:
     if not tokens:
         return value
     parent = _parent(doc, tokens, path, op)
@@ -220,7 +222,7 @@ def _remove(doc: Any, tokens: list[str], path: str, op: str) -> tuple[Any, Any]:
     raise _unprocessable(f"{op} operation does not apply: doc is missing path: {path}: missing value")
 
 
-def json_equal(a: Any, b: Any) -> bool:
+def json_equal(a: object, b: object) -> bool:
     """JSON value equality (``true`` is not ``1``; ``1`` equals ``1.0``)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
@@ -231,7 +233,7 @@ def json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b or (isinstance(a, (int, float)) and isinstance(b, (int, float)) and a == b)
 
 
-def _copy(value: Any) -> tuple[Any, int]:
+def _copy(value: object) -> tuple[Any, int]:
     """A copy of ``value`` and its size as JSON; 422 when it is deeper than a document may be."""
     try:
         check_document(value)
@@ -241,7 +243,7 @@ def _copy(value: Any) -> tuple[Any, int]:
     return orjson.loads(data), len(data)
 
 
-def json_patch(target: Any, operations: Any) -> Any:
+def json_patch(target: Any, operations: object) -> Any:
     """Apply an RFC 6902 JSON patch; returns the new document (``target`` is not modified)."""
     if not isinstance(operations, list):
         raise BadRequestError("json patch must be a JSON array of operations")
@@ -257,8 +259,7 @@ def json_patch(target: Any, operations: Any) -> Any:
         if not isinstance(operation, dict) or not isinstance(operation.get("op"), str):
             raise BadRequestError(f"json patch operation {i}: expected an object with an 'op' string")
         op = operation["op"]
-        path = operation.get("path")
-        tokens = _pointer(path, op)
+        path, tokens = _pointer(operation.get("path"), op)
         if op in ("add", "replace", "test") and "value" not in operation:
             raise BadRequestError(f"json patch {op} operation at {path}: missing 'value'")
         value = meta.deep_copy(operation.get("value"))
@@ -277,8 +278,7 @@ def json_patch(target: Any, operations: Any) -> Any:
                 else:
                     parent[tokens[-1]] = value
         elif op in ("move", "copy"):
-            src = operation.get("from")
-            from_tokens = _pointer(src, op)
+            src, from_tokens = _pointer(operation.get("from"), op)
             if op == "move" and tokens[: len(from_tokens)] == from_tokens and len(tokens) > len(from_tokens):
                 raise _unprocessable(f"move operation does not apply: cannot move {src} into its own child {path}")
             if op == "move":
@@ -327,7 +327,7 @@ def _strip_directives(value: Any) -> Any:
     return value
 
 
-def strategic_merge_patch(target: dict[str, Any], patch: Any) -> dict[str, Any]:
+def strategic_merge_patch(target: dict[str, Any], patch: object) -> dict[str, Any]:
     """Apply a strategic merge patch to a built-in kind's object; returns the new object."""
     if not isinstance(patch, dict):
         raise BadRequestError("strategic merge patch must be a JSON object")
@@ -340,7 +340,8 @@ def _merge_map(orig: dict[str, Any], patch: dict[str, Any], parent_field: str) -
     if directive == "delete":
         return None
     if directive == "replace":
-        return _strip_directives(patch)
+        replaced: dict[str, Any] = _strip_directives(patch)  # a dict stays a dict
+        return replaced
     if directive not in (None, "merge"):
         raise BadRequestError(f"strategic merge patch: unknown patch directive $patch: {directive!r}")
     result = dict(orig)
@@ -377,7 +378,7 @@ def _merge_map(orig: dict[str, Any], patch: dict[str, Any], parent_field: str) -
     return result
 
 
-def _merge_list(field: str, parent_field: str, orig: Any, patch: list[Any]) -> list[Any]:
+def _merge_list(field: str, parent_field: str, orig: object, patch: list[Any]) -> list[Any]:
     orig_list = orig if isinstance(orig, list) else []
     if field in PRIMITIVE_MERGE_LISTS:
         return list(orig_list) + [v for v in patch if v not in orig_list]

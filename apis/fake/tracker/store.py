@@ -51,7 +51,7 @@ class ObjectStore:
         """Keys of the objects whose ownerReferences name ``owner_uid`` (a copy)."""
         return set(self._dependents.get(owner_uid, ()))
 
-    def claimable(self, gvr: GroupVersionResource, namespace: str, owner_uid: str) -> list[dict[str, Any]]:
+    def claimable(self, gvr: GroupVersionResource, namespace: str, owner_uid: str) -> list[Mapping[str, Any]]:
         """The objects of ``gvr`` in ``namespace`` that name ``owner_uid`` as an owner or have no controller, by
         name (looked up by index: what a controller may claim)."""
         names = set(self._orphans.get((gvr, namespace), ()))

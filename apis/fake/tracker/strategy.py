@@ -102,7 +102,9 @@ def check_propagation_policy(policy: str | None) -> None:
         )
 
 
-def check_preconditions(gvr: GroupVersionResource, current: Mapping[str, Any], uid: Any, resource_version: Any) -> None:
+def check_preconditions(
+    gvr: GroupVersionResource, current: Mapping[str, Any], uid: object, resource_version: object
+) -> None:
     """409 when a given uid or resourceVersion precondition does not match ``current``."""
     name, why = meta.name(current), None
     if uid and uid != meta.uid(current):
@@ -137,17 +139,20 @@ def generated_name(prefix: str) -> str:
 def assign_name(info: ResourceInfo, md: dict[str, Any], namespace: str, taken: Container[tuple[str, str]]) -> str:
     """The name of an object being created: ``metadata.name``, else one generated from ``generateName`` (set in
     ``md``) that no (namespace, name) in ``taken`` has yet; 422 when there is neither."""
-    if not md.get("name"):
+    name = md.get("name")
+    if not name:
         prefix = md.get("generateName")
         if not prefix:
             message = "Required value: name or generateName is required"
             cause = {"type": "FieldValueRequired", "field": "metadata.name", "message": message}
             raise new_invalid(info.kind, "", [cause], info.gvr.group)
         for _ in range(16):
-            md["name"] = generated_name(prefix)
-            if (namespace, md["name"]) not in taken:
+            name = md["name"] = generated_name(prefix)
+            if (namespace, name) not in taken:
                 break
-    return md["name"]
+    if not isinstance(name, str):  # decoding rejects this first (as a Go string field)
+        raise BadRequestError(f"metadata.name must be a string, got {name!r}")
+    return name
 
 
 def without_rv(obj: dict[str, Any]) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from typing import Any
 
 from ... import meta
 from ... import resources as res
+from ...client import PatchBody
 from ...errors import (
     ApiError,
     BadRequestError,
@@ -137,7 +138,7 @@ class ObjectTracker:
         with self._lock:
             return self._registry.register_crd(crd)
 
-    def unknown_fields(self, gvr: GroupVersionResource, obj: Any) -> list[str]:
+    def unknown_fields(self, gvr: GroupVersionResource, obj: dict[str, Any]) -> list[str]:
         """The paths of the fields of ``obj`` a write of ``gvr`` would drop (for ``fieldValidation`` warnings)."""
         info = self.resource_info(gvr)
         return unknown_fields(info, obj, self._registry.crd_schema(gvr))
@@ -378,7 +379,7 @@ class ObjectTracker:
         gvr: GroupVersionResource,
         namespace: str,
         name: str,
-        body: Any,
+        body: PatchBody,
         patch_type: str = "merge",
         subresource: str | None = None,
         dry_run: bool = False,
@@ -392,7 +393,7 @@ class ObjectTracker:
         gvr: GroupVersionResource,
         namespace: str,
         name: str,
-        body: Any,
+        body: PatchBody,
         patch_type: str = "merge",
         subresource: str | None = None,
         dry_run: bool = False,
@@ -489,8 +490,8 @@ class ObjectTracker:
         flt = ObjectFilter(info, namespace, options.label_selector, options.field_selector)
         interval = self.bookmark_interval if options.allow_watch_bookmarks else None
         w = TrackerWatch(info, flt, self.watch_buffer, interval, options.timeout_seconds)
-        rv_opt = options.resource_version
-        from_now = rv_opt in (None, "", "0")
+        rv_opt = options.resource_version or ""
+        from_now = rv_opt in ("", "0")
         send_initial = from_now if options.send_initial_events is None else options.send_initial_events
         with self._lock:
             if not (send_initial or from_now):

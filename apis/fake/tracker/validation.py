@@ -133,7 +133,7 @@ def is_valid_label_value(value: str) -> list[str]:
 
 
 # -- causes -------------------------------------------------------------------------------------------------------
-def invalid(field: str, value: Any, detail: str) -> Cause:
+def invalid(field: str, value: object, detail: str) -> Cause:
     return {"type": "FieldValueInvalid", "field": field, "message": f"Invalid value: {bad_value(value)}: {detail}"}
 
 

@@ -94,7 +94,7 @@ class TrackerWatch:
         self._last_taken = 0.0  # when next_events last took events
         # a timeout longer than a condition wait can take (~292 years) is no timeout
         bounded = timeout_seconds and timeout_seconds < threading.TIMEOUT_MAX
-        self._deadline = time.monotonic() + timeout_seconds if bounded else None
+        self._deadline = time.monotonic() + timeout_seconds if timeout_seconds and bounded else None
         self._awaited_rv: int | None = None  # a future RV asked for: nothing is delivered up to it
         self._awaited_deadline = 0.0
 
@@ -133,13 +133,14 @@ class TrackerWatch:
         if event.type == DELETED:
             return (DELETED, event.obj, None) if self._filter.matches(event.obj) else None
         now_matches = self._filter.matches(event.obj)
-        was_matching = event.prev is not None and self._filter.matches(event.prev)
+        prev = event.prev
+        was_matching = prev is not None and self._filter.matches(prev)
         if event.type == ADDED:
             return (ADDED, event.obj, None) if now_matches else None
         if now_matches:
             return (MODIFIED if was_matching else ADDED, event.obj, None)
-        if was_matching:  # stopped matching: the previous content, at the event's resourceVersion
-            return (DELETED, event.prev, event.rv)  # type: ignore[return-value]
+        if prev is not None and was_matching:  # stopped matching: the previous content, at the event's resourceVersion
+            return (DELETED, prev, event.rv)
         return None
 
     def queue_initial(self, objects: list[dict[str, Any]], rv: int, end_bookmark: bool) -> None:

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import threading
 from collections import Counter, deque
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from apis.errors import ApiError, UnauthorizedError
+from apis.fake import ObjectTracker
 from apis.logs import get_logger
 
+from ..request import Headers
 from .attributes import RequestAttributes, UserInfo, request_attributes
 from .authorizer import RBACAuthorizer, forbidden
 from .bootstrap import bootstrap_policy
@@ -44,7 +44,7 @@ class Denial:
 class AccessControl:
     """Authentication and (in RBAC mode) authorization of every request but the health probes; thread-safe."""
 
-    def __init__(self, tracker: Any, admin_token: str, rbac: bool = False) -> None:
+    def __init__(self, tracker: ObjectTracker, admin_token: str, rbac: bool = False) -> None:
         self.tracker = tracker
         self.rbac = rbac
         self.tokens = TokenAuthenticator(tracker, admin_token)
@@ -61,7 +61,7 @@ class AccessControl:
             bootstrap_policy(self.tracker)
 
     # -- the gate ---------------------------------------------------------------------------------------------------
-    def admit(self, method: str, path: str, query: dict[str, list[str]], headers: Mapping[str, Any]) -> UserInfo:
+    def admit(self, method: str, path: str, query: dict[str, list[str]], headers: Headers) -> UserInfo:
         """The requesting user; raises 401/403 ``ApiError`` when the request may not proceed."""
         user = self.tokens.authenticate(headers.get("Authorization"))
         if not self.rbac:

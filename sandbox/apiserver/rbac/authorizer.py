@@ -18,7 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from apis.errors import ApiError, ForbiddenError, NotFoundError
-from apis.resources import CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, RBAC_GROUP, ROLE_BINDINGS, ROLES
+from apis.fake import ObjectTracker
+from apis.resources import (
+    CLUSTER_ROLE_BINDINGS,
+    CLUSTER_ROLES,
+    RBAC_GROUP,
+    ROLE_BINDINGS,
+    ROLES,
+    GroupVersionResource,
+)
 
 from .attributes import RequestAttributes, UserInfo
 
@@ -37,7 +45,7 @@ class Decision:
     reason: str = ""
 
 
-def _has(values: Any, wanted: str, wildcard: str = "*") -> bool:
+def _has(values: object, wanted: str, wildcard: str = "*") -> bool:
     return isinstance(values, list) and any(v == wildcard or v == wanted for v in values)
 
 
@@ -103,7 +111,7 @@ def _aggregate(errors: list[str]) -> str:
 class RBACAuthorizer:
     """Authorizes requests with the RBAC objects stored in ``tracker`` (see the module doc)."""
 
-    def __init__(self, tracker: Any) -> None:
+    def __init__(self, tracker: ObjectTracker) -> None:
         self.tracker = tracker
 
     def authorize(self, attrs: RequestAttributes) -> Decision:
@@ -160,14 +168,15 @@ class RBACAuthorizer:
             raise ApiError(400, "BadRequest", f'unsupported role reference kind: "{kind}"')
         return [r for r in role.get("rules") or [] if isinstance(r, Mapping)]
 
-    def _get(self, gvr: Any, namespace: str, name: str, singular: str) -> dict[str, Any]:
+    def _get(self, gvr: GroupVersionResource, namespace: str, name: str, singular: str) -> dict[str, Any]:
         try:
             return self.tracker.get(gvr, namespace, name)
         except NotFoundError:  # as kube's listers word it: the singular resource
             raise NotFoundError(f'{singular}.{RBAC_GROUP} "{name}" not found') from None
 
-    def _list(self, gvr: Any, namespace: str) -> list[dict[str, Any]]:
-        return self.tracker.list(gvr, namespace)["items"]
+    def _list(self, gvr: GroupVersionResource, namespace: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self.tracker.list(gvr, namespace)["items"]
+        return items
 
     @staticmethod
     def _cluster_binding_source(binding: Mapping[str, Any], subject: Mapping[str, Any]) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from apis.errors import AlreadyExistsError
+from apis.fake import ObjectTracker
 from apis.resources import CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, RBAC_GROUP
 
 __all__ = ["BOOTSTRAP_ROLES", "bootstrap_policy"]
@@ -31,7 +32,7 @@ _METADATA = {"labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
              "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}}
 
 
-def bootstrap_policy(tracker: Any) -> None:
+def bootstrap_policy(tracker: ObjectTracker) -> None:
     for name, (rules, groups) in BOOTSTRAP_ROLES.items():
         role = {"apiVersion": f"{RBAC_GROUP}/v1", "kind": "ClusterRole", "metadata": {"name": name, **_METADATA},
                 "rules": rules}

@@ -69,7 +69,7 @@ def serve(access: AccessContext, user: UserInfo, method: str, req: ResourceReque
         if user.uid:
             info["uid"] = user.uid
         return Response(201, {**_echo(doc, req), "status": {"userInfo": info}})
-    spec = doc.get("spec") if isinstance(doc.get("spec"), Mapping) else {}
+    spec = found if isinstance(found := doc.get("spec"), Mapping) else {}
     if req.gvr == SUBJECT_ACCESS_REVIEWS:
         subject = UserInfo(str(spec.get("user") or ""), tuple(str(g) for g in spec.get("groups") or []),
                            str(spec.get("uid") or ""))

@@ -17,10 +17,10 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from apis import meta
 from apis.errors import NotFoundError
+from apis.fake import ObjectTracker
 from apis.resources import SERVICE_ACCOUNTS
 
 from .attributes import UserInfo
@@ -50,7 +50,7 @@ class IssuedToken:
 class TokenAuthenticator:
     """Maps bearer tokens to users (see the module doc); thread-safe."""
 
-    def __init__(self, tracker: Any, admin_token: str, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, tracker: ObjectTracker, admin_token: str, clock: Callable[[], float] = time.time) -> None:
         self.tracker = tracker
         self.admin_token = admin_token
         self.clock = clock

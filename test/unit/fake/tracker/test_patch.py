@@ -8,7 +8,7 @@ from fake_tracker_helpers import make_pod
 from apis import errors
 from apis import resources as r
 from apis.fake import ObjectTracker
-from apis.fake.tracker.patch import json_patch, merge_patch, strategic_merge_patch
+from apis.fake.tracker.patch import decode_patch, json_patch, merge_patch, strategic_merge_patch
 
 
 def test_merge_patch_rfc7386_examples() -> None:
@@ -202,3 +202,14 @@ def test_apply_creates_then_merges(tracker: ObjectTracker) -> None:
     with pytest.raises(errors.ApiError) as exc:
         tracker.patch(r.CONFIGMAPS, "default", "cfg", {}, "bogus")
     assert exc.value.status == 415
+
+
+@pytest.mark.parametrize("body", [b"metadata:\n  labels: {a: b}\n", bytearray(b"metadata:\n  labels: {a: b}\n")])
+def test_decode_patch_reads_an_apply_yaml_body_given_as_bytes_or_bytearray(body: bytes | bytearray) -> None:
+    # A bytearray used to reach PyYAML as is, which takes anything but str/bytes for a stream: AttributeError.
+    assert decode_patch(body, "apply") == {"metadata": {"labels": {"a": "b"}}}
+
+
+def test_json_patch_rejects_a_non_string_from_pointer() -> None:
+    with pytest.raises(errors.BadRequestError, match="'path' must be a string"):
+        json_patch({"a": 1}, [{"op": "copy", "from": 3, "path": "/b"}])
