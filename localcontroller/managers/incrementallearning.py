@@ -44,6 +44,7 @@ from .learning import (
     JobManager,
     JobRecord,
     NotReady,
+    RoundState,
     StageFailed,
     condition_models,
     eval_metrics,
@@ -239,7 +240,7 @@ class IncrementalLearningManager(JobManager):
             raise StageFailed(f"model hot update failed: {exc}", {"models": [go_model(trained), go_model(deploy)]}) \
                 from None
 
-        def done(state: Any) -> None:
+        def done(state: RoundState) -> None:
             state.answered["hotupdate"] = current.instance
             state.pending.pop("hotupdate", None)
 
