@@ -37,7 +37,7 @@ def strip_unread_fields(obj: Any) -> Any:
     drop_managed = "managedFields" in md
     annotations = md.get("annotations")
     drop_applied = (
-        annotations.__class__ is dict
+        isinstance(annotations, dict)
         and LAST_APPLIED_ANNOTATION in annotations
         and str(obj.get("apiVersion") or "").partition("/")[0] in STRIPPED_ANNOTATION_GROUPS
     )
