@@ -253,7 +253,7 @@ class LearningJobController(KindController):
             for old in [m for m in state.markers if m.startswith(_MARKER)]:
                 del state.markers[old]
             state.markers[marker] = now
-        return max(0.0, state.markers[marker] + self.report_grace - now)
+        return max(0.0, float(state.markers[marker]) + self.report_grace - now)
 
     # -- status -----------------------------------------------------------------------------------------------------
     def _write_status(self, key: str, job: Mapping[str, Any], last: Mapping[str, Any] | None, count: int, step: Step,
@@ -325,7 +325,7 @@ def _note(cond: dict[str, Any], problem: tuple[str, str] | None, built: bool) ->
             return False
         cond["reason"], cond["message"] = reason, message
         return True
-    reason = cond.get("reason")
+    reason = str(cond.get("reason") or "")
     if reason not in NOTE_REASONS or (reason in ("SecretNotFound", "InvalidConditionData") and not built):
         return False
     del cond["reason"]
