@@ -249,7 +249,7 @@ class ElasticAIJobController(KindController):
     def _finished_master(self, job: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """The finished master of this job and generation that ``delete_pod`` saw go, if any."""
         markers = self.job_state(job).markers
-        pod = markers.get(FINISHED_MASTER)
+        pod: Mapping[str, Any] | None = markers.get(FINISHED_MASTER)
         if pod is None:
             return None
         if not is_current_generation(pod, job, GENERATION_ANNOTATION):

@@ -171,7 +171,7 @@ class FederatedLearningController(KindController):
                 return f"spec.trainingWorkers[{i}].template is required"
         return service_name_error(job, AGGREGATION)
 
-    def _replace_outdated(self, job: Mapping[str, Any], outdated: list[Mapping[str, Any]]) -> None:
+    def _replace_outdated(self, job: Mapping[str, Any], outdated: Collection[Mapping[str, Any]]) -> None:
         """The spec changed: delete this job's pods of older generations (their deletion is not undone)."""
         self.job_state(job).prevent_recreation = True
         deleting = [p for p in outdated if meta.deletion_timestamp(p) is None]
@@ -245,7 +245,7 @@ class FederatedLearningController(KindController):
 
     def _finished_workers(self, job: Mapping[str, Any]) -> set[str]:
         """The workers of the job's current generation whose pod finished (never created again)."""
-        by_generation = self.job_state(job).markers.setdefault(FINISHED_WORKERS, {})
+        by_generation: dict[int, set[str]] = self.job_state(job).markers.setdefault(FINISHED_WORKERS, {})
         return by_generation.setdefault(meta.generation(job), set())
 
     def _create_pod(self, job: Mapping[str, Any], pod: dict[str, Any]) -> int:
