@@ -165,7 +165,8 @@ class GlobalManager:
 
     def run(self) -> int:
         from globalmanager.server import OperabilityServer
-        from workqueue import PrometheusMetricsProvider, set_provider
+        from workqueue import set_provider
+        from workqueue.prometheus import PrometheusMetricsProvider
 
         set_provider(PrometheusMetricsProvider(self.registry))
         log.info("starting sedna-gm", version=__version__, config=dataclasses.asdict(self.cfg))

@@ -98,7 +98,7 @@ class Downstream:
         operation = DELETE if h.operation == DELETE else INSERT
         self.submit(Change(operation, kind, h.namespace, h.resource_name, obj))
 
-    def resync(self, body: Any) -> int:
+    def resync(self, body: object) -> int:
         """Delete what the LC holds of ``body["kinds"]`` that is not in ``body["objects"]``; returns how many."""
         if not isinstance(body, dict) or not isinstance(body.get("kinds"), list):
             log.error("dropped a resync message of the wrong shape")

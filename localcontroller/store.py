@@ -119,11 +119,14 @@ class Store:
             self._db.execute("DELETE FROM lc_resources WHERE kind = ? AND namespace = ? AND name = ?",
                              (kind, namespace, name))
 
-    def get_resource(self, kind: str, namespace: str, name: str) -> Any:
+    def get_resource(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         with self._lock:
             row = self._db.execute("SELECT body FROM lc_resources WHERE kind = ? AND namespace = ? AND name = ?",
                                    (kind, namespace, name)).fetchone()
-        return orjson.loads(row[0]) if row is not None else None
+        if row is None:
+            return None
+        body: dict[str, Any] = orjson.loads(row[0])  # only objects are stored (put_resource)
+        return body
 
     def resources(self, kind: str | None = None) -> list[tuple[str, str, str, Any]]:
         """``(kind, namespace, name, object)`` of every stored resource (of ``kind``), in key order."""

@@ -5,11 +5,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client import CollectorRegistry
 
 from apis.client import ClientsetBase
+
+if TYPE_CHECKING:
+    from .model.controller import ModelController
 
 __all__ = ["Controller", "ControllerContext", "ControllerFactory"]
 
@@ -34,7 +37,7 @@ class ControllerContext:
     # the GM ↔ LC link (globalmanager.runtime.edge.EdgeLink); None when sedna-gm runs without one
     edge: Any = None
     # the Model controller jobs route Models with; use controllers.model.model_router(ctx), which creates it
-    model_router: Any = None
+    model_router: ModelController | None = None
 
     def workers_for(self, name: str) -> int:
         return (self.workers or {}).get(name, self.default_workers)

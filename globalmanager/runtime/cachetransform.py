@@ -25,6 +25,7 @@ __all__ = ["LAST_APPLIED_ANNOTATION", "STRIPPED_ANNOTATION_GROUPS", "strip_unrea
 LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
 # API groups whose objects lose the last-applied annotation (objects of other groups keep it)
 STRIPPED_ANNOTATION_GROUPS = frozenset({SEDNA_GROUP, ELASTICDL_GROUP})
+_NO_ANNOTATIONS: dict[str, Any] = {}  # stands in for missing or malformed annotations; never changed
 
 
 def strip_unread_fields(obj: Any) -> Any:
@@ -36,9 +37,10 @@ def strip_unread_fields(obj: Any) -> Any:
         return obj
     drop_managed = "managedFields" in md
     annotations = md.get("annotations")
+    if not isinstance(annotations, dict):
+        annotations = _NO_ANNOTATIONS
     drop_applied = (
-        annotations.__class__ is dict
-        and LAST_APPLIED_ANNOTATION in annotations
+        LAST_APPLIED_ANNOTATION in annotations
         and str(obj.get("apiVersion") or "").partition("/")[0] in STRIPPED_ANNOTATION_GROUPS
     )
     if not (drop_managed or drop_applied):

@@ -138,7 +138,7 @@ def scale_deployment(
 
 def _condition(deployment: Mapping[str, Any], ctype: str) -> Mapping[str, Any] | None:
     for cond in (deployment.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == ctype:
+        if isinstance(cond, Mapping) and cond.get("type") == ctype:
             return cond
     return None
 

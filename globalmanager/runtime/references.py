@@ -83,8 +83,10 @@ def named_nodes(job: Mapping[str, Any], dataset: Mapping[str, Any] | None = None
             found.append((annotations[key], f"annotation {key}"))
     if dataset is not None and (dataset.get("spec") or {}).get("nodeName"):
         found.append((dataset["spec"]["nodeName"], f"dataset {meta.name(dataset)} spec.nodeName"))
-    seen: set[str] = set()
-    return [(node, where) for node, where in found if not (node in seen or seen.add(node))]
+    first: dict[str, str] = {}  # node → where it was first found
+    for node, where in found:
+        first.setdefault(node, where)
+    return list(first.items())
 
 
 def _job_node_names(job: Any) -> Iterable[str]:

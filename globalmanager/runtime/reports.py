@@ -128,7 +128,7 @@ def report_too_large(controller: BaseController, msg: UpstreamMessage, exc: erro
         conditions = current.setdefault("status", {}).setdefault("conditions", [])
         last = last_condition(conditions)
         shown["again"] = last is not None and all(last.get(k) == condition.get(k) for k in ("reason", "type", "stage"))
-        if shown["again"]:  # a worker resending on its period: the condition says so already
+        if last is not None and shown["again"]:  # a worker resending on its period: the condition says so already
             if last.get("message") == message:
                 return False
             last.update(message=message, lastHeartbeatTime=now)

@@ -12,6 +12,7 @@ Secret giving reason ``ModelNotFound``/``SecretNotFound`` and an object of a wor
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from apis import meta
 from apis.meta import Obj
@@ -56,7 +57,8 @@ class ServiceKindController(KindController):
             self.forget_job(key)
             return True  # gone: its workers are garbage-collected (ownerReferences)
         obs = ServiceObservation(needed=self.needed_workers(service))
-        deployments = {meta.name(d): d for d in self.owned(DEPLOYMENTS, service)} if DEPLOYMENTS in self.owned_informers else {}
+        deployments: dict[str, Mapping[str, Any]] = (
+            {meta.name(d): d for d in self.owned(DEPLOYMENTS, service)} if DEPLOYMENTS in self.owned_informers else {})
         problem = self.spec_problem(service)
         if problem:
             obs.add_failure("InvalidSpec", problem)

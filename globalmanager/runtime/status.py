@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import structlog
 
@@ -68,14 +68,18 @@ def update_status(
     return None
 
 
-def get_condition(conditions: list[Mapping[str, Any]] | None, ctype: str) -> Mapping[str, Any] | None:
+# A condition as the caller holds it: a dict the caller may change, or a read-only mapping.
+ConditionT = TypeVar("ConditionT", bound=Mapping[str, Any])
+
+
+def get_condition(conditions: Sequence[ConditionT] | None, ctype: str) -> ConditionT | None:
     for cond in conditions or []:
         if cond.get("type") == ctype:
             return cond
     return None
 
 
-def condition_is_true(conditions: list[Mapping[str, Any]] | None, ctype: str) -> bool:
+def condition_is_true(conditions: Sequence[Mapping[str, Any]] | None, ctype: str) -> bool:
     cond = get_condition(conditions, ctype)
     return cond is not None and cond.get("status") == "True"
 
@@ -117,7 +121,7 @@ def set_condition(
     return True
 
 
-def last_condition(conditions: list[Mapping[str, Any]] | None) -> Mapping[str, Any] | None:
+def last_condition(conditions: Sequence[ConditionT] | None) -> ConditionT | None:
     """The latest of conditions that are appended, never replaced (Sedna's service and job kinds)."""
     return conditions[-1] if conditions else None
 

@@ -35,7 +35,9 @@ class Reporter(Protocol):
 
 
 class Manager(Protocol):
-    kind: str
+    @property
+    def kind(self) -> str:
+        """The kind this manager handles, lower-cased as on the wire."""
 
     def start(self, stop: threading.Event) -> None:
         """Start background work (non-blocking); stop it when ``stop`` is set."""

@@ -28,7 +28,7 @@ import posixpath
 import shutil
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, NoReturn
 
 from apis.sedna.constants import (
     MODEL_HOT_UPDATE_ANNOTATION,
@@ -44,6 +44,7 @@ from .learning import (
     JobManager,
     JobRecord,
     NotReady,
+    RoundState,
     StageFailed,
     condition_models,
     eval_metrics,
@@ -124,7 +125,7 @@ class IncrementalLearningManager(JobManager):
                               f"{reference.get('format')!r}")
         return trained
 
-    def _await_trained_model(self, rec: JobRecord, current: CurrentStage, reference: Mapping[str, Any]) -> None:
+    def _await_trained_model(self, rec: JobRecord, current: CurrentStage, reference: Mapping[str, Any]) -> NoReturn:
         """Eval/Waiting without a trained model: the train worker's report may still be on its way (Go's GM completes
         Train from the pod's phase, without the model, and the train node's LC may still hold the report); a later
         copy of the job carries it. Wait for it (``NotReady``, as Go's LC, which retries forever) up to
@@ -258,7 +259,7 @@ class IncrementalLearningManager(JobManager):
             raise StageFailed(f"model hot update failed: {exc}", {"models": [go_model(trained), go_model(deploy)]}) \
                 from None
 
-        def done(state: Any) -> None:
+        def done(state: RoundState) -> None:
             state.answered["hotupdate"] = current.instance
             state.pending.pop("hotupdate", None)
 

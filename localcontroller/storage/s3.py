@@ -170,15 +170,23 @@ class S3Client:
         ``changed`` otherwise); the connection is released when the iterator ends or is closed."""
         if end <= start:
             return
-        yield from self._stream(location, chunk_size, Range=f"bytes={start}-{end - 1}", IfMatch=etag)
+        yield from self._stream(location, chunk_size, (f"bytes={start}-{end - 1}", etag))
 
     def iter_chunks(self, location: S3Location, chunk_size: int = 1024 * 1024) -> Iterator[bytes]:
         """The object's bytes, streamed; the connection is released when the iterator ends or is closed."""
         yield from self._stream(location, chunk_size)
 
-    def _stream(self, location: S3Location, chunk_size: int, **get_args: str) -> Iterator[bytes]:
+    def _stream(self, location: S3Location, chunk_size: int,
+                range_if_match: tuple[str, str] | None = None) -> Iterator[bytes]:
+        """``range_if_match``: the ``Range`` and ``IfMatch`` of a read of part of one version of the object."""
         try:
-            body = self._client.get_object(Bucket=location.bucket, Key=location.key, **get_args)["Body"]
+            if range_if_match is None:
+                response = self._client.get_object(Bucket=location.bucket, Key=location.key)
+            else:
+                byte_range, etag = range_if_match
+                response = self._client.get_object(Bucket=location.bucket, Key=location.key, Range=byte_range,
+                                                   IfMatch=etag)
+            body = response["Body"]
         except _ERRORS as exc:
             raise _storage_error(str(location), "read", exc) from None
         try:

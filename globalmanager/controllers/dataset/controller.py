@@ -102,10 +102,10 @@ class DatasetController:
     def _delete(self, obj: Any) -> None:
         dataset = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         key = deletion_handling_meta_namespace_key_func(obj)
-        node = node_of(dataset) if isinstance(dataset, Mapping) else ""
+        placement = _Placement(node_of(dataset), dataset) if isinstance(dataset, Mapping) else None
         with self._lock:  # e.g. deleted before this GM sent it: still tell the node it was meant for
-            if node and key not in self._placed:
-                self._placed[key] = _Placement(node, dataset)
+            if placement is not None and placement.node and key not in self._placed:
+                self._placed[key] = placement
         self.loop.enqueue(key)
 
     # -- sync -------------------------------------------------------------------------------------------------------

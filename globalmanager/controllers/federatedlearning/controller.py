@@ -164,7 +164,7 @@ class FederatedLearningController(KindController):
                 return f"spec.trainingWorkers[{i}].template is required"
         return service_name_error(job, AGGREGATION)
 
-    def _replace_outdated(self, job: Mapping[str, Any], outdated: list[Mapping[str, Any]]) -> None:
+    def _replace_outdated(self, job: Mapping[str, Any], outdated: Collection[Mapping[str, Any]]) -> None:
         """The spec changed: delete this job's pods of older generations (their deletion is not undone)."""
         self.prevent_recreation.add(f"{meta.namespace(job)}/{meta.name(job)}")
         deleting = [p for p in outdated if meta.deletion_timestamp(p) is None]

@@ -26,7 +26,7 @@ def training_nodes(job: Mapping[str, Any]) -> list[str]:
 
 
 def sync_to_edge(
-    controller: FederatedLearningController, operation: str, job: Mapping[str, Any], old: Mapping[str, Any] | None
+    controller: FederatedLearningController, operation: str, job: Mapping[str, Any], old: Mapping[str, Any] | None = None
 ) -> None:
     nodes = training_nodes(job)
     if operation == UPDATE:

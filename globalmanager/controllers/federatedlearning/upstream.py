@@ -55,7 +55,7 @@ def update_from_edge(controller: FederatedLearningController, msg: UpstreamMessa
     current_round = _round(info)
     if info is not None and current_round is None:
         controller.log_report_dropped(msg, "ownerInfo.currentRound is not an integer")
-    elif current_round is not None and current_round > 0:
+    elif info is not None and current_round is not None and current_round > 0:
         _append_round(controller, job, current_round, str(info.get("updateTime") or ""))
 
 

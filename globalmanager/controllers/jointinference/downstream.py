@@ -22,7 +22,7 @@ def edge_node(service: Mapping[str, Any]) -> str:
 
 
 def sync_to_edge(
-    controller: JointInferenceController, operation: str, service: Mapping[str, Any], old: Mapping[str, Any] | None
+    controller: JointInferenceController, operation: str, service: Mapping[str, Any], old: Mapping[str, Any] | None = None
 ) -> None:
     node = edge_node(service)
     if operation == UPDATE and old is not None:

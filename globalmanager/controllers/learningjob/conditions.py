@@ -248,7 +248,7 @@ def _float32(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise InvalidReport(f"{where} must be a number, got {value!r}")
     try:
-        single = struct.unpack("f", struct.pack("f", float(value)))[0]
+        single = float(struct.unpack("f", struct.pack("f", float(value)))[0])
     except OverflowError:
         raise InvalidReport(f"{where} does not fit a float32: {value!r}") from None
     for digits in range(1, 10):

@@ -328,7 +328,7 @@ def _note(cond: dict[str, Any], problem: tuple[str, str] | None, built: bool) ->
             return False
         cond["reason"], cond["message"] = reason, message
         return True
-    reason = cond.get("reason")
+    reason = str(cond.get("reason") or "")
     if reason not in NOTE_REASONS or (reason in ("SecretNotFound", "InvalidConditionData") and not built):
         return False
     del cond["reason"]

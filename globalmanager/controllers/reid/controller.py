@@ -23,7 +23,7 @@ from typing import Any
 from apis import meta
 from apis.meta import Obj
 from apis.record import NORMAL
-from apis.resources import PODS, REID_JOBS
+from apis.resources import PODS, REID_JOBS, GroupVersionResource
 from globalmanager.runtime.controller import KindController
 from globalmanager.runtime.jobspec import (
     BACKOFF_LIMIT_EXCEEDED,
@@ -51,7 +51,7 @@ TIME_FIELDS = ("lastHeartbeatTime", "lastTransitionTime")
 class ReidController(KindController):
     NAME = "Reid"
     JOB_RESOURCE = REID_JOBS
-    OWNS = (PODS,)
+    OWNS: tuple[GroupVersionResource, ...] = (PODS,)
     WORKER_TYPE = REID_WORKER
     update_from_edge = report_condition
 

@@ -29,7 +29,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import structlog
 
@@ -50,6 +50,13 @@ __all__ = ["RETRY_SECONDS", "Handler", "JobManager", "JobRecord", "NotReady", "S
 
 RETRY_SECONDS = 10.0
 TRAIN_ACTION = "train"
+
+
+@runtime_checkable
+class ModelLookup(Protocol):
+    """What a job manager needs of the model manager: the Model ``namespace/name`` as the GM last sent it."""
+
+    def get(self, namespace: str, name: str) -> Mapping[str, Any] | None: ...
 
 
 class NotReady(Exception):
@@ -212,7 +219,9 @@ class JobManager:
             rec.obj = rec.latest
             self._absorb(rec)
             current = current_stage(rec.obj)
-            found = self.handler(rec, current) if current is not None else None
+            if current is None:
+                return None
+            found = self.handler(rec, current)
             if found is None:
                 return None
             action, handle = found
@@ -281,8 +290,8 @@ class JobManager:
 
     def model_object(self, rec: JobRecord, name: str) -> Mapping[str, Any]:
         """The Model ``name`` of the job's namespace as the GM sent it; ``NotReady`` until it arrives."""
-        get = getattr(self.ctx.managers.get("model"), "get", None)
-        obj = get(rec.namespace, name) if get is not None else None
+        models = self.ctx.managers.get("model")
+        obj = models.get(rec.namespace, name) if isinstance(models, ModelLookup) else None
         if obj is None:
             raise NotReady(f"Model {rec.namespace}/{name} has not been received from the GM")
         return obj
@@ -319,7 +328,7 @@ class JobManager:
         except ValueError as exc:
             raise StageFailed(str(exc)) from None
 
-    def trigger(self, rec: JobRecord, spec: Any, field_path: str) -> AndTrigger:
+    def trigger(self, rec: JobRecord, spec: object, field_path: str) -> AndTrigger:
         """The trigger at ``field_path`` of the spec; ``StageFailed`` naming what is wrong with it."""
         try:
             return new_trigger(spec if isinstance(spec, Mapping) else None, clock=self.wall)
@@ -377,7 +386,7 @@ class JobManager:
         self.log.info("reported", object=rec.key, phase=content["phase"], status=content["status"],
                       round=state.round, message=content.get("message", ""))
 
-    def log_change(self, rec: JobRecord, topic: str, state: Any, event: str, level: str = "info",
+    def log_change(self, rec: JobRecord, topic: str, state: object, event: str, level: str = "info",
                    **fields: Any) -> None:
         """Log ``event`` when the job's ``state`` of ``topic`` differs from the one last logged: a condition that
         holds across checks is logged once, when it starts to hold, not on every check."""

@@ -18,7 +18,7 @@ _OPTIONAL: tuple[tuple[str, type | tuple[type, ...]], ...] = (
 _COUNTS = ("number_of_labeled_unseen_sample", "number_of_model", "number_of_unseen_sample")
 
 
-def _strings(value: Any) -> list[str]:
+def _strings(value: object) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 

@@ -38,7 +38,7 @@ class RoundState:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Any, uid: str) -> RoundState:
+    def from_dict(cls, data: object, uid: str) -> RoundState:
         """The state stored for the job with ``uid``; a fresh one when nothing (or another job's state) is stored."""
         if not isinstance(data, dict) or data.get("uid") != uid:
             return cls(uid=uid)
