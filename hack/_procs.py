@@ -133,8 +133,10 @@ def start_go_gm(workdir: Path, kubeconfig: Path, *, edge_port: int | None = None
     """Go Sedna's own ``sedna-gm`` (the benchmarks' peer) watching every namespace, its log in ``<workdir>/go-gm.log``;
     returns the process once its edge link listens, or why it cannot run here (binaries from ``$SEDNA_GO_BIN_DIR``,
     else ``../shared/go-sedna``, decompressed once into ``~/.cache/sedna-controlplane``: ``testkit.gosedna``)."""
-    sys.path.insert(0, str(REPO / "test"))
+    if str(REPO / "test") not in sys.path:
+        sys.path.insert(0, str(REPO / "test"))
     from testkit.gosedna import go_binaries
+    from testkit.procs import port_open
 
     binaries = go_binaries(Path.home() / ".cache" / "sedna-controlplane" / "go-sedna")
     if isinstance(binaries, str):
@@ -147,11 +149,9 @@ def start_go_gm(workdir: Path, kubeconfig: Path, *, edge_port: int | None = None
         proc = subprocess.Popen([str(binaries.gm), "--config", str(config), "-v", "2"], cwd=workdir,
                                 stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
-    while True:
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return proc
+    while not port_open(port):
         if proc.poll() is not None or time.monotonic() > deadline:
             stop_processes(proc)
             return "Go's sedna-gm did not start:\n" + (workdir / "go-gm.log").read_text(errors="replace")[-2000:]
         time.sleep(0.1)
+    return proc
