@@ -255,7 +255,8 @@ def test_reports_kept_for_a_job_taken_off_the_node_before_it_arrived_reach_the_g
         gm.send(make_frame(NS, JI, "helmet", "delete", ji_service()))
         assert statuses_upstream(gm, 1) == [1]
         wait_for("the kept report handed over", lambda: lc.lc.store.pending_usage(), check=lambda u: u == (0, 0))
-        assert lc.lc.store.get_resource(JI, NS, "helmet") is None
+        # the delete itself is applied after the hand-over, on the downstream worker
+        wait_for("the job taken off the node", lambda: lc.lc.store.get_resource(JI, NS, "helmet") is None)
     finally:
         lc.close()
 
