@@ -7,6 +7,11 @@ time (plug-ins, tests); nothing is registered as a side effect of an import.
 
 from __future__ import annotations
 
+from typing import Any
+
+from globalmanager.runtime.jobcontroller import DEFAULT_KB_SERVER, DEFAULT_LC_SERVER, JobController
+from globalmanager.runtime.kind import Kind
+
 from . import (
     dataset,
     featureextraction,
@@ -25,6 +30,7 @@ from .elasticdl import controller as elasticdl
 
 __all__ = [
     "CONTROLLERS",
+    "kind_factory",
     "Controller",
     "ControllerContext",
     "ControllerFactory",
@@ -34,6 +40,22 @@ __all__ = [
     "select",
     "unregister",
 ]
+
+def kind_factory(kind: Kind[Any]) -> ControllerFactory:
+    """The factory of the controller that runs ``kind`` (workers, recorder, metrics registry, drain timeout, edge
+    link, and the LC/KB servers of the config from the context)."""
+
+    def build(ctx: ControllerContext) -> JobController[Any]:
+        cfg = ctx.config
+        return JobController(
+            kind, ctx.clientset, ctx.informer_factory, ctx.workers_for(kind.name), recorder=ctx.recorder,
+            registry=ctx.registry, drain_timeout=ctx.drain_timeout, edge=ctx.edge,
+            lc_server=cfg.local_controller.server if cfg is not None else DEFAULT_LC_SERVER,
+            kb_server=cfg.knowledge_base_server.server if cfg is not None else DEFAULT_KB_SERVER,
+        )
+
+    return build
+
 
 CONTROLLERS: dict[str, ControllerFactory] = {
     elasticdl.NAME: elasticdl.new_controller,
@@ -46,8 +68,8 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     featureextraction.NAME: featureextraction.new_controller,
     objectsearch.NAME: objectsearch.new_controller,
     objecttracking.NAME: objecttracking.new_controller,
-    reid.NAME: reid.new_controller,
-    videoanalytics.NAME: videoanalytics.new_controller,
+    reid.NAME: kind_factory(reid.KIND),
+    videoanalytics.NAME: kind_factory(videoanalytics.KIND),
 }
 
 

@@ -20,7 +20,7 @@ from .owned_errors import NotOwnedError
 from .revisions import spec_hash_matches, stamp_spec_hash
 
 if TYPE_CHECKING:
-    from .controller import BaseController
+    from .context import KindContext
 
 __all__ = ["ensure_hpa", "hpa_name", "new_hpa"]
 
@@ -53,28 +53,28 @@ def new_hpa(owner: Mapping[str, Any], deployment_name: str, worker_type: str, hp
 
 
 def ensure_hpa(
-    controller: BaseController, job: Mapping[str, Any], deployment_name: str, worker_type: str,
+    ctx: KindContext[Any], job: Mapping[str, Any], deployment_name: str, worker_type: str,
     hpa: Mapping[str, Any] | None,
 ) -> None:
     """Create, update or delete the HPA of ``deployment_name`` so that it follows ``hpa`` (``None``: no HPA)."""
     ns, name = meta.namespace(job), hpa_name(deployment_name)
-    existing = controller.get_cached(HPAS, ns, name)
+    existing = ctx.get_cached(HPAS, ns, name)
     if existing is not None and not meta.is_controlled_by(existing, job):
         raise NotOwnedError(f"horizontalpodautoscaler {ns}/{name} exists and is not controlled by "
                             f"{job.get('kind')} {meta.name(job)}")
     if not hpa:
         if existing is not None and meta.deletion_timestamp(existing) is None:
-            controller.delete_object(HPAS, ns, name)
-            controller.recorder.event(job, "Normal", "SuccessfulDelete", f"deleted horizontalpodautoscaler {name}")
+            ctx.delete_object(HPAS, ns, name)
+            ctx.events.event(job, "Normal", "SuccessfulDelete", f"deleted horizontalpodautoscaler {name}")
         return
     desired = new_hpa(job, deployment_name, worker_type, hpa)
     stamp_spec_hash(desired, hpa)
     if existing is None:
-        controller.create_owned(HPAS, job, desired, "horizontalpodautoscaler")
+        ctx.create_owned(HPAS, job, desired, "horizontalpodautoscaler")
     elif not spec_hash_matches(existing, hpa):
         updated = meta.deep_copy(existing)
         updated["metadata"]["labels"] = desired["metadata"]["labels"]
         updated["metadata"]["annotations"] = {**(updated["metadata"].get("annotations") or {}),
                                               **desired["metadata"]["annotations"]}
         updated["spec"] = desired["spec"]
-        controller.update_owned(HPAS, job, updated, "horizontalpodautoscaler")
+        ctx.update_owned(HPAS, job, updated, "horizontalpodautoscaler")

@@ -112,6 +112,8 @@ class BaseController(OwnedObjects):
         self.recorder = recorder or EventRecorder(clientset, "sedna-gm")
         self.metrics = controller_metrics(registry)
         self._log = log.bind(controller=name)
+        self.log = self._log  # KindContext's names, for the runtime helpers
+        self.events = self.recorder
         self.loop = Controller(
             name, self._sync_result, workers=workers, rate_limiter=rate_limiter or controller_rate_limiter(),
             metrics=self.metrics, max_retries=max_retries, drain_timeout=drain_timeout,
@@ -345,4 +347,4 @@ class KindController(BaseController):
         super().__init__(self.NAME, clientset, informer_factory, self.JOB_RESOURCE, workers, owns=self.OWNS,
                          recreates=self.RECREATES, **kwargs)
         self.reference_listers = {gvr: self.watch_references(gvr, refs) for gvr, refs in self.REFERENCES.items()}
-        self.nodes = NodeCheck(self) if self.CHECKS_NODES else None
+        self.nodes = NodeCheck(self.informer_factory, self.job_informer, self.loop) if self.CHECKS_NODES else None

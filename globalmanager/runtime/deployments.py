@@ -5,7 +5,7 @@ what their status says.
   ownerReference, ``replicas`` (when given) and ``template`` from ``spec``; ``inject_deployment_param`` adds storage
   (when ``param.mounts`` is set), the generated labels and ``app.sedna.io=<owner>-<workerType>-svc`` to the
   Deployment, its template and its selector, and ``param.env`` to every container.
-* ``ensure_deployment(controller, job, name, source, build)``: create it when missing (counted against the
+* ``ensure_deployment(ctx, job, name, source, build)``: create it when missing (counted against the
   recreation TTL), update it in place (template and labels; replicas are left to the HPA or the user) when
   ``source`` — what it is built from — changed; an object of that name not controlled by the job raises
   ``NotOwnedError``. ``scale_deployment`` sets its ``replicas`` alone (no rollout) when the job's spec names them.
@@ -30,7 +30,7 @@ from .storage import inject_env, inject_storage
 from .worker import WorkerParam
 
 if TYPE_CHECKING:
-    from .controller import BaseController
+    from .context import KindContext
 
 __all__ = [
     "APP_LABEL",
@@ -89,7 +89,7 @@ def deployment_from_template(owner: Mapping[str, Any], spec: Mapping[str, Any], 
 
 
 def ensure_deployment(
-    controller: BaseController,
+    ctx: KindContext[Any],
     job: Mapping[str, Any],
     name: str,
     source: Any,
@@ -103,7 +103,7 @@ def ensure_deployment(
     Deployment, or ``None`` when it was just created (by someone else, or by us and not cached yet), the job is gone,
     or it must wait for the recreation TTL (the job is requeued for then)."""
     ns = meta.namespace(job)
-    existing = controller.get_cached(DEPLOYMENTS, ns, name)
+    existing = ctx.get_cached(DEPLOYMENTS, ns, name)
     if existing is None:
 
         def stamped() -> dict[str, Any]:
@@ -111,7 +111,7 @@ def ensure_deployment(
             stamp_spec_hash(desired, source)
             return desired
 
-        return controller.ensure_worker(job, DEPLOYMENTS, name, stamped, what=what, recreation=recreation).created
+        return ctx.ensure_worker(job, DEPLOYMENTS, name, stamped, what=what, recreation=recreation).created
     if not meta.is_controlled_by(existing, job):
         raise NotOwnedError(f"deployment {ns}/{name} exists and is not controlled by {job.get('kind')} {meta.name(job)}")
     if meta.deletion_timestamp(existing) or spec_hash_matches(existing, source):
@@ -121,11 +121,11 @@ def ensure_deployment(
     updated["metadata"]["labels"] = {**(updated["metadata"].get("labels") or {}), **meta.labels(desired)}
     stamp_spec_hash(updated, source)
     updated["spec"]["template"] = desired["spec"]["template"]
-    return controller.update_owned(DEPLOYMENTS, job, updated, what)
+    return ctx.update_owned(DEPLOYMENTS, job, updated, what)
 
 
 def scale_deployment(
-    controller: BaseController, job: Mapping[str, Any], deployment: Mapping[str, Any], replicas: int | None,
+    ctx: KindContext[Any], job: Mapping[str, Any], deployment: Mapping[str, Any], replicas: int | None,
     what: str = "deployment",
 ) -> Mapping[str, Any]:
     """Set the Deployment's ``replicas`` when ``replicas`` is given and differs; returns the Deployment as it is now."""
@@ -133,7 +133,7 @@ def scale_deployment(
         return deployment
     scaled = meta.deep_copy(deployment)
     scaled["spec"]["replicas"] = replicas
-    return controller.update_owned(DEPLOYMENTS, job, scaled, what)
+    return ctx.update_owned(DEPLOYMENTS, job, scaled, what)
 
 
 def _condition(deployment: Mapping[str, Any], ctype: str) -> Mapping[str, Any] | None:

@@ -1,11 +1,13 @@
 """What the ``batch/v1`` JobSpec inlined in a Sedna job (ReidJob, VideoAnalyticsJob) means for its worker pod, read
 as the Kubernetes Job controller reads it.
 
+The spec is the typed view (``apis.sedna.v1alpha1.JobSpecFields``).
+
 * ``backoff_limit(spec)``: ``spec.backoffLimit``, 6 when unset (Kubernetes' default): the failures tolerated
   (retried with a new pod) before the job fails with reason ``BackoffLimitExceeded``.
 * ``pod_failures(pods)``: failed pods plus, for pods with ``restartPolicy: OnFailure`` (restarted in place by the
   kubelet), their containers' restarts (Kubernetes' ``pastBackoffLimitOnFailure``).
-* ``deadline_left(spec, status, now)``: seconds left of ``spec.activeDeadlineSeconds``, counted from
+* ``deadline_left(spec, start_time, now)``: seconds left of ``spec.activeDeadlineSeconds``, counted from
   ``status.startTime``; ``None`` without a deadline (or before the job started). At 0 the job fails with reason
   ``DeadlineExceeded`` and its running pods are deleted.
 """
@@ -16,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from apis import meta
+from apis.sedna.v1alpha1 import JobSpecFields
 
 __all__ = [
     "BACKOFF_LIMIT_EXCEEDED",
@@ -35,9 +38,8 @@ DEADLINE_EXCEEDED = "DeadlineExceeded"
 DEADLINE_MESSAGE = "Job was active longer than specified deadline"
 
 
-def backoff_limit(spec: Mapping[str, Any]) -> int:
-    value = spec.get("backoffLimit")
-    return DEFAULT_BACKOFF_LIMIT if value is None else int(value)
+def backoff_limit(spec: JobSpecFields) -> int:
+    return DEFAULT_BACKOFF_LIMIT if spec.backoff_limit is None else spec.backoff_limit
 
 
 def pod_failures(pods: Iterable[Mapping[str, Any]]) -> int:
@@ -52,10 +54,9 @@ def pod_failures(pods: Iterable[Mapping[str, Any]]) -> int:
     return failures
 
 
-def deadline_left(spec: Mapping[str, Any], status: Mapping[str, Any] | None, now: str) -> float | None:
-    deadline = spec.get("activeDeadlineSeconds")
-    start = (status or {}).get("startTime")
-    if deadline is None or not start:
+def deadline_left(spec: JobSpecFields, start_time: str | None, now: str) -> float | None:
+    deadline = spec.active_deadline_seconds
+    if deadline is None or not start_time:
         return None
-    elapsed = (meta.parse_time(now) - meta.parse_time(start)).total_seconds()
+    elapsed = (meta.parse_time(now) - meta.parse_time(start_time)).total_seconds()
     return max(0.0, float(deadline) - elapsed)

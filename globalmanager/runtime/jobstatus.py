@@ -23,7 +23,7 @@ from .references import MissingReference
 from .status import append_condition
 
 if TYPE_CHECKING:
-    from .controller import BaseController
+    from .context import KindContext
 
 __all__ = [
     "JobObservation",
@@ -105,7 +105,7 @@ def apply_job_status(
 
 
 def write_job_status(
-    controller: BaseController,
+    ctx: KindContext[Any],
     key: str,
     job: Mapping[str, Any],
     obs: JobObservation,
@@ -117,21 +117,21 @@ def write_job_status(
     """``apply_job_status`` through the status subresource; a new phase is logged, ``Succeeded`` recorded as a
     Normal Event ``Completed`` and ``Failed`` as a Warning Event with the failure's reason and message."""
     old_phase = (job.get("status") or {}).get("phase")
-    written = controller.update_job_status(job, lambda obj: apply_job_status(
-        obj.setdefault("status", {}), obs, controller.now(), complete_type=complete_type, time_fields=time_fields,
+    written = ctx.update_job_status(job, lambda obj: apply_job_status(
+        obj.setdefault("status", {}), obs, ctx.now(), complete_type=complete_type, time_fields=time_fields,
         failed_message=failed_message))
     phase = ((written or {}).get("status") or {}).get("phase", old_phase)
     if written is None or phase == old_phase:
         return
-    controller._log.info("job phase changed", key=key, phase=phase, previous=old_phase)
+    ctx.log.info("job phase changed", key=key, phase=phase, previous=old_phase)
     if phase == PHASE_SUCCEEDED:
-        controller.recorder.event(job, NORMAL, "Completed", f"{controller.kind} completed")
+        ctx.events.event(job, NORMAL, "Completed", f"{ctx.kind} completed")
     elif phase == PHASE_FAILED:
         cond = (written.get("status") or {}).get("conditions", [{}])[-1]
-        controller.recorder.event(job, WARNING, cond.get("reason") or "Failed", cond.get("message") or failed_message)
+        ctx.events.event(job, WARNING, cond.get("reason") or "Failed", cond.get("message") or failed_message)
 
 
-def create_or_wait(controller: BaseController, job: Mapping[str, Any], obs: JobObservation, create: Callable[[], None]) -> bool:
+def create_or_wait(ctx: KindContext[Any], job: Mapping[str, Any], obs: JobObservation, create: Callable[[], None]) -> bool:
     """Run ``create()`` (which creates the job's workers); a missing Model/Dataset/Secret (``MissingReference``) or an
     object of a worker's name the job does not own (``NotOwnedError``) makes the job wait (``obs.waiting``: phase
     ``Pending``) with a Warning Event naming it. Returns True when the job must be retried later (no informer event
@@ -140,10 +140,10 @@ def create_or_wait(controller: BaseController, job: Mapping[str, Any], obs: JobO
         create()
     except MissingReference as exc:
         obs.waiting = True
-        controller.recorder.event(job, WARNING, exc.reason, f"cannot create the workers: {exc}")
+        ctx.events.event(job, WARNING, exc.reason, f"cannot create the workers: {exc}")
         return exc.reason == "SecretNotFound"
     except NotOwnedError as exc:
         obs.waiting = True
-        controller.recorder.event(job, WARNING, "FailedCreate", str(exc))
+        ctx.events.event(job, WARNING, "FailedCreate", str(exc))
         return True
     return False

@@ -3,7 +3,7 @@ its workers.
 
 A missing one raises ``MissingReference`` with a reason a kind puts in its status (``ModelNotFound``,
 ``DatasetNotFound``, ``SecretNotFound``, ``NodeNotFound``) and a message naming it. Models and Datasets are read from
-informer caches (``BaseController.watch_references`` wakes the job when they appear); Secrets are read from the API
+informer caches (``JobController`` wakes the job when they appear); Secrets are read from the API
 server when needed (the GM does not cache Secrets), so a missing one is retried later. Nodes come from one shared
 Node informer (``NodeCheck``), which wakes the jobs naming a node when it is added.
 """
@@ -19,6 +19,7 @@ from apis.client import ClientsetBase
 from apis.resources import NODES
 from apis.sedna.constants import STAGE_NODE_ANNOTATIONS
 from informers import ResourceEventHandlerFuncs
+from reconcile import Controller
 
 from .indexes import ensure_index
 from .secrets import get_secret
@@ -95,28 +96,29 @@ def _job_node_names(job: Any) -> Iterable[str]:
 
 class NodeCheck:
     """Checks that the nodes a job names exist, on the GM's shared Node informer (cluster-scoped), and wakes the
-    jobs of ``controller`` that name a node when it is added.
+    jobs (of ``job_informer``, through ``loop.enqueue_controller``) that name a node when it is added.
 
     A GM scoped to one namespace (``namespace`` in its config) does not check nodes. No Node visible at all (a fake
     API without nodes) means there is nothing to check against: every node passes. As for a Dataset, a node created
     just before the job may be seen after it: the job is noted, then woken by the node's event."""
 
-    def __init__(self, controller: Any) -> None:
-        self.controller = controller
+    def __init__(self, informer_factory: Any, job_informer: Any, loop: Controller[str]) -> None:
+        self._job_informer = job_informer
+        self._loop = loop
         # a GM scoped to one namespace lists nothing cluster-wide (its RBAC may be a Role): no node check then
-        self.enabled = not getattr(controller.informer_factory, "namespace", "")
+        self.enabled = not getattr(informer_factory, "namespace", "")
         if not self.enabled:
             return
-        self.informer = controller.informer_factory.for_resource(NODES)
+        self.informer = informer_factory.for_resource(NODES)
         self.lister = self.informer.lister()
-        ensure_index(controller.job_informer.informer(), NODES_INDEX, lambda job: sorted(set(_job_node_names(job))))
+        ensure_index(job_informer.informer(), NODES_INDEX, lambda job: sorted(set(_job_node_names(job))))
         self._node_count = 0  # kept by the handlers: knowing whether any node exists costs no scan of the cache
         self._lock = threading.Lock()
         registration = self.informer.informer().add_event_handler(
             ResourceEventHandlerFuncs(add_func=self._node_added, delete_func=self._node_deleted)
         )
         # synced once the handler has counted the initial list (the cache alone syncs before that)
-        controller.cache_syncs.append(registration.has_synced)
+        loop.add_cache_sync(registration.has_synced)
 
     def _node_deleted(self, node: Any) -> None:
         with self._lock:
@@ -127,9 +129,8 @@ class NodeCheck:
             self._node_count += 1
         if not isinstance(node, Mapping):
             return
-        index = self.controller.job_informer.informer().get_indexer()
-        for job in index.by_index(NODES_INDEX, meta.name(node)):
-            self.controller.enqueue_controller(job, immediate=True)
+        for job in self._job_informer.informer().get_indexer().by_index(NODES_INDEX, meta.name(node)):
+            self._loop.enqueue_controller(job, immediate=True)
 
     def check(self, job: Mapping[str, Any], dataset: Mapping[str, Any] | None = None) -> None:
         """``MissingReference("NodeNotFound")`` naming the first node ``job`` (or ``dataset``) names that does not

@@ -2,17 +2,17 @@
 status of a service or job kind. Each writes only its own fields (status subresource, re-read on conflict), so a GM
 status write never loses them and they never lose the GM's.
 
-* ``owner_info_metrics(controller, msg)`` (JointInference, FeatureExtraction; Go's ``upstream.go``):
+* ``owner_info_metrics(ctx, msg)`` (JointInference, FeatureExtraction; Go's ``upstream.go``):
   ``output.ownerInfo`` without ``startTime``/``updateTime`` → ``status.metrics`` (``convert_map_to_metrics``). A
   report without ``ownerInfo`` changes nothing.
-* ``report_condition(controller, msg)`` (Reid, VideoAnalytics; Go parses and discards them): the report becomes a
+* ``report_condition(ctx, msg)`` (Reid, VideoAnalytics; Go parses and discards them): the report becomes a
   condition of the type its ``status`` names (``ready`` → ``Ready``, ``running`` → ``Running``, ``completed`` →
   ``Completed``, ``failed`` → ``Failed``, ``waiting`` → ``Waiting``), reason ``ReportedByEdge``, ``data`` = the
   report as JSON. Reports of the same type in a row update that condition (``lastHeartbeatTime``, ``data``) instead of
   appending, so a worker reporting every period keeps the list short. Such a condition never finishes the job
   (``jobstatus.REPORTED_BY_EDGE``): the GM decides that from the pods. A report with another ``status`` is dropped
   (logged with its node and object).
-* ``report_too_large(controller, msg, exc)`` (every kind, from ``BaseController.register_upstream`` when writing a
+* ``report_too_large(ctx, msg, exc)`` (every kind, from ``JobController``'s upstream guard when writing a
   report failed because the object would be larger than the API server accepts: ``is_too_large``): the report is not
   lost silently. The job gets a condition saying so (IL/LL: ``{stage: <the report's phase>, type: Failed}``, as if
   the worker had failed, so the round moves on; other kinds: type ``ReportTooLarge``), reason ``ReportTooLarge``, and
@@ -35,7 +35,7 @@ from .jobstatus import REPORTED_BY_EDGE
 from .status import convert_map_to_metrics, go_json, last_condition
 
 if TYPE_CHECKING:
-    from .controller import BaseController
+    from .context import KindContext
 
 __all__ = ["REPORT_CONDITION_TYPES", "REPORT_TOO_LARGE", "is_too_large", "owner_info_metrics", "report_condition",
            "report_too_large"]
@@ -47,16 +47,16 @@ _IGNORED_KEYS = ("startTime", "updateTime")
 REPORT_CONDITION_TYPES = {t.lower(): t for t in (READY, RUNNING, COMPLETED, FAILED, WAITING)}
 
 
-def owner_info_metrics(controller: BaseController, msg: UpstreamMessage) -> None:
+def owner_info_metrics(ctx: KindContext[Any], msg: UpstreamMessage) -> None:
     output = msg.content.get("output")
     info = output.get("ownerInfo") if isinstance(output, Mapping) else None
     if not isinstance(info, Mapping) or not info:
-        controller.log_report_dropped(msg, "no output.ownerInfo in the report")
+        ctx.log_report_dropped(msg, "no output.ownerInfo in the report")
         return
     metrics = convert_map_to_metrics({k: v for k, v in info.items() if k not in _IGNORED_KEYS})
-    obj = controller.get_job(f"{msg.namespace}/{msg.name}")
+    obj = ctx.get_job(f"{msg.namespace}/{msg.name}")
     if obj is None:
-        controller.log_report_dropped(msg, f"no such {controller.kind}")
+        ctx.log_report_dropped(msg, f"no such {ctx.kind}")
         return
 
     def mutate(current: dict[str, Any]) -> bool:
@@ -66,21 +66,21 @@ def owner_info_metrics(controller: BaseController, msg: UpstreamMessage) -> None
         status["metrics"] = metrics
         return True
 
-    controller.update_job_status(obj, mutate)
+    ctx.update_job_status(obj, mutate)
 
 
-def report_condition(controller: BaseController, msg: UpstreamMessage) -> None:
+def report_condition(ctx: KindContext[Any], msg: UpstreamMessage) -> None:
     reported = msg.content.get("status")
     ctype = REPORT_CONDITION_TYPES.get(str(reported).lower()) if isinstance(reported, str) else None
     if ctype is None:
-        controller.log_report_dropped(msg, f"status {reported!r} is none of {', '.join(REPORT_CONDITION_TYPES)}")
+        ctx.log_report_dropped(msg, f"status {reported!r} is none of {', '.join(REPORT_CONDITION_TYPES)}")
         return
-    job = controller.get_job(f"{msg.namespace}/{msg.name}")
+    job = ctx.get_job(f"{msg.namespace}/{msg.name}")
     if job is None:
-        controller.log_report_dropped(msg, f"no such {controller.kind}")
+        ctx.log_report_dropped(msg, f"no such {ctx.kind}")
         return
     data = go_json({k: msg.content[k] for k in ("phase", "status", "input", "output") if k in msg.content})
-    now = controller.now()
+    now = ctx.now()
     phase = msg.content.get("phase")
     message = f"reported by the edge (node {msg.node}" + (f", phase {phase})" if phase else ")")
 
@@ -96,7 +96,7 @@ def report_condition(controller: BaseController, msg: UpstreamMessage) -> None:
                            "reason": REPORTED_BY_EDGE, "message": message, "data": data})
         return True
 
-    controller.update_job_status(job, mutate)
+    ctx.update_job_status(job, mutate)
 
 
 def is_too_large(exc: errors.ApiError) -> bool:
@@ -105,21 +105,21 @@ def is_too_large(exc: errors.ApiError) -> bool:
     return exc.status == 413 or exc.reason == "RequestEntityTooLarge" or "request is too large" in exc.message
 
 
-def report_too_large(controller: BaseController, msg: UpstreamMessage, exc: errors.ApiError) -> None:
-    job = controller.get_job(f"{msg.namespace}/{msg.name}")
+def report_too_large(ctx: KindContext[Any], msg: UpstreamMessage, exc: errors.ApiError) -> None:
+    job = ctx.get_job(f"{msg.namespace}/{msg.name}")
     if job is None:
-        controller.log_report_dropped(msg, f"no such {controller.kind}")
+        ctx.log_report_dropped(msg, f"no such {ctx.kind}")
         return
     phase = str(msg.content.get("phase") or "")
     reported = str(msg.content.get("status") or "")
     size = len(orjson.dumps(dict(msg.content)))
     what = " ".join(part for part in (phase, reported, "report") if part)
-    message = (f"the {what} from node {msg.node} ({size} bytes as JSON) makes the {controller.kind} larger than "
+    message = (f"the {what} from node {msg.node} ({size} bytes as JSON) makes the {ctx.kind} larger than "
                f"the API server accepts ({exc.message}); it was not recorded")
-    now = controller.now()
+    now = ctx.now()
     condition: dict[str, Any] = {"type": REPORT_TOO_LARGE, "status": "True", "lastHeartbeatTime": now,
                                  "lastTransitionTime": now, "reason": REPORT_TOO_LARGE, "message": message}
-    if controller.kind in _STAGED_KINDS and phase:
+    if ctx.kind in _STAGED_KINDS and phase:
         condition.update(type=FAILED, stage=phase.capitalize())
 
     shown = {"again": False}
@@ -136,7 +136,7 @@ def report_too_large(controller: BaseController, msg: UpstreamMessage, exc: erro
         conditions.append(condition)
         return True
 
-    controller.update_job_status(job, mutate)
+    ctx.update_job_status(job, mutate)
     if not shown["again"]:
-        controller.recorder.event(job, "Warning", REPORT_TOO_LARGE, message)
-    controller.log_report_dropped(msg, message)
+        ctx.events.event(job, "Warning", REPORT_TOO_LARGE, message)
+    ctx.log_report_dropped(msg, message)

@@ -21,7 +21,7 @@ from .names import dns1035_label_error
 from .owned_errors import NotOwnedError
 
 if TYPE_CHECKING:
-    from .controller import BaseController
+    from .context import KindContext
 
 __all__ = [
     "edge_mesh_service",
@@ -64,12 +64,12 @@ def edge_mesh_service(owner: Mapping[str, Any], worker_type: str, port: int) -> 
     }
 
 
-def ensure_service(controller: BaseController, job: Mapping[str, Any], worker_type: str, port: int) -> str:
+def ensure_service(ctx: KindContext[Any], job: Mapping[str, Any], worker_type: str, port: int) -> str:
     """Create the job's edge-mesh Service when it is not in the cache; returns its host ``<service>.<ns>``."""
     desired = edge_mesh_service(job, worker_type, port)
-    existing = controller.get_cached(SERVICES, meta.namespace(desired), meta.name(desired))
+    existing = ctx.get_cached(SERVICES, meta.namespace(desired), meta.name(desired))
     if existing is None:
-        controller.create_owned(SERVICES, job, desired, f"{worker_type.lower()} service")
+        ctx.create_owned(SERVICES, job, desired, f"{worker_type.lower()} service")
     elif not meta.is_controlled_by(existing, job):
         raise NotOwnedError(f"service {meta.namespace(existing)}/{meta.name(existing)} exists and is not controlled "
                             f"by {job.get('kind')} {meta.name(job)}")

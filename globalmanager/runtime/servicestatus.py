@@ -21,7 +21,7 @@ from .deployments import deployment_available, deployment_failure
 from .status import append_condition, last_condition
 
 if TYPE_CHECKING:
-    from .controller import BaseController
+    from .context import KindContext
 
 __all__ = [
     "COND_FAILED",
@@ -130,15 +130,15 @@ def current_condition(status: Mapping[str, Any] | None) -> Mapping[str, Any] | N
     return last_condition((status or {}).get("conditions"))
 
 
-def write_service_status(controller: BaseController, key: str, service: Mapping[str, Any], obs: ServiceObservation) -> None:
+def write_service_status(ctx: KindContext[Any], key: str, service: Mapping[str, Any], obs: ServiceObservation) -> None:
     """Fold ``obs`` into the service's status (status subresource, only the fields above); a new state is logged,
     and a ``Failed`` one recorded as a Warning Event with its reason and message."""
-    written = controller.update_job_status(service, lambda obj: apply_service_status(obj.setdefault("status", {}), obs, controller.now()))
+    written = ctx.update_job_status(service, lambda obj: apply_service_status(obj.setdefault("status", {}), obs, ctx.now()))
     if written is None:
         return
     before = current_condition(service.get("status")) or {}
     after = current_condition(written.get("status")) or {}
     if [before.get(k) for k in _STATE] != [after.get(k) for k in _STATE]:
-        controller._log.info("service state changed", key=key, state=after.get("type"), reason=after.get("reason"))
+        ctx.log.info("service state changed", key=key, state=after.get("type"), reason=after.get("reason"))
         if after.get("type") == COND_FAILED:
-            controller.recorder.event(service, WARNING, after.get("reason") or "Failed", after.get("message") or "")
+            ctx.events.event(service, WARNING, after.get("reason") or "Failed", after.get("message") or "")

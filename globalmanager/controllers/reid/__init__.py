@@ -1,7 +1,7 @@
-"""The ReidJob controller: one worker pod from the job's JobSpec template, job phases and conditions from it, the
+"""The ReidJob kind: one worker pod from the job's JobSpec template, job phases and conditions from it, the
 JobSpec's ``backoffLimit`` and ``activeDeadlineSeconds`` honoured, edge reports shown as conditions.
-VideoAnalytics reuses it."""
+VideoAnalytics reuses its rules (``OnePodJob``)."""
 
-from .controller import NAME, ReidController, new_controller
+from .controller import KIND, NAME, OnePodJob
 
-__all__ = ["NAME", "ReidController", "new_controller"]
+__all__ = ["KIND", "NAME", "OnePodJob"]

@@ -1,6 +1,6 @@
-"""The VideoAnalyticsJob controller: Reid's job controller with the detection Model mounted (``MODEL_URL``,
-``MODEL_NAME``) and the Service ``<job>-videoanalytics`` (port 4000)."""
+"""The VideoAnalyticsJob kind: Reid's one-pod rules with the detection Model mounted (``MODEL_URL``, ``MODEL_NAME``)
+and the Service ``<job>-videoanalytics`` (port 4000)."""
 
-from .controller import NAME, VideoAnalyticsController, new_controller
+from .controller import KIND, NAME
 
-__all__ = ["NAME", "VideoAnalyticsController", "new_controller"]
+__all__ = ["KIND", "NAME"]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -12,6 +13,8 @@ from apis import resources as r
 from apis.fake import FakeClientset
 from apis.record import EventRecorder
 from globalmanager.runtime.edge import RecordingEdgeLink
+from globalmanager.runtime.jobcontroller import JobController
+from globalmanager.runtime.kind import Kind
 from informers import SharedInformerFactory
 
 NS = "default"
@@ -66,7 +69,8 @@ class Harness:
         self.timer = FakeTimer()
         self.edge = RecordingEdgeLink()
         self.job_resource = job_resource
-        self.controller = controller_cls(
+        build = functools.partial(JobController, controller_cls) if isinstance(controller_cls, Kind) else controller_cls
+        self.controller = build(
             self.cs, self.factory, 1, recorder=EventRecorder(self.cs, "sedna-gm"), registry=CollectorRegistry(),
             recreation_timer=self.timer, now=lambda: NOW, edge=self.edge, **kwargs,
         )
@@ -89,7 +93,7 @@ class Harness:
                 item.setdefault("kind", info.kind)
             self.factory.for_resource(gvr).informer().get_indexer().replace(items, "")
 
-    def sync(self, name: str) -> bool:
+    def sync(self, name: str) -> Any:
         return self.controller.sync(f"{NS}/{name}")
 
     def job(self, name: str) -> dict[str, Any]:

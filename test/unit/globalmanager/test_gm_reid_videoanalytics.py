@@ -12,8 +12,8 @@ from sedna_test_helpers import NOW, NS, env_of, model, s3_secret
 
 from apis import meta
 from apis import resources as r
-from globalmanager.controllers.reid import ReidController
-from globalmanager.controllers.videoanalytics import VideoAnalyticsController
+from globalmanager.controllers.reid import KIND as REID
+from globalmanager.controllers.videoanalytics import KIND as VIDEO_ANALYTICS
 
 NAME = "test-job"
 
@@ -34,7 +34,7 @@ def job(kind: str = "ReidJob", **spec_extra: Any) -> dict[str, Any]:
 @pytest.fixture
 def reid(make_sedna_harness):
     def make(*objects: dict[str, Any], **spec_extra: Any) -> Any:
-        h = make_sedna_harness(ReidController, r.REID_JOBS, job(**spec_extra), *objects, lc_server="http://lc:9100")
+        h = make_sedna_harness(REID, r.REID_JOBS, job(**spec_extra), *objects, lc_server="http://lc:9100")
         h.refresh()
         return h
     return make
@@ -43,7 +43,7 @@ def reid(make_sedna_harness):
 @pytest.fixture
 def va(make_sedna_harness):
     def make(*objects: dict[str, Any], **spec_extra: Any) -> Any:
-        h = make_sedna_harness(VideoAnalyticsController, r.VIDEO_ANALYTICS_JOBS, job("VideoAnalyticsJob", **spec_extra),
+        h = make_sedna_harness(VIDEO_ANALYTICS, r.VIDEO_ANALYTICS_JOBS, job("VideoAnalyticsJob", **spec_extra),
                                *objects, lc_server="http://lc:9100")
         h.refresh()
         return h
@@ -55,7 +55,7 @@ def step(h) -> Any:
     h.sync(NAME)
     h.refresh()
     for pod in h.objects(r.PODS):
-        h.controller._observe_creation(r.PODS, pod)
+        h.controller.ctx.observe_creation(r.PODS, pod)
     return h
 
 

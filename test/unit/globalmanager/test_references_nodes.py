@@ -46,7 +46,8 @@ def test_a_job_without_nodes_names_none() -> None:
 
 # -- NodeCheck over real informers on a FakeClientset ----------------------------------------------------------------
 class _Controller:
-    """What NodeCheck uses of a KindController."""
+    """What NodeCheck uses: an informer factory, the job informer, and a loop that enqueues and collects cache
+    syncs."""
 
     def __init__(self, cs: FakeClientset, namespace: str = "") -> None:
         self.informer_factory = SharedInformerFactory(cs, namespace=namespace)
@@ -56,6 +57,12 @@ class _Controller:
 
     def enqueue_controller(self, job: Any, immediate: bool = False) -> None:
         self.woken.append(meta.name(job))
+
+    def add_cache_sync(self, has_synced: Any) -> None:
+        self.cache_syncs.append(has_synced)
+
+    def node_check(self) -> NodeCheck:
+        return NodeCheck(self.informer_factory, self.job_informer, self)  # type: ignore[arg-type]
 
 
 def _job(name: str, node: str) -> dict:
@@ -82,7 +89,7 @@ def running() -> Any:
 
 def test_no_node_at_all_means_nothing_to_check(running: Any) -> None:
     controller = _Controller(FakeClientset())
-    check = NodeCheck(controller)
+    check = controller.node_check()
     running(controller)
     check.check(_job("j", "edge-nope"))  # a fake API without nodes: nothing to check against
 
@@ -91,7 +98,7 @@ def test_a_missing_node_is_named_and_its_arrival_wakes_the_job(running: Any) -> 
     cs = FakeClientset()
     cs.tracker.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "edge-1"}})
     controller = _Controller(cs)
-    check = NodeCheck(controller)
+    check = controller.node_check()
     job = cs.tracker.create(INCREMENTAL_LEARNING_JOBS, _job("j", "edge-nope"), "default")
     running(controller)
     check.check(_job("ok", "edge-1"))
@@ -108,7 +115,7 @@ def test_a_gm_scoped_to_a_namespace_does_not_check_nodes(running: Any) -> None:
     cs = FakeClientset()
     cs.tracker.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "edge-1"}})
     controller = _Controller(cs, namespace="default")
-    check = NodeCheck(controller)
+    check = controller.node_check()
     running(controller)
     check.check(_job("j", "edge-nope"))
     assert not any(a.resource == "nodes" for a in cs.actions())
