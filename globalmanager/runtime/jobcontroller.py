@@ -31,7 +31,7 @@ from apis import errors, meta
 from apis.client import ClientsetBase
 from apis.meta import Obj
 from apis.record import EventRecorder
-from apis.resources import PODS, GroupVersionResource, lookup
+from apis.resources import DEPLOYMENTS, PODS, GroupVersionResource, lookup
 from informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
 from informers.factory import GenericInformer
 from informers.listers import Lister
@@ -228,6 +228,16 @@ class JobController(Generic[S]):
 
     def delete_pod(self, obj: Any) -> None:
         self._delete_owned(PODS, obj)
+
+    # Go's deployment handlers: the owned-object handlers of DEPLOYMENTS
+    def add_deployment(self, deployment: Any) -> None:
+        self._add_owned(DEPLOYMENTS, deployment)
+
+    def update_deployment(self, old: Any, cur: Any) -> None:
+        self._update_owned(DEPLOYMENTS, old, cur)
+
+    def delete_deployment(self, obj: Any) -> None:
+        self._delete_owned(DEPLOYMENTS, obj)
 
     def _add_owned(self, gvr: GroupVersionResource, obj: Any) -> None:
         self.ctx.observe_creation(gvr, obj)
