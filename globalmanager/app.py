@@ -102,9 +102,9 @@ def resync_period(min_seconds: float, rng: Any = random) -> float:
 
 
 # Keep-alive connections kept for reuse: one per informer's watch (about 20 resources with every controller), the
-# initial lists all at once, the controllers' workers and the edge reports' writers. Beyond it connections are still
-# opened but closed after use (urllib3 warns "Connection pool is full").
-CONNECTION_POOL_SIZE = 64
+# initial lists all at once, the controllers' workers (up to maxWorkers each under a backlog) and the edge reports'
+# writers. Beyond it connections are still opened but closed after use (urllib3 warns "Connection pool is full").
+CONNECTION_POOL_SIZE = 128
 
 
 def build_clientset(cfg: GMConfig) -> Any:

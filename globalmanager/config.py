@@ -29,6 +29,7 @@ __all__ = [
     "load_config",
     "parse_address",
     "DEFAULT_LEASE_NAMESPACE",
+    "DEFAULT_MAX_WORKERS",
     "DEFAULT_WORKERS",
     "LIMITS",
     "MAX_WORKERS",
@@ -38,6 +39,7 @@ __all__ = [
 ]
 
 DEFAULT_WORKERS = 2
+DEFAULT_MAX_WORKERS = 16  # a backlog grows a controller's workers up to this many (reconcile.Controller)
 MAX_WORKERS = 128  # worker threads per controller
 DAY = 86400.0
 LIMITS: dict[str, tuple[float, float]] = {
@@ -48,6 +50,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "leaderElection.retryPeriod": (0.1, DAY),
     "shutdownTimeoutSeconds": (0.0, DAY),
     "defaultWorkers": (1, MAX_WORKERS),
+    "maxWorkers": (1, MAX_WORKERS),
     "websocket.tokenGraceSeconds": (0.0, DAY),
 }
 """Bounds of every number: below them a loop spins or nothing waits; above them a thread count, a timeout or a lease
@@ -199,12 +202,20 @@ class GMConfig:
     controllers: list[str] | None = field(default=None, metadata=_key("controllers"))  # None = all registered
     workers: dict[str, int] = field(default_factory=dict, metadata=_key("workers"))  # per controller
     default_workers: int = field(default=DEFAULT_WORKERS, metadata=_key("defaultWorkers"))
+    max_workers: int = field(default=DEFAULT_MAX_WORKERS, metadata=_key("maxWorkers"))
     shutdown_timeout: float = field(default=10.0, metadata=_key("shutdownTimeoutSeconds"))
     log_level: str = field(default="info", metadata=_key("logLevel"))
     log_format: str = field(default="", metadata=_key("logFormat"))
 
     def workers_for(self, controller: str) -> int:
         return self.workers.get(controller, self.default_workers)
+
+    def max_workers_for(self, controller: str) -> int:
+        """A count set in ``workers`` is fixed; otherwise a backlog grows the workers from ``defaultWorkers`` up to
+        ``maxWorkers``."""
+        if controller in self.workers:
+            return self.workers[controller]
+        return max(self.default_workers, self.max_workers)
 
     def validate(self, known_controllers: list[str] | None = None) -> None:
         """Check cross-field rules; raises ``ConfigError`` naming the key."""
@@ -249,6 +260,7 @@ class GMConfig:
         if self.log_format not in LOG_FORMATS:
             raise ConfigError("logFormat", f"must be json or console, got {self.log_format!r}")
         _check_bounds("defaultWorkers", self.default_workers)
+        _check_bounds("maxWorkers", self.max_workers)
         _check_bounds("shutdownTimeoutSeconds", self.shutdown_timeout)
         for name, count in self.workers.items():
             if not 1 <= count <= MAX_WORKERS:

@@ -18,6 +18,10 @@ Guarantees:
 * ``run(stop)`` waits for the caches (a stop during the wait is a normal shutdown), sets ``synced``, runs the
   workers (a worker that dies of an unexpected error is restarted after ``restart_period``, counted) until
   ``stop``, then stops taking work and waits up to ``drain_timeout`` for the syncs in flight.
+* Workers grow with the backlog: with ``max_workers`` above ``workers``, a worker that takes a key while more keys
+  wait starts one more worker, up to ``max_workers`` threads; a worker beyond ``workers`` that finds the queue empty
+  ends. A sync mostly waits on the API server, so a backlog is worked off by more threads, not more CPU; an idle
+  controller keeps only ``workers`` threads.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ class Controller(Generic[KeyT]):
         sync: Reconciler[KeyT] | SyncFunc[KeyT],
         *,
         workers: int = 1,
+        max_workers: int | None = None,
         rate_limiter: RateLimiter | None = None,
         metrics: ControllerMetrics | None = None,
         max_retries: int | None = None,
@@ -73,11 +78,14 @@ class Controller(Generic[KeyT]):
     ) -> None:
         if workers < 1:
             raise ValueError(f"{name}: workers must be >= 1, got {workers}")
+        if max_workers is not None and max_workers < workers:
+            raise ValueError(f"{name}: max_workers must be >= workers ({workers}), got {max_workers}")
         if max_retries is not None and max_retries < 0:
             raise ValueError(f"{name}: max_retries must be >= 0 or None, got {max_retries}")
         self.name = name
         self._sync: SyncFunc[KeyT] = sync.sync if isinstance(sync, Reconciler) else sync
         self.workers = workers
+        self.max_workers = workers if max_workers is None else max_workers
         self.max_retries = max_retries
         self.drain_timeout = drain_timeout
         self.backoff = backoff
@@ -91,6 +99,9 @@ class Controller(Generic[KeyT]):
         self._cache_syncs: list[Callable[[], bool]] = []
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._threads_lock = threading.Lock()
+        self._running = 0  # worker threads started and not ended
+        self._started = 0  # worker threads ever started (their names)
 
     # -- enqueueing -----------------------------------------------------------------------------------------------
     def enqueue(self, key: KeyT) -> None:
@@ -196,21 +207,53 @@ class Controller(Generic[KeyT]):
         try:
             if self._stopping.is_set():
                 return False  # stop taking work; the next start resyncs from the informers anyway
+            if self.queue.len() > 0:
+                self._grow()
             self.process(key)
             return True
         finally:
             self.queue.done(key)
 
-    def _run_worker(self) -> None:
-        while not self._stopping.is_set() and not self.queue.shutting_down():
-            try:
-                self.worker()
-                return
-            except Exception:
-                self.log.exception("worker crashed, restarting", restart_in=self.restart_period)
-                self.metrics.worker_restarted(self.name)
-                if self._stopping.wait(self.restart_period):
+    def _elastic_worker(self) -> None:
+        """A worker beyond ``workers``: ends once it finds nothing waiting."""
+        while self.queue.len() > 0 and self.process_next_work_item():
+            pass
+
+    def _run_worker(self, work: Callable[[], None]) -> None:
+        try:
+            while not self._stopping.is_set() and not self.queue.shutting_down():
+                try:
+                    work()
                     return
+                except Exception:
+                    self.log.exception("worker crashed, restarting", restart_in=self.restart_period)
+                    self.metrics.worker_restarted(self.name)
+                    if self._stopping.wait(self.restart_period):
+                        return
+        finally:
+            with self._threads_lock:
+                self._running -= 1
+
+    def _start_worker(self, work: Callable[[], None]) -> None:
+        """Start a worker thread running ``work`` (lock held)."""
+        t = threading.Thread(target=self._run_worker, args=(work,), name=f"{self.name}-worker-{self._started}",
+                             daemon=True)
+        self._started += 1
+        self._running += 1
+        self._threads = [*(old for old in self._threads if old.is_alive()), t]  # before start: shutdown waits for it
+        t.start()
+
+    def _grow(self) -> None:
+        if self.max_workers <= self.workers or self._stopping.is_set():
+            return
+        with self._threads_lock:
+            if self._running < self.max_workers and not self._stopping.is_set():
+                self._start_worker(self._elastic_worker)
+
+    def running_workers(self) -> int:
+        """How many worker threads run now (between ``workers`` and ``max_workers`` while running)."""
+        with self._threads_lock:
+            return self._running
 
     # -- lifecycle ------------------------------------------------------------------------------------------------
     def add_cache_sync(self, has_synced: Callable[[], bool]) -> None:
@@ -225,7 +268,7 @@ class Controller(Generic[KeyT]):
     def run(self, stop: threading.Event) -> None:
         """Wait for the caches, run the workers until ``stop``, then drain (bounded by ``drain_timeout``) and
         return."""
-        self.log.info("starting controller", workers=self.workers)
+        self.log.info("starting controller", workers=self.workers, max_workers=self.max_workers)
         try:
             self.log.info("waiting for caches to sync")
             if not wait_for_cache_sync(stop, *self._cache_syncs):
@@ -236,10 +279,9 @@ class Controller(Generic[KeyT]):
                 return
             self.log.info("caches are synced")
             self.synced.set()
-            for i in range(self.workers):
-                t = threading.Thread(target=self._run_worker, name=f"{self.name}-worker-{i}", daemon=True)
-                self._threads.append(t)  # before start: a shutdown racing with the start must wait for it too
-                t.start()
+            with self._threads_lock:
+                for _ in range(self.workers):
+                    self._start_worker(self.worker)
             stop.wait()
         finally:
             self.shutdown()
@@ -252,9 +294,11 @@ class Controller(Generic[KeyT]):
         drainer = threading.Thread(target=self.queue.shut_down_with_drain, name=f"{self.name}-drain", daemon=True)
         drainer.start()
         deadline = time.monotonic() + timeout
-        for t in self._threads:
+        with self._threads_lock:
+            threads = list(self._threads)  # no worker starts once stopping is set
+        for t in threads:
             t.join(max(0.0, deadline - time.monotonic()))
-        drained = not any(t.is_alive() for t in self._threads)
+        drained = not any(t.is_alive() for t in threads)
         if not drained:
             self.log.warning("drain timed out; abandoning in-flight syncs", timeout=timeout)
         self.queue.shut_down()  # releases the drainer if it is still waiting

@@ -42,5 +42,10 @@ class ControllerContext:
     def workers_for(self, name: str) -> int:
         return (self.workers or {}).get(name, self.default_workers)
 
+    def max_workers_for(self, name: str) -> int:
+        """What a backlog may grow controller ``name``'s workers to (``GMConfig.max_workers_for``; without a config,
+        its worker count: fixed)."""
+        return self.config.max_workers_for(name) if self.config is not None else self.workers_for(name)
+
 
 ControllerFactory = Callable[[ControllerContext], Controller]

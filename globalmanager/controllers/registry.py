@@ -48,7 +48,8 @@ def kind_factory(kind: Kind[Any]) -> ControllerFactory:
     def build(ctx: ControllerContext) -> JobController[Any]:
         cfg = ctx.config
         return JobController(
-            kind, ctx.clientset, ctx.informer_factory, ctx.workers_for(kind.name), recorder=ctx.recorder,
+            kind, ctx.clientset, ctx.informer_factory, ctx.workers_for(kind.name),
+            max_workers=ctx.max_workers_for(kind.name), recorder=ctx.recorder,
             registry=ctx.registry, drain_timeout=ctx.drain_timeout, edge=ctx.edge,
             lc_server=cfg.local_controller.server if cfg is not None else DEFAULT_LC_SERVER,
             kb_server=cfg.knowledge_base_server.server if cfg is not None else DEFAULT_KB_SERVER,

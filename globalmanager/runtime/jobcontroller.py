@@ -81,6 +81,7 @@ class JobController(Generic[S]):
         informer_factory: SharedInformerFactory,
         workers: int = 2,
         *,
+        max_workers: int | None = None,
         edge: EdgeLink | None = None,
         recorder: EventRecorder | None = None,
         registry: CollectorRegistry | None = None,
@@ -104,7 +105,7 @@ class JobController(Generic[S]):
         self.metrics = controller_metrics(registry)
         self._log = log.bind(controller=kind.name)
         self.loop = Controller(
-            kind.name, self.sync, workers=workers, rate_limiter=rate_limiter or controller_rate_limiter(),
+            kind.name, self.sync, workers=workers, max_workers=max_workers, rate_limiter=rate_limiter or controller_rate_limiter(),
             metrics=self.metrics, max_retries=max_retries, drain_timeout=drain_timeout,
             backoff=SednaBackoff(BACKOFF_BASE, BACKOFF_MAX), log=log,
         )

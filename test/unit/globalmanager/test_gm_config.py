@@ -21,6 +21,14 @@ def test_defaults_match_sedna_and_client_go():
     cfg.validate(["ElasticAIJob"])
 
 
+def test_a_backlog_grows_the_default_workers_up_to_max_workers_and_a_count_set_per_controller_is_fixed():
+    cfg = config_from_dict({"workers": {"JointInference": 8}, "defaultWorkers": 3, "maxWorkers": 12})
+    assert (cfg.workers_for("ElasticAIJob"), cfg.max_workers_for("ElasticAIJob")) == (3, 12)
+    assert (cfg.workers_for("JointInference"), cfg.max_workers_for("JointInference")) == (8, 8)
+    assert config_from_dict({"defaultWorkers": 20}).max_workers_for("Reid") == 20  # never below the minimum
+    assert GMConfig().max_workers_for("ElasticAIJob") == 16
+
+
 def test_yaml_file_over_defaults(tmp_path):
     path = tmp_path / "gm.yaml"
     path.write_text(

@@ -272,6 +272,48 @@ def test_a_key_is_never_synced_by_two_workers_at_once(made):
     assert most == Counter({"ns/a": 1, "ns/b": 1}) and not runner.is_alive()
 
 
+def test_workers_grow_with_the_backlog_up_to_max_workers_and_shrink_when_it_is_gone(made):
+    lock = threading.Lock()
+    in_flight, most = [0], [0]
+    release = threading.Event()
+
+    def sync(key: str) -> None:
+        with lock:
+            in_flight[0] += 1
+            most[0] = max(most[0], in_flight[0])
+        release.wait(10)
+        with lock:
+            in_flight[0] -= 1
+
+    c = made(sync, workers=1, max_workers=3)
+    stop, runner = run_in_thread(c)
+    wait_for("the first worker", c.running_workers, check=lambda n: n == 1)
+    for i in range(8):
+        c.enqueue(f"ns/{i}")
+    wait_for("three syncs at once", lambda: in_flight[0], check=lambda n: n == 3, timeout=10)
+    assert c.running_workers() == 3
+    release.set()
+    wait_for("the backlog worked off", lambda: c.queue.len() == 0 and in_flight[0] == 0, timeout=10)
+    wait_for("back to one worker", c.running_workers, check=lambda n: n == 1, timeout=10)
+    stop.set()
+    runner.join(10)
+    assert most[0] == 3 and not runner.is_alive()
+
+
+def test_without_max_workers_the_worker_count_is_fixed(made):
+    release = threading.Event()
+    started: list[str] = []
+    c = made(lambda key: (started.append(key), release.wait(10)) and None, workers=2)
+    stop, runner = run_in_thread(c)
+    for i in range(5):
+        c.enqueue(f"ns/{i}")
+    wait_for("two syncs started", lambda: len(started), check=lambda n: n == 2, timeout=10)
+    assert c.running_workers() == 2 and c.max_workers == 2
+    release.set()
+    stop.set()
+    runner.join(10)
+
+
 def test_the_drain_is_bounded_by_drain_timeout(made):
     started, release = threading.Event(), threading.Event()
 
@@ -354,6 +396,8 @@ def test_bad_options_are_refused():
         Controller("Demo", lambda key: None, workers=0)
     with pytest.raises(ValueError, match="max_retries"):
         Controller("Demo", lambda key: None, max_retries=-1)
+    with pytest.raises(ValueError, match="max_workers"):
+        Controller("Demo", lambda key: None, workers=2, max_workers=1)
     with pytest.raises(ValueError, match="requeue_after"):
         Result(requeue_after=-1.0)
     with pytest.raises(ValueError, match="delay"):
