@@ -15,7 +15,7 @@ from ..typed import Resource, schema_of
 from .descriptions import describe
 from .v1alpha1 import KINDS
 
-__all__ = ["KIND_CLASSES", "view_class", "schema_for", "crd_for", "all_crds", "crd_file_name", "render_crd_files"]
+__all__ = ["KIND_CLASSES", "view_class", "schema_for", "crd_for", "crd_of", "all_crds", "crd_file_name", "render_crd_files"]
 
 KIND_CLASSES: dict[str, type[Resource]] = {**KINDS, "ElasticAIJob": ElasticAIJob}
 """Kind name → typed view class, for every kind that gets a CRD (eleven Sedna kinds + ElasticAIJob)."""
@@ -46,6 +46,13 @@ def schema_for(kind: str) -> dict[str, Any]:
 def crd_for(kind: str) -> dict[str, Any]:
     """The ``apiextensions.k8s.io/v1`` CustomResourceDefinition of ``kind`` (a fresh dict)."""
     cls = view_class(kind)
+    return crd_of(cls, describe(schema_of(cls), cls.info().kind))
+
+
+def crd_of(cls: type[Resource], schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The CustomResourceDefinition of the typed view ``cls`` (its resource registered in ``apis.resources``) with
+    ``schema`` (default: the view's, with the descriptions its fields give): how a kind that is not Sedna's gets its
+    CRD from its view (a fresh dict)."""
     info = cls.info()
     names: dict[str, Any] = {
         "kind": info.kind,
@@ -59,7 +66,7 @@ def crd_for(kind: str) -> dict[str, Any]:
         "name": info.gvr.version,
         "served": True,
         "storage": True,
-        "schema": {"openAPIV3Schema": describe(schema_of(cls), info.kind)},
+        "schema": {"openAPIV3Schema": schema if schema is not None else schema_of(cls)},
     }
     if info.has_status:
         version["subresources"] = {"status": {}}
