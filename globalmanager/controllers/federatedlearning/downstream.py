@@ -1,22 +1,21 @@
 """What goes to the edge about a FederatedLearningJob (Sedna's ``downstream.go``): the whole object to every distinct
 node named by ``spec.trainingWorkers[].template.spec.nodeName`` — ``insert`` on creation and on a change (as Go
 Sedna does; its LC handles only insert and delete), ``delete`` on deletion. A node that a change removed from the job
-gets a ``delete``."""
+gets a ``delete``.
+
+The nodes are read from the object as it is, not from its typed view: a job whose spec the view rejects (its sync
+fails it ``InvalidSpec``) still reaches, and leaves, the nodes it names, as in Go Sedna."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
-
+from apis.meta import Obj
+from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.edge import DELETE, INSERT, UPDATE
 
-if TYPE_CHECKING:
-    from .controller import FederatedLearningController
-
-__all__ = ["training_nodes", "sync_to_edge"]
+__all__ = ["to_edge", "training_nodes"]
 
 
-def training_nodes(job: Mapping[str, Any]) -> list[str]:
+def training_nodes(job: Obj) -> list[str]:
     nodes: list[str] = []
     for worker in (job.get("spec") or {}).get("trainingWorkers") or []:
         node = (((worker or {}).get("template") or {}).get("spec") or {}).get("nodeName")
@@ -25,16 +24,14 @@ def training_nodes(job: Mapping[str, Any]) -> list[str]:
     return nodes
 
 
-def sync_to_edge(
-    controller: FederatedLearningController, operation: str, job: Mapping[str, Any], old: Mapping[str, Any] | None = None
-) -> None:
+def to_edge(ctx: KindContext[None], operation: str, job: Obj, old: Obj | None) -> None:
     nodes = training_nodes(job)
     if operation == UPDATE:
         operation = INSERT
         for node in training_nodes(old or {}):
             if node not in nodes:
-                controller.send_to_edge(node, DELETE, job)
+                ctx.send_to_edge(node, DELETE, job)
     if not nodes:
-        controller.log_edge_skip(job, "no spec.trainingWorkers[].template.spec.nodeName")
+        ctx.log_edge_skip(job, "no spec.trainingWorkers[].template.spec.nodeName")
     for node in nodes:
-        controller.send_to_edge(node, operation, job)
+        ctx.send_to_edge(node, operation, job)
