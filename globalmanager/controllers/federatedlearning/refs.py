@@ -2,43 +2,60 @@
 per training worker (on a node that must exist), and their Secrets and the s3 transmitter's.
 
 ``model_refs``/``dataset_refs`` name them (``Kind.references``: their events wake the job, through an index of the
-jobs); they read the object as it is, as every index function sees every job, one its typed view rejects too.
-``resolve_refs`` reads them for building the pods (``MissingReference``: the job waits, phase ``Pending``)."""
+jobs). An index function sees every job, so they name nothing for a spec the typed view rejects (instead of failing
+the informer's index: that job is failed ``InvalidSpec`` by its sync). ``resolve_refs`` reads them for building the
+pods (``MissingReference``: the job waits, phase ``Pending``)."""
 
 from __future__ import annotations
 
 from apis import meta
 from apis.meta import Obj
 from apis.resources import DATASETS, MODELS
-from apis.sedna.v1alpha1 import FLJobSpec
+from apis.sedna.v1alpha1 import FederatedLearningJob, FLJobSpec
 from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.references import get_credential, get_referenced
 
 from .workers import Refs
 
-__all__ = ["dataset_refs", "model_refs", "resolve_refs"]
+__all__ = ["dataset_names", "dataset_refs", "model_names", "model_refs", "readable_spec", "resolve_refs"]
+
+
+def readable_spec(job: Obj) -> FLJobSpec | None:
+    """The typed spec, ``None`` when the view rejects it."""
+    try:
+        return FederatedLearningJob.from_dict(job).spec
+    except ValueError:
+        return None
+
+
+def model_names(spec: FLJobSpec) -> tuple[str, str]:
+    """The aggregation Model's name and the pretrained Model's (``""`` when none)."""
+    agg = spec.aggregation_worker
+    agg_model = agg.model.name if agg is not None and agg.model is not None else None
+    pretrained = spec.pretrained_model.name if spec.pretrained_model is not None else None
+    return agg_model or "", pretrained or ""
+
+
+def dataset_names(spec: FLJobSpec) -> list[str]:
+    """The Dataset of each training worker, in order."""
+    return [(w.dataset.name if w.dataset is not None else None) or "" for w in spec.training_workers or []]
 
 
 def model_refs(job: Obj) -> list[str]:
-    """The aggregation Model's name, then the pretrained Model's (``""`` when none)."""
-    spec = job.get("spec") or {}
-    return [
-        str(((spec.get("aggregationWorker") or {}).get("model") or {}).get("name") or ""),
-        str((spec.get("pretrainedModel") or {}).get("name") or ""),
-    ]
+    spec = readable_spec(job)
+    return [] if spec is None else list(model_names(spec))
 
 
 def dataset_refs(job: Obj) -> list[str]:
-    """The Dataset of each training worker, in order."""
-    return [str(((w or {}).get("dataset") or {}).get("name") or "")
-            for w in (job.get("spec") or {}).get("trainingWorkers") or []]
+    spec = readable_spec(job)
+    return [] if spec is None else dataset_names(spec)
 
 
 def resolve_refs(ctx: KindContext[None], job: Obj, spec: FLJobSpec) -> Refs:
     """Every object the job's pods are built from (Models and Datasets from the informer caches, Secrets from the API
     server); the Datasets' nodes are checked."""
     ns = meta.namespace(job)
-    agg_model, pretrained_name = model_refs(job)
+    agg_model, pretrained_name = model_names(spec)
 
     def credential(obj: Obj, what: str) -> Obj | None:
         return get_credential(ctx.clientset, ns, str((obj.get("spec") or {}).get("credentialName") or ""), what)
@@ -47,7 +64,7 @@ def resolve_refs(ctx: KindContext[None], job: Obj, spec: FLJobSpec) -> Refs:
     model = get_referenced(models, "Model", ns, agg_model, " (aggregation model)")
     pretrained = get_referenced(models, "Model", ns, pretrained_name, " (pretrained model)") if pretrained_name else None
     datasets: list[tuple[Obj, Obj | None]] = []
-    for name in dataset_refs(job):
+    for name in dataset_names(spec):
         dataset = get_referenced(ctx.lister(DATASETS), "Dataset", ns, name)
         if ctx.nodes is not None:
             ctx.nodes.check(job, dataset)

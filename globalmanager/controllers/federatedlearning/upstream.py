@@ -23,7 +23,7 @@ from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.edge import UpstreamMessage
 from globalmanager.runtime.status import convert_map_to_metrics, update_status
 
-from .refs import model_refs
+from .refs import model_names, readable_spec
 
 __all__ = ["COND_TRAINING", "from_edge"]
 
@@ -64,7 +64,11 @@ def from_edge(ctx: Ctx, msg: UpstreamMessage) -> None:
 
 
 def _update_model_metrics(ctx: Ctx, msg: UpstreamMessage, job: Obj, metrics: list[Any]) -> None:
-    name = model_refs(job)[0]
+    spec = readable_spec(job)
+    if spec is None:
+        ctx.log_report_dropped(msg, "the job's spec is invalid: no aggregation model to update")
+        return
+    name = model_names(spec)[0]
     try:
         model = ctx.lister(MODELS).namespaced(meta.namespace(job)).get(name)
     except errors.NotFoundError:

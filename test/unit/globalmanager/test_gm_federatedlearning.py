@@ -355,6 +355,26 @@ def test_invalid_spec_is_reported(fl):
     assert h.objects(r.PODS) == []
 
 
+def test_a_spec_field_of_the_wrong_type_fails_the_job_naming_it(fl):
+    job = fl_job()
+    job["spec"]["trainingWorkers"][1]["dataset"] = "test-dataset2"  # not {"name": ...}
+    h = fl(job)  # the job is cached (the reference indexes skip a spec they cannot read)
+    assert h.sync(NAME) is None
+    status = h.job(NAME)["status"]
+    assert status["phase"] == "Failed" and status["conditions"][-1]["reason"] == "InvalidSpec"
+    assert "spec.trainingWorkers[1].dataset" in status["conditions"][-1]["message"]
+    assert h.objects(r.PODS) == []
+    h.controller.add_job(h.job(NAME))
+    assert h.edge.sent == []  # no node runs a job it cannot read
+
+
+def test_a_change_that_makes_the_spec_unreadable_removes_the_job_from_its_nodes(fl):
+    h = fl(fl_job())
+    old, new = h.update_spec(NAME, lambda spec: spec["trainingWorkers"][0].update(dataset="test-dataset1"))
+    h.controller.update_job(old, new)
+    assert sorted((m.node, m.operation) for m in h.edge.sent) == [("test-node1", DELETE), ("test-node2", DELETE)]
+
+
 def datasets_of_trainers(h) -> list[str]:
     return sorted(env_of(p)["DATASET_NAME"] for p in by_type(h).get("train", []))
 
