@@ -133,8 +133,8 @@ def sync(ctx: Ctx, key: str, job: Obj) -> Result | None:
     except ValueError as exc:
         obs.failure = ("InvalidSpec", str(exc))
     else:
-        missing = [] if obs.counts["failed"] or on_their_way else missing_workers(job, participants(spec), current,
-                                                                                  finished)
+        waiting = obs.counts["failed"] or on_their_way  # a failed job creates nothing; a pending one waits for it
+        missing = [] if waiting else missing_workers(job, participants(spec), current, finished)
         if missing:
 
             def create() -> None:
