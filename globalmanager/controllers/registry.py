@@ -63,7 +63,7 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     dataset.NAME: dataset.new_controller,
     model.NAME: model.new_controller,
     jointinference.NAME: jointinference.new_controller,
-    federatedlearning.NAME: federatedlearning.new_controller,
+    federatedlearning.NAME: kind_factory(federatedlearning.KIND),
     incrementallearning.NAME: incrementallearning.new_controller,
     lifelonglearning.NAME: lifelonglearning.new_controller,
     featureextraction.NAME: featureextraction.new_controller,

@@ -1,7 +1,7 @@
-"""The FederatedLearningJob controller: an aggregation pod, its Service and one training pod per training worker,
-job phases and conditions from the pods, per-job self-healing and spec roll-outs, downstream to the training nodes
-and round reports into a ``Training`` condition and the aggregation Model's metrics."""
+"""The FederatedLearningJob kind: an aggregation pod, its Service and one training pod per training worker, job
+phases and conditions from the pods, per-job self-healing and spec roll-outs, downstream to the training nodes and
+round reports into a ``Training`` condition and the aggregation Model's metrics."""
 
-from .controller import NAME, FederatedLearningController, new_controller
+from .controller import KIND, NAME, create_workers
 
-__all__ = ["FederatedLearningController", "NAME", "new_controller"]
+__all__ = ["KIND", "NAME", "create_workers"]

@@ -13,19 +13,23 @@ Only those fields are written (status subresource, re-read on conflict), so a GM
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from apis import errors, meta
+from apis.meta import Obj
 from apis.resources import MODELS
+from apis.sedna.v1alpha1 import FLJobConditionType
+from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.edge import UpstreamMessage
 from globalmanager.runtime.status import convert_map_to_metrics, update_status
 
-if TYPE_CHECKING:
-    from .controller import FederatedLearningController
+from .refs import model_names, readable_spec
 
-__all__ = ["COND_TRAINING", "update_from_edge"]
+__all__ = ["COND_TRAINING", "from_edge"]
 
-COND_TRAINING = "Training"
+COND_TRAINING = FLJobConditionType.TRAINING
+
+Ctx = KindContext[None]
 
 
 def _round(info: Any) -> int | None:
@@ -35,40 +39,42 @@ def _round(info: Any) -> int | None:
     return int(value)
 
 
-def update_from_edge(controller: FederatedLearningController, msg: UpstreamMessage) -> None:
+def from_edge(ctx: Ctx, msg: UpstreamMessage) -> None:
     output = msg.content.get("output")
     if output is None:
         return
     if not isinstance(output, Mapping):
-        controller.log_report_dropped(msg, "output is not an object")
+        ctx.log_report_dropped(msg, "output is not an object")
         return
-    job = controller.get_job(f"{msg.namespace}/{msg.name}")
+    job = ctx.get_job(f"{msg.namespace}/{msg.name}")
     if job is None:
-        controller.log_report_dropped(msg, "no such FederatedLearningJob")
+        ctx.log_report_dropped(msg, "no such FederatedLearningJob")
         return
     models = output.get("models")
     first = models[0] if isinstance(models, list) and models and isinstance(models[0], Mapping) else {}
     metrics = first.get("metrics")
     if isinstance(metrics, Mapping) and metrics:
-        _update_model_metrics(controller, msg, job, convert_map_to_metrics(metrics))
+        _update_model_metrics(ctx, msg, job, convert_map_to_metrics(metrics))
     info = output.get("ownerInfo")
     current_round = _round(info)
     if info is not None and current_round is None:
-        controller.log_report_dropped(msg, "ownerInfo.currentRound is not an integer")
+        ctx.log_report_dropped(msg, "ownerInfo.currentRound is not an integer")
     elif info is not None and current_round is not None and current_round > 0:
-        _append_round(controller, job, current_round, str(info.get("updateTime") or ""))
+        _append_round(ctx, job, current_round, str(info.get("updateTime") or ""))
 
 
-def _update_model_metrics(
-    controller: FederatedLearningController, msg: UpstreamMessage, job: Mapping[str, Any], metrics: list[Any]
-) -> None:
-    name = str((((job.get("spec") or {}).get("aggregationWorker") or {}).get("model") or {}).get("name") or "")
-    try:
-        model = controller.reference_listers[MODELS].namespaced(meta.namespace(job)).get(name)
-    except errors.NotFoundError:
-        controller.log_report_dropped(msg, f"aggregation model {meta.namespace(job)}/{name} not found")
+def _update_model_metrics(ctx: Ctx, msg: UpstreamMessage, job: Obj, metrics: list[Any]) -> None:
+    spec = readable_spec(job)
+    if spec is None:
+        ctx.log_report_dropped(msg, "the job's spec is invalid: no aggregation model to update")
         return
-    now = controller.now()
+    name = model_names(spec)[0]
+    try:
+        model = ctx.lister(MODELS).namespaced(meta.namespace(job)).get(name)
+    except errors.NotFoundError:
+        ctx.log_report_dropped(msg, f"aggregation model {meta.namespace(job)}/{name} not found")
+        return
+    now = ctx.now()
 
     def mutate(obj: dict[str, Any]) -> bool:
         status = obj.setdefault("status", {})
@@ -76,12 +82,12 @@ def _update_model_metrics(
         status["updateTime"] = now
         return True
 
-    update_status(controller.clientset.resource(MODELS, meta.namespace(job)), model, mutate)
+    update_status(ctx.clientset.resource(MODELS, meta.namespace(job)), model, mutate)
 
 
-def _append_round(controller: FederatedLearningController, job: Mapping[str, Any], n: int, update_time: str) -> None:
+def _append_round(ctx: Ctx, job: Obj, n: int, update_time: str) -> None:
     message = f"Round {n} reaches at {update_time}"
-    now = controller.now()
+    now = ctx.now()
     cond = {"type": COND_TRAINING, "status": "True", "lastProbeTime": now, "lastHeartbeatTime": now,
             "reason": "DoTraining", "message": message}
 
@@ -92,4 +98,4 @@ def _append_round(controller: FederatedLearningController, job: Mapping[str, Any
         conditions.append(cond)
         return True
 
-    controller.update_job_status(job, mutate)
+    ctx.update_job_status(job, mutate)

@@ -10,7 +10,8 @@
   ``PARTICIPANTS_COUNT``, ``NAMESPACE``, ``MODEL_NAME``, ``DATASET_NAME``, ``LC_SERVER``, ``TRANSMITTER``.
 Every pod also records the job generation it was built from (``revisions.stamp_generation``), and a training pod
 which training worker it is (``sedna.io/training-worker-index``): ``worker_slot`` names the worker a pod is
-(``aggregation``, ``train-<i>``) and ``missing_workers`` those of a job that have no pod.
+(``aggregation``, ``train-<i>``) and ``missing_workers`` those of a job that have no pod. The pods are built from
+the job's typed spec (``FLJobSpec``); its templates are the job's own dicts, copied into each pod.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 from apis import meta
 from apis.meta import Obj
+from apis.sedna.v1alpha1 import FLJobSpec
 from globalmanager.runtime.labels import label_prefix
 from globalmanager.runtime.names import rand_string
 from globalmanager.runtime.pods import pod_from_template
@@ -37,6 +39,7 @@ __all__ = [
     "Refs",
     "aggregation_pod",
     "missing_workers",
+    "participants",
     "training_pod",
     "training_slot",
     "worker_slot",
@@ -65,11 +68,11 @@ def _mount(env_name: str, obj: Obj, secret: Obj | None, download: bool = True) -
     return WorkerMount(url=MountURL(url=url, secret=secret, download_by_initializer=download), env_name=env_name)
 
 
-def _transmitter(job: Obj, refs: Refs, param: WorkerParam) -> None:
-    s3 = ((job.get("spec") or {}).get("transmitter") or {}).get("s3")
-    if s3:
+def _transmitter(spec: FLJobSpec, refs: Refs, param: WorkerParam) -> None:
+    s3 = spec.transmitter.s3 if spec.transmitter is not None else None
+    if s3 is not None and s3.to_dict():  # an empty ``s3: {}`` is no transmitter, as before the typed spec
         param.env["TRANSMITTER"] = "s3"
-        url = str(s3.get("aggDataPath") or "")
+        url = s3.agg_data_path or ""
         param.mounts.append(WorkerMount(url=MountURL(url=url, secret=refs.transmitter_secret), env_name="AGG_DATA_PATH"))
     else:
         param.env["TRANSMITTER"] = "ws"
@@ -82,8 +85,9 @@ def _model_mounts(refs: Refs) -> list[WorkerMount]:
     return mounts
 
 
-def _participants(job: Obj) -> str:
-    return str(len((job.get("spec") or {}).get("trainingWorkers") or []))
+def participants(spec: FLJobSpec) -> int:
+    """How many training workers the job has (``PARTICIPANTS_COUNT``)."""
+    return len(spec.training_workers or [])
 
 
 def training_slot(index: int) -> str:
@@ -98,11 +102,11 @@ def worker_slot(job: Obj, pod: Obj) -> str | None:
     return training_slot(int(index)) if index.isdigit() else None
 
 
-def missing_workers(job: Obj, pods: Iterable[Obj], finished: Collection[str] = ()) -> list[str]:
-    """The workers of ``job`` (aggregation first, then the training workers in order) that none of ``pods`` is,
-    leaving out those in ``finished``."""
+def missing_workers(job: Obj, trainers: int, pods: Iterable[Obj], finished: Collection[str] = ()) -> list[str]:
+    """The workers of ``job`` (aggregation first, then its ``trainers`` training workers in order) that none of
+    ``pods`` is, leaving out those in ``finished``."""
     present = [worker_slot(job, p) for p in pods]
-    wanted = [AGGREGATION_SLOT, *(training_slot(i) for i in range(int(_participants(job))))]
+    wanted = [AGGREGATION_SLOT, *(training_slot(i) for i in range(trainers))]
     missing = [slot for slot in wanted if slot not in present and slot not in finished]
     # training pods created before pods recorded their index (an older sedna-gm) stand for the first free workers
     unindexed = present.count(None)
@@ -115,25 +119,24 @@ def missing_workers(job: Obj, pods: Iterable[Obj], finished: Collection[str] = (
     return out
 
 
-def aggregation_pod(job: Obj, refs: Refs) -> dict[str, Any]:
+def aggregation_pod(job: Obj, spec: FLJobSpec, refs: Refs) -> dict[str, Any]:
     param = WorkerParam(AGGREGATION, restart_policy="OnFailure", env={
         "NAMESPACE": meta.namespace(job),
         "WORKER_NAME": f"aggworker-{rand_string(5)}",
         "JOB_NAME": meta.name(job),
         "AGG_BIND_PORT": str(AGG_PORT),
-        "PARTICIPANTS_COUNT": _participants(job),
+        "PARTICIPANTS_COUNT": str(participants(spec)),
     })
-    _transmitter(job, refs, param)
+    _transmitter(spec, refs, param)
     param.mounts += _model_mounts(refs)
-    template = ((job.get("spec") or {}).get("aggregationWorker") or {}).get("template")
+    template = spec.aggregation_worker.template if spec.aggregation_worker is not None else None
     pod = pod_from_template(job, template, param)
     stamp_generation(pod, job)
     return pod
 
 
-def training_pod(job: Obj, index: int, refs: Refs, lc_server: str) -> dict[str, Any]:
-    spec = job.get("spec") or {}
-    worker = (spec.get("trainingWorkers") or [])[index]
+def training_pod(job: Obj, spec: FLJobSpec, index: int, refs: Refs, lc_server: str) -> dict[str, Any]:
+    worker = (spec.training_workers or [])[index]
     dataset, dataset_secret = refs.datasets[index]
     param = WorkerParam(TRAIN_WORKER, host_network=True, restart_policy="OnFailure", mounts=_model_mounts(refs))
     param.mounts.append(_mount("TRAIN_DATASET_URL", dataset, dataset_secret))
@@ -142,14 +145,14 @@ def training_pod(job: Obj, index: int, refs: Refs, lc_server: str) -> dict[str, 
         "AGG_IP": edge_mesh_service_host(job, AGGREGATION),
         "WORKER_NAME": f"trainworker-{rand_string(5)}",
         "JOB_NAME": meta.name(job),
-        "PARTICIPANTS_COUNT": _participants(job),
+        "PARTICIPANTS_COUNT": str(participants(spec)),
         "NAMESPACE": meta.namespace(job),
         "MODEL_NAME": meta.name(refs.model),
         "DATASET_NAME": meta.name(dataset),
         "LC_SERVER": lc_server,
     }
-    _transmitter(job, refs, param)
-    pod = pod_from_template(job, worker.get("template"), param)
+    _transmitter(spec, refs, param)
+    pod = pod_from_template(job, worker.template, param)
     pod["metadata"]["annotations"] = {**(pod["metadata"].get("annotations") or {}), INDEX_ANNOTATION: str(index)}
     stamp_generation(pod, job)
     return pod

@@ -11,10 +11,11 @@ from sedna_test_helpers import NS, dataset, env_of, model, s3_secret
 
 from apis import errors, meta
 from apis import resources as r
-from globalmanager.controllers.federatedlearning import FederatedLearningController
+from globalmanager.controllers.federatedlearning import KIND
 from globalmanager.controllers.federatedlearning.workers import INDEX_ANNOTATION, missing_workers
 from globalmanager.runtime.edge import DELETE, INSERT
 from informers import DeletedFinalStateUnknown
+from reconcile import Result
 
 NAME = "test-fl-job"
 
@@ -51,7 +52,7 @@ REFS = (model("test-model", "/models/agg"), model("test-pretrained-model", "s3:/
 @pytest.fixture
 def fl(make_sedna_harness):
     def make(*objects: dict[str, Any], refs: tuple[dict[str, Any], ...] = REFS) -> Any:
-        h = make_sedna_harness(FederatedLearningController, r.FEDERATED_LEARNING_JOBS, *objects, *refs,
+        h = make_sedna_harness(KIND, r.FEDERATED_LEARNING_JOBS, *objects, *refs,
                                lc_server="http://test-lc-server:8080")
         h.refresh()
         return h
@@ -61,7 +62,7 @@ def fl(make_sedna_harness):
 def started(fl, *jobs: dict[str, Any]) -> Any:
     h = fl(*(jobs or (fl_job(),)))
     for job in jobs or (fl_job(),):
-        assert h.sync(meta.name(job)) is True
+        assert h.sync(meta.name(job)) is None
     h.refresh()
     return h
 
@@ -151,7 +152,7 @@ def test_s3_transmitter_mounts_the_aggregation_data_path_with_its_credentials(fl
 
 def test_a_missing_transmitter_secret_is_retried(fl):
     h = fl(fl_job(transmitter={"s3": {"aggDataPath": "s3://fl/agg", "credentialName": "nope"}}))
-    assert h.sync(NAME) is False and h.objects(r.PODS) == []
+    assert h.sync(NAME) == Result(requeue=True) and h.objects(r.PODS) == []
     assert h.job(NAME)["status"]["phase"] == "Pending"
     assert any(e[1] == "SecretNotFound" for e in h.events())
 
@@ -354,6 +355,26 @@ def test_invalid_spec_is_reported(fl):
     assert h.objects(r.PODS) == []
 
 
+def test_a_spec_field_of_the_wrong_type_fails_the_job_naming_it(fl):
+    job = fl_job()
+    job["spec"]["trainingWorkers"][1]["dataset"] = "test-dataset2"  # not {"name": ...}
+    h = fl(job)  # the job is cached (the reference indexes skip a spec they cannot read)
+    assert h.sync(NAME) is None
+    status = h.job(NAME)["status"]
+    assert status["phase"] == "Failed" and status["conditions"][-1]["reason"] == "InvalidSpec"
+    assert "spec.trainingWorkers[1].dataset" in status["conditions"][-1]["message"]
+    assert h.objects(r.PODS) == []
+    h.controller.add_job(h.job(NAME))
+    assert h.edge.sent == []  # no node runs a job it cannot read
+
+
+def test_a_change_that_makes_the_spec_unreadable_removes_the_job_from_its_nodes(fl):
+    h = fl(fl_job())
+    old, new = h.update_spec(NAME, lambda spec: spec["trainingWorkers"][0].update(dataset="test-dataset1"))
+    h.controller.update_job(old, new)
+    assert sorted((m.node, m.operation) for m in h.edge.sent) == [("test-node1", DELETE), ("test-node2", DELETE)]
+
+
 def datasets_of_trainers(h) -> list[str]:
     return sorted(env_of(p)["DATASET_NAME"] for p in by_type(h).get("train", []))
 
@@ -371,7 +392,7 @@ def test_a_creation_failing_part_way_is_completed_by_the_retry(fl):
         h.sync(NAME)
     h.refresh()
     h.cs.clear_actions()
-    assert h.sync(NAME) is True
+    assert h.sync(NAME) is None
     (create,) = h.actions("create", "pods")  # exactly the missing worker
     assert meta.annotations(create.object)[INDEX_ANNOTATION] == "1"
     h.refresh()
@@ -463,10 +484,10 @@ def test_training_pods_without_an_index_stand_for_the_first_free_workers():
     agg = {"metadata": {"labels": {label: "aggregation"}}}
     unindexed = {"metadata": {"labels": {label: "train"}}}  # created by a sedna-gm that did not record the index
     second = {"metadata": {"labels": {label: "train"}, "annotations": {INDEX_ANNOTATION: "1"}}}
-    assert missing_workers(job, []) == ["aggregation", "train-0", "train-1"]
-    assert missing_workers(job, [agg, unindexed]) == ["train-1"]
-    assert missing_workers(job, [unindexed, second]) == ["aggregation"]
-    assert missing_workers(job, [agg], finished={"train-0"}) == ["train-1"]
+    assert missing_workers(job, 2, []) == ["aggregation", "train-0", "train-1"]
+    assert missing_workers(job, 2, [agg, unindexed]) == ["train-1"]
+    assert missing_workers(job, 2, [unindexed, second]) == ["aggregation"]
+    assert missing_workers(job, 2, [agg], finished={"train-0"}) == ["train-1"]
 
 
 def test_rounds_of_a_run_started_again_are_recorded_and_resends_are_not(fl):
