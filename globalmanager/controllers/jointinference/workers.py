@@ -37,11 +37,17 @@ def big_model_host(service: Mapping[str, Any]) -> str:
     return edge_mesh_service_host(service, CLOUD)
 
 
-def hem_parameters(hem: HardExampleMining | None) -> str:
-    """``HEM_PARAMETERS``: Go's ``json.Marshal`` of the parameters (``null`` without any)."""
-    if hem is None or hem.parameters is None:
+def hem_parameters(hem: HardExampleMining | Mapping[str, Any] | None) -> str:
+    """``HEM_PARAMETERS``: Go's ``json.Marshal`` of the parameters (``null`` without any) of ``hem``, the typed
+    ``hardExampleMining``, or a plain worker spec that holds one (IncrementalLearning's ``deploySpec``)."""
+    if isinstance(hem, Mapping):
+        params = (hem.get("hardExampleMining") or {}).get("parameters")
+        pairs = None if params is None else [(p.get("key", ""), p.get("value", "")) for p in params]
+    else:
+        pairs = None if hem is None or hem.parameters is None else [(p.key or "", p.value or "") for p in hem.parameters]
+    if pairs is None:
         return "null"
-    return go_json([{"key": p.key or "", "value": p.value or ""} for p in hem.parameters])
+    return go_json([{"key": str(key), "value": str(value)} for key, value in pairs])
 
 
 def worker_param(

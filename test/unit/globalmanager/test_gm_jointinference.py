@@ -314,3 +314,6 @@ def test_hem_parameters_json_matches_go(ji):
     params = [{"key": "a<b", "value": "x&y"}]
     assert json.loads(hem_parameters(HardExampleMining.from_dict({"parameters": params}))) == params
     assert "\\u003c" in hem_parameters(HardExampleMining.from_dict({"parameters": params}))
+    # IncrementalLearning passes its plain deploySpec
+    assert hem_parameters({"hardExampleMining": {"name": "IBT"}}) == "null"
+    assert json.loads(hem_parameters({"hardExampleMining": {"parameters": params}})) == params
