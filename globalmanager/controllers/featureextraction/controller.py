@@ -44,9 +44,13 @@ Ctx = KindContext[None]
 
 
 def model_refs(service: Obj) -> list[str]:
-    """The service's Model (indexed; read from the plain object: the index sees every service, also one whose spec
-    the typed view rejects)."""
-    return [str(((service.get("spec") or {}).get("model") or {}).get("name") or "")]
+    """The service's Model (indexed, so that its events wake exactly these services); none for a spec the typed view
+    rejects (such a service fails ``InvalidSpec`` whatever its Model)."""
+    try:
+        spec = FeatureExtractionService.from_dict(service).spec
+    except ValueError:
+        return []
+    return [spec.model.name] if spec is not None and spec.model is not None and spec.model.name else []
 
 
 def fe_spec(service: Obj) -> FeatureExtractionServiceSpec:

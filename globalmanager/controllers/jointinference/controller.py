@@ -44,10 +44,14 @@ Ctx = KindContext[None]
 
 
 def model_refs(service: Obj) -> list[str]:
-    """The Models a service uses (indexed, so that a Model's events wake exactly these services). Read from the
-    plain object: the index sees every service, also one whose spec the typed view rejects."""
-    spec = service.get("spec") or {}
-    return [str(((spec.get(field) or {}).get("model") or {}).get("name") or "") for field in WORKER_SPEC.values()]
+    """The Models a service uses (indexed, so that a Model's events wake exactly these services); none for a spec
+    the typed view rejects (such a service fails ``InvalidSpec`` whatever its Models)."""
+    try:
+        spec = JointInferenceService.from_dict(service).spec or JointInferenceServiceSpec()
+    except ValueError:
+        return []
+    workers = (worker_of(spec, worker_type) for worker_type in WORKER_SPEC)
+    return [w.model.name for w in workers if w is not None and w.model is not None and w.model.name]
 
 
 def ji_spec(service: Obj) -> JointInferenceServiceSpec:

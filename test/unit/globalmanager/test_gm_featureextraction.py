@@ -218,3 +218,12 @@ def test_owner_info_reports_become_metrics(fe):
         "phase": "inference", "status": "running", "output": {"ownerInfo": {"frames": 12, "updateTime": "t"}}})
     assert h.job(NAME)["status"]["metrics"] == [{"key": "frames", "value": "12"}]
     assert types(h) == ["Pending"]
+
+
+def test_a_spec_the_typed_view_rejects_is_an_invalid_spec_naming_the_field(fe):
+    """It used to raise from the Model index and every sync (AttributeError), retried for good, with no status."""
+    h = fe(fe_service(model="fe-model"))
+    assert h.sync(NAME) is None
+    cond = h.conditions(NAME)[-1]
+    assert (cond["type"], cond["reason"]) == ("Failed", "InvalidSpec") and cond["message"].startswith("spec.model:")
+    assert h.names(r.DEPLOYMENTS) == [] and h.names(r.SERVICES) == []

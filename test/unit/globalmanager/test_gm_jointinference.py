@@ -285,6 +285,20 @@ def test_a_name_too_long_for_the_cloud_service_is_an_invalid_spec(ji):
     assert ("Warning", "InvalidSpec", cond["message"]) in h.events()
 
 
+def test_a_spec_the_typed_view_rejects_is_an_invalid_spec_naming_the_field(ji):
+    """It used to raise from the Model index and every sync (AttributeError), retried for good, with no status."""
+    bad = service()
+    bad["spec"]["cloudWorker"] = "oops"
+    h = ji(bad)
+    assert h.sync(NAME) is None
+    cond = last(h)
+    assert (cond["type"], cond["reason"]) == ("Failed", "InvalidSpec") and cond["message"].startswith("spec.cloudWorker:")
+    assert h.job(NAME)["status"]["failed"] == 2
+    assert h.names(r.DEPLOYMENTS) == [] and h.names(r.SERVICES) == []
+    h.controller.add_job(h.job(NAME))  # not sent to the edge: its node cannot be read
+    assert h.edge.sent == []
+
+
 def test_label_values_derived_from_a_long_name_stay_valid(ji):
     name = "n" * 55  # the Service name <name>-cloud fits, the label <name>-Cloud-svc would not
     h = ji(service(name))

@@ -213,6 +213,18 @@ def test_invalid_spec_is_reported(objs):
     assert h.objects(r.PODS) == [] and h.names(r.DEPLOYMENTS) == []
 
 
+@pytest.mark.parametrize("field, value", [("trackingWorkers", "x"), ("reidWorkers", ["x"])])
+def test_a_spec_the_typed_view_rejects_is_an_invalid_spec_naming_the_field(objs, field, value):
+    """It used to raise from every sync (AttributeError), retried for good, with no status."""
+    bad = os_service()
+    bad["spec"][field] = value
+    h = objs(bad)
+    assert h.sync(NAME) is None
+    cond = h.conditions(NAME)[-1]
+    assert (cond["type"], cond["reason"]) == ("Failed", "InvalidSpec") and cond["message"].startswith(f"spec.{field}:")
+    assert h.objects(r.PODS) == [] and h.names(r.DEPLOYMENTS) == [] and h.names(r.SERVICES) == []
+
+
 def test_object_tracking_is_object_search_without_the_user_worker(make_sedna_harness):
     h = make_sedna_harness(OBJECT_TRACKING, r.OBJECT_TRACKING_SERVICES, os_service("ObjectTrackingService"))
     h.refresh()
