@@ -28,13 +28,18 @@ from .owned_errors import NotOwnedError
 from .references import MissingReference
 from .servicestatus import ServiceObservation, observe_deployments, write_service_status
 
-__all__ = ["RETRIED_FAILURES", "ServiceRules", "observe_deployment_workers"]
+__all__ = ["RETRIED_FAILURES", "ServiceRules", "has_started", "observe_deployment_workers"]
 
 V = TypeVar("V")  # the kind's typed spec (a view of ``apis.sedna.v1alpha1``)
 
 Ctx = KindContext[None]
 
 RETRIED_FAILURES = ("SecretNotFound", "FailedCreate")
+
+
+def has_started(service: Obj) -> bool:
+    """Whether the service had its workers (its status has a ``startTime``): a worker created now is a re-creation."""
+    return bool((service.get("status") or {}).get("startTime"))
 
 
 def observe_deployment_workers(deployments: Mapping[str, Obj], obs: ServiceObservation) -> None:

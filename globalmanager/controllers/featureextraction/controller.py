@@ -33,7 +33,7 @@ from globalmanager.runtime.deployments import deployment_name, ensure_deployment
 from globalmanager.runtime.kind import Kind
 from globalmanager.runtime.references import get_credential, get_referenced
 from globalmanager.runtime.reports import owner_info_metrics
-from globalmanager.runtime.servicekind import ServiceRules
+from globalmanager.runtime.servicekind import ServiceRules, has_started
 from globalmanager.runtime.services import edge_mesh_service_name, ensure_service, service_name_error
 
 from .workers import FE_PORT, FE_WORKER, build_deployment
@@ -87,7 +87,7 @@ def create_workers(ctx: Ctx, service: Obj, spec: FeatureExtractionServiceSpec, d
         secret = get_credential(ctx.clientset, ns, credential, f"model {meta.name(model)}")
         return build_deployment(service, spec, model, secret, ctx.lc_server)
 
-    started = bool((service.get("status") or {}).get("startTime"))  # a creation after the start is a recreation
+    started = has_started(service)
     deployment = ensure_deployment(ctx, service, name, source, build, "fe deployment", started)
     if deployment is not None:
         deployments[name] = scale_deployment(ctx, service, deployment, spec.replicas, "fe deployment")

@@ -32,7 +32,7 @@ from globalmanager.runtime.deployments import deployment_name, ensure_deployment
 from globalmanager.runtime.kind import Kind
 from globalmanager.runtime.references import get_credential, get_referenced
 from globalmanager.runtime.reports import owner_info_metrics
-from globalmanager.runtime.servicekind import ServiceRules
+from globalmanager.runtime.servicekind import ServiceRules, has_started
 from globalmanager.runtime.services import edge_mesh_service_name, ensure_service, service_name_error
 
 from .downstream import to_edge
@@ -103,7 +103,7 @@ def _ensure_worker(ctx: Ctx, service: Obj, spec: JointInferenceServiceSpec, work
         return build_worker_deployment(service, spec, worker_type, model, secret, ctx.lc_server)
 
     name = deployment_name(service, worker_type)
-    started = bool((service.get("status") or {}).get("startTime"))  # a creation after the start is a recreation
+    started = has_started(service)
     deployment = ensure_deployment(ctx, service, name, source, build, f"{worker_type.lower()} deployment", started)
     ensure_hpa(ctx, service, name, worker_type, served.get("hpa"))
     return deployment

@@ -37,7 +37,7 @@ from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.deployments import deployment_name, ensure_deployment, scale_deployment
 from globalmanager.runtime.kind import Kind
 from globalmanager.runtime.revisions import spec_hash_matches
-from globalmanager.runtime.servicekind import ServiceRules
+from globalmanager.runtime.servicekind import ServiceRules, has_started
 from globalmanager.runtime.services import edge_mesh_service_name, ensure_service, service_name_error
 from globalmanager.runtime.servicestatus import ServiceObservation, observe_deployments, observe_pods
 
@@ -109,7 +109,7 @@ class TrackingServiceRules:
         """Sedna's order: the ReID Deployment and Service, the user Deployment and Service, the tracking pods."""
         if self._anything_missing(ctx, service, spec) and not ctx.job_is_live(service):
             return  # deleted meanwhile: never create workers for a service that is gone
-        started = bool((service.get("status") or {}).get("startTime"))  # a creation after the start is a recreation
+        started = has_started(service)
         # what the Deployments are built from: the workers' parts of the object as served (the hashes stay those of
         # earlier versions); the ReID workers' replicas are not (scaling never restarts them)
         served = service.get("spec") or {}
