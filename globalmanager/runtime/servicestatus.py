@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from apis import meta
 from apis.record import WARNING
+from apis.sedna.v1alpha1.common import ServiceConditionType
 
 from .deployments import deployment_available, deployment_failure
 from .status import append_condition, last_condition
@@ -35,9 +36,9 @@ __all__ = [
     "write_service_status",
 ]
 
-COND_PENDING = "Pending"
-COND_RUNNING = "Running"
-COND_FAILED = "Failed"
+COND_PENDING = ServiceConditionType.PENDING
+COND_RUNNING = ServiceConditionType.RUNNING
+COND_FAILED = ServiceConditionType.FAILED
 WORKER_FAILED = "workerFailed"
 _STATE = ("type", "reason", "message")
 

@@ -1,4 +1,5 @@
-"""The FeatureExtractionService controller (Sedna's ``featureextraction`` controller, its bugs fixed).
+"""The FeatureExtractionService kind (Sedna's ``featureextraction`` controller, its bugs fixed): ``KIND``, its rules a
+``ServiceRules`` (``runtime.servicekind``).
 
 Per service, controller-owned by it (deleting the service deletes them): the worker Deployment
 ``<service>-deployment-fe`` built from the service's DeploymentSpec (``workers.py`` has the exact contract) and its
@@ -21,69 +22,84 @@ edge-mesh Service ``<service>-fe`` (port 6000).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from apis import meta
+from apis.meta import Obj
 from apis.resources import DEPLOYMENTS, FEATURE_EXTRACTION_SERVICES, MODELS, SERVICES
+from apis.sedna.v1alpha1 import FeatureExtractionService, FeatureExtractionServiceSpec
+from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.deployments import deployment_name, ensure_deployment, scale_deployment
+from globalmanager.runtime.kind import Kind
 from globalmanager.runtime.references import get_credential, get_referenced
 from globalmanager.runtime.reports import owner_info_metrics
-from globalmanager.runtime.servicekind import ServiceKindController
+from globalmanager.runtime.servicekind import ServiceRules, has_started
 from globalmanager.runtime.services import edge_mesh_service_name, ensure_service, service_name_error
 
 from .workers import FE_PORT, FE_WORKER, build_deployment
 
-__all__ = ["FeatureExtractionController", "NAME", "new_controller"]
+__all__ = ["KIND", "NAME", "create_workers", "model_refs"]
+
+Ctx = KindContext[None]
 
 
-def model_refs(service: Mapping[str, Any]) -> list[str]:
-    return [str(((service.get("spec") or {}).get("model") or {}).get("name") or "")]
+def model_refs(service: Obj) -> list[str]:
+    """The service's Model (indexed, so that its events wake exactly these services); none for a spec the typed view
+    rejects (such a service fails ``InvalidSpec`` whatever its Model)."""
+    try:
+        spec = FeatureExtractionService.from_dict(service).spec
+    except ValueError:
+        return []
+    return [spec.model.name] if spec is not None and spec.model is not None and spec.model.name else []
 
 
-class FeatureExtractionController(ServiceKindController):
-    NAME = "FeatureExtraction"
-    JOB_RESOURCE = FEATURE_EXTRACTION_SERVICES
-    OWNS = (DEPLOYMENTS, SERVICES)
-    RECREATES = (DEPLOYMENTS,)
-    REFERENCES = {MODELS: model_refs}
-    update_from_edge = owner_info_metrics
-
-    def needed_workers(self, service: Mapping[str, Any]) -> int:
-        return 1
-
-    def spec_problem(self, service: Mapping[str, Any]) -> str:
-        spec = service.get("spec") or {}
-        if not isinstance(spec.get("template"), Mapping):
-            return "spec.template is required"
-        if not model_refs(service)[0]:
-            return "spec.model.name is required"
-        return service_name_error(service, FE_WORKER)
-
-    def create_workers(self, service: Mapping[str, Any], deployments: dict[str, Mapping[str, Any]]) -> None:
-        ns, spec = meta.namespace(service), service.get("spec") or {}
-        name = deployment_name(service, FE_WORKER)
-        missing = self.get_cached(DEPLOYMENTS, ns, name) is None
-        if (missing or self.get_cached(SERVICES, ns, edge_mesh_service_name(service, FE_WORKER)) is None) \
-                and not self.job_is_live(service):
-            return  # deleted meanwhile: never create workers for a service that is gone
-        model = get_referenced(self.reference_listers[MODELS], "Model", ns, model_refs(service)[0])
-        # what the template is built from; replicas are not (scaling never restarts the workers)
-        source = {"template": spec.get("template"), "kafkaSupport": bool(spec.get("kafkaSupport")),
-                  "model": model.get("spec"), "lcServer": self.lc_server}
-
-        def build() -> dict[str, Any]:
-            credential = str((model.get("spec") or {}).get("credentialName") or "")
-            secret = get_credential(self.clientset, ns, credential, f"model {meta.name(model)}")
-            return build_deployment(service, model, secret, self.lc_server)
-
-        started = bool((service.get("status") or {}).get("startTime"))  # a creation after the start is a recreation
-        deployment = ensure_deployment(self, service, name, source, build, "fe deployment", started)
-        if deployment is not None:
-            deployment = scale_deployment(self, service, deployment, spec.get("replicas"), "fe deployment")
-            deployments[meta.name(deployment)] = deployment
-        ensure_service(self, service, FE_WORKER, FE_PORT)
+def fe_spec(service: Obj) -> FeatureExtractionServiceSpec:
+    """The typed spec; ``ValueError`` naming the field when the template or Model is missing, or the name cannot
+    name the Service."""
+    spec = FeatureExtractionService.from_dict(service).spec
+    if spec is None or spec.template is None:
+        raise ValueError("spec.template is required")
+    if spec.model is None or not spec.model.name:
+        raise ValueError("spec.model.name is required")
+    problem = service_name_error(service, FE_WORKER)
+    if problem:
+        raise ValueError(problem)
+    return spec
 
 
-NAME = FeatureExtractionController.NAME
-new_controller = FeatureExtractionController.from_context
+def create_workers(ctx: Ctx, service: Obj, spec: FeatureExtractionServiceSpec, deployments: dict[str, Obj]) -> None:
+    """The Deployment (created, its template updated when its source changed, scaled alone when only ``replicas``
+    did) and its Service."""
+    ns = meta.namespace(service)
+    name = deployment_name(service, FE_WORKER)
+    missing = ctx.get_cached(DEPLOYMENTS, ns, name) is None
+    if (missing or ctx.get_cached(SERVICES, ns, edge_mesh_service_name(service, FE_WORKER)) is None) \
+            and not ctx.job_is_live(service):
+        return  # deleted meanwhile: never create workers for a service that is gone
+    assert spec.model is not None  # fe_spec checked it
+    model = get_referenced(ctx.lister(MODELS), "Model", ns, spec.model.name or "")
+    # what the template is built from; replicas are not (scaling never restarts the workers)
+    source = {"template": spec.template, "kafkaSupport": bool(spec.kafka_support), "model": model.get("spec"),
+              "lcServer": ctx.lc_server}
+
+    def build() -> dict[str, Any]:
+        credential = str((model.get("spec") or {}).get("credentialName") or "")
+        secret = get_credential(ctx.clientset, ns, credential, f"model {meta.name(model)}")
+        return build_deployment(service, spec, model, secret, ctx.lc_server)
+
+    started = has_started(service)
+    deployment = ensure_deployment(ctx, service, name, source, build, "fe deployment", started)
+    if deployment is not None:
+        deployments[name] = scale_deployment(ctx, service, deployment, spec.replicas, "fe deployment")
+    ensure_service(ctx, service, FE_WORKER, FE_PORT)
+
+
+RULES: ServiceRules[FeatureExtractionServiceSpec] = ServiceRules(
+    spec=fe_spec, needed_workers=lambda spec: 1, fixed_workers=1, create_workers=create_workers,
+)
+
+KIND: Kind[None] = Kind(
+    name="FeatureExtraction", resource=FEATURE_EXTRACTION_SERVICES, sync=RULES.sync, owns=(DEPLOYMENTS, SERVICES),
+    recreates=(DEPLOYMENTS,), references={MODELS: model_refs}, from_edge=owner_info_metrics,
+)
+NAME = KIND.name

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from apis import meta
+from apis.sedna.v1alpha1 import FeatureExtractionServiceSpec
 from globalmanager.runtime.deployments import deployment_from_template
 from globalmanager.runtime.names import rand_string
 from globalmanager.runtime.storage import MountURL, WorkerMount
@@ -28,7 +29,8 @@ FE_PORT = 6000
 
 
 def worker_param(
-    service: Mapping[str, Any], model: Mapping[str, Any], secret: Mapping[str, Any] | None, lc_server: str
+    service: Mapping[str, Any], spec: FeatureExtractionServiceSpec, model: Mapping[str, Any],
+    secret: Mapping[str, Any] | None, lc_server: str,
 ) -> WorkerParam:
     url = str((model.get("spec") or {}).get("url") or "")
     mount = WorkerMount(name="model", url=MountURL(url=url, secret=secret, download_by_initializer=True), env_name="MODEL_URL")
@@ -38,12 +40,14 @@ def worker_param(
         "SERVICE_NAME": meta.name(service),
         "LC_SERVER": lc_server,
     }
-    if (service.get("spec") or {}).get("kafkaSupport"):
+    if spec.kafka_support:
         env["KAFKA_ENABLED"] = "true"  # Go's strconv.FormatBool
     return WorkerParam(FE_WORKER, env=env, mounts=[mount])
 
 
 def build_deployment(
-    service: Mapping[str, Any], model: Mapping[str, Any], secret: Mapping[str, Any] | None, lc_server: str
+    service: Mapping[str, Any], spec: FeatureExtractionServiceSpec, model: Mapping[str, Any],
+    secret: Mapping[str, Any] | None, lc_server: str,
 ) -> dict[str, Any]:
-    return deployment_from_template(service, service.get("spec") or {}, worker_param(service, model, secret, lc_server))
+    param = worker_param(service, spec, model, secret, lc_server)
+    return deployment_from_template(service, {"replicas": spec.replicas, "template": spec.template}, param)

@@ -1,7 +1,6 @@
-"""The JointInferenceService controller: a cloud and an edge Deployment per service, the cloud Service, optional
-HPAs, status from the workers' health, downstream to the edge node and ``ownerInfo`` reports into
-``status.metrics``."""
+"""The JointInferenceService kind: a cloud and an edge Deployment per service, the cloud Service, optional HPAs,
+status from the workers' health, downstream to the edge node and ``ownerInfo`` reports into ``status.metrics``."""
 
-from .controller import NAME, JointInferenceController, new_controller
+from .controller import KIND, NAME, create_workers
 
-__all__ = ["JointInferenceController", "NAME", "new_controller"]
+__all__ = ["KIND", "NAME", "create_workers"]

@@ -4,32 +4,31 @@ its edge worker (``spec.edgeWorker.template.spec.nodeName``): ``insert`` on crea
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
-
+from apis.meta import Obj
+from apis.sedna.v1alpha1 import JointInferenceService
+from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.edge import DELETE, UPDATE
 
-if TYPE_CHECKING:
-    from .controller import JointInferenceController
-
-__all__ = ["edge_node", "sync_to_edge"]
+__all__ = ["edge_node", "to_edge"]
 
 
-def edge_node(service: Mapping[str, Any]) -> str:
-    spec = service.get("spec") or {}
-    template = (spec.get("edgeWorker") or {}).get("template") or {}
+def edge_node(service: Obj) -> str:
+    """The node of the edge worker; ``""`` when the spec names none (or is not a JointInferenceService's)."""
+    try:
+        spec = JointInferenceService.from_dict(service).spec
+    except ValueError:
+        return ""
+    template = (spec.edge_worker.template if spec is not None and spec.edge_worker is not None else None) or {}
     return str((template.get("spec") or {}).get("nodeName") or "")
 
 
-def sync_to_edge(
-    controller: JointInferenceController, operation: str, service: Mapping[str, Any], old: Mapping[str, Any] | None = None
-) -> None:
+def to_edge(ctx: KindContext[None], operation: str, service: Obj, old: Obj | None) -> None:
     node = edge_node(service)
     if operation == UPDATE and old is not None:
         old_node = edge_node(old)
         if old_node and old_node != node:
-            controller.send_to_edge(old_node, DELETE, service)
+            ctx.send_to_edge(old_node, DELETE, service)
     if not node:
-        controller.log_edge_skip(service, "spec.edgeWorker.template.spec.nodeName is empty")
+        ctx.log_edge_skip(service, "spec.edgeWorker.template.spec.nodeName is empty or the spec is invalid")
         return
-    controller.send_to_edge(node, operation, service)
+    ctx.send_to_edge(node, operation, service)

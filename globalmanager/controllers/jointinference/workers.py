@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from apis import meta
+from apis.sedna.v1alpha1 import CloudWorker, EdgeWorker, HardExampleMining, JointInferenceServiceSpec
 from globalmanager.runtime.deployments import deployment_from_template
 from globalmanager.runtime.names import rand_string
 from globalmanager.runtime.services import edge_mesh_service_host
@@ -24,7 +25,7 @@ from globalmanager.runtime.status import go_json
 from globalmanager.runtime.storage import MountURL, WorkerMount
 from globalmanager.runtime.worker import WorkerParam
 
-__all__ = ["BIG_MODEL_PORT", "CLOUD", "EDGE", "WORKER_SPEC", "big_model_host", "build_worker_deployment", "hem_parameters"]
+__all__ = ["BIG_MODEL_PORT", "CLOUD", "EDGE", "WORKER_SPEC", "big_model_host", "build_worker_deployment", "hem_parameters", "worker_of"]
 
 CLOUD = "Cloud"
 EDGE = "Edge"
@@ -36,27 +37,32 @@ def big_model_host(service: Mapping[str, Any]) -> str:
     return edge_mesh_service_host(service, CLOUD)
 
 
-def hem_parameters(edge_worker: Mapping[str, Any]) -> str:
-    params = (edge_worker.get("hardExampleMining") or {}).get("parameters")
-    if params is None:
+def hem_parameters(hem: HardExampleMining | Mapping[str, Any] | None) -> str:
+    """``HEM_PARAMETERS``: Go's ``json.Marshal`` of the parameters (``null`` without any) of ``hem``, the typed
+    ``hardExampleMining``, or a plain worker spec that holds one (IncrementalLearning's ``deploySpec``)."""
+    if isinstance(hem, Mapping):
+        params = (hem.get("hardExampleMining") or {}).get("parameters")
+        pairs = None if params is None else [(p.get("key", ""), p.get("value", "")) for p in params]
+    else:
+        pairs = None if hem is None or hem.parameters is None else [(p.key or "", p.value or "") for p in hem.parameters]
+    if pairs is None:
         return "null"
-    return go_json([{"key": str(p.get("key", "")), "value": str(p.get("value", ""))} for p in params])
+    return go_json([{"key": str(key), "value": str(value)} for key, value in pairs])
 
 
 def worker_param(
-    service: Mapping[str, Any], worker_type: str, model: Mapping[str, Any], secret: Mapping[str, Any] | None,
-    lc_server: str,
+    service: Mapping[str, Any], spec: JointInferenceServiceSpec, worker_type: str, model: Mapping[str, Any],
+    secret: Mapping[str, Any] | None, lc_server: str,
 ) -> WorkerParam:
-    spec = service.get("spec") or {}
     if worker_type == CLOUD:
         env = {"BIG_MODEL_BIND_PORT": str(BIG_MODEL_PORT)}
     else:
-        edge = spec.get("edgeWorker") or {}
+        hem = spec.edge_worker.hard_example_mining if spec.edge_worker is not None else None
         env = {
             "BIG_MODEL_IP": big_model_host(service),
             "BIG_MODEL_PORT": str(BIG_MODEL_PORT),
-            "HEM_NAME": str((edge.get("hardExampleMining") or {}).get("name", "")),
-            "HEM_PARAMETERS": hem_parameters(edge),
+            "HEM_NAME": (hem.name if hem is not None else None) or "",
+            "HEM_PARAMETERS": hem_parameters(hem),
             "LC_SERVER": lc_server,
         }
     env["NAMESPACE"] = meta.namespace(service)
@@ -68,11 +74,15 @@ def worker_param(
     return WorkerParam(worker_type, env=env, mounts=[mount])
 
 
+def worker_of(spec: JointInferenceServiceSpec, worker_type: str) -> CloudWorker | EdgeWorker | None:
+    return spec.cloud_worker if worker_type == CLOUD else spec.edge_worker
+
+
 def build_worker_deployment(
-    service: Mapping[str, Any], worker_type: str, model: Mapping[str, Any], secret: Mapping[str, Any] | None,
-    lc_server: str,
+    service: Mapping[str, Any], spec: JointInferenceServiceSpec, worker_type: str, model: Mapping[str, Any],
+    secret: Mapping[str, Any] | None, lc_server: str,
 ) -> dict[str, Any]:
     """The Deployment of the ``worker_type`` worker (``Cloud`` or ``Edge``)."""
-    worker = (service.get("spec") or {}).get(WORKER_SPEC[worker_type]) or {}
-    param = worker_param(service, worker_type, model, secret, lc_server)
-    return deployment_from_template(service, {"template": worker.get("template") or {}}, param)
+    worker = worker_of(spec, worker_type)
+    param = worker_param(service, spec, worker_type, model, secret, lc_server)
+    return deployment_from_template(service, {"template": (worker.template if worker is not None else None) or {}}, param)

@@ -1,15 +1,17 @@
-"""The ObjectSearchService controller (Sedna's ``objectsearch`` controller, level-triggered and self-healing).
+"""The ObjectSearchService kind (Sedna's ``objectsearch`` controller, level-triggered and self-healing): ``KIND``, and
+the rules it shares with ObjectTracking (``TrackingServiceRules``: ``user_worker`` says whether the kind has one).
 
 Per service, all controller-owned by it (deleting the service deletes them all — Sedna #444 left the tracking pods
 behind): the ReID Deployment and Service, the user worker Deployment and Service, one tracking pod per tracking
-worker (``workers.py`` has the exact contract). ``ObjectTrackingController`` is this controller without the user
-worker (``USER_WORKER = False``).
+worker (``workers.py`` has the exact contract). ObjectTracking's rules are these without the user worker
+(``user_worker=False``).
 
-* Status (``runtime.servicekind``): ``Pending`` while a worker starts, ``Running`` once every Deployment is available
-  and every tracking pod runs ready, ``Failed`` with reason ``podFailed`` (a tracking pod ended) or
+* Status (``runtime.servicekind.ServiceRules``): ``Pending`` while a worker starts, ``Running`` once every Deployment
+  is available and every tracking pod runs ready, ``Failed`` with reason ``podFailed`` (a tracking pod ended) or
   ``deploymentFailed`` (a Deployment failed), as Go Sedna names them, or a reason saying why the workers cannot be
-  built (``InvalidSpec``, ``FailedCreate``); re-evaluated every sync, so a service whose workers are healthy again
-  recovers. ``active``/``failed`` count Deployments and tracking pods.
+  built (``InvalidSpec``: a spec the typed view rejects or a template missing; ``FailedCreate``); re-evaluated every
+  sync, so a service whose workers are healthy again recovers. ``active``/``failed`` count Deployments and tracking
+  pods (with an invalid spec: the Deployments).
 * Self-healing: a Deployment deleted from under a live service is recreated by the delete handler, a tracking pod by
   ``sync``, each at most once per 5 s, never after the service is gone (asked from the API server); a deleted
   Service is created again.
@@ -23,14 +25,19 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from apis import meta
 from apis.meta import Obj
 from apis.record import NORMAL
 from apis.resources import DEPLOYMENTS, OBJECT_SEARCH_SERVICES, PODS, SERVICES
+from apis.sedna.v1alpha1 import ObjectSearchService, ObjectSearchServiceSpec, ObjectTrackingService
+from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.deployments import deployment_name, ensure_deployment, scale_deployment
+from globalmanager.runtime.kind import Kind
 from globalmanager.runtime.revisions import spec_hash_matches
-from globalmanager.runtime.servicekind import ServiceKindController
+from globalmanager.runtime.servicekind import ServiceRules, has_started
 from globalmanager.runtime.services import edge_mesh_service_name, ensure_service, service_name_error
 from globalmanager.runtime.servicestatus import ServiceObservation, observe_deployments, observe_pods
 
@@ -40,6 +47,7 @@ from .workers import (
     TRACKING_WORKER,
     USER_PORT,
     USER_WORKER,
+    SearchSpec,
     reid_deployment,
     tracking_index,
     tracking_pod,
@@ -48,109 +56,138 @@ from .workers import (
     user_deployment,
 )
 
-__all__ = ["NAME", "ObjectSearchController", "new_controller"]
+__all__ = ["KIND", "NAME", "TrackingServiceRules"]
 
 FAILED_MESSAGE = "the worker of service failed: "
 
+Ctx = KindContext[None]
 
-class ObjectSearchController(ServiceKindController):
-    NAME = "ObjectSearch"
-    JOB_RESOURCE = OBJECT_SEARCH_SERVICES
-    OWNS = (PODS, DEPLOYMENTS, SERVICES)
-    RECREATES = (DEPLOYMENTS,)
-    USER_WORKER = True  # ObjectTracking has none
 
-    def _worker_types(self) -> tuple[str, ...]:
-        return (REID_WORKER, USER_WORKER) if self.USER_WORKER else (REID_WORKER,)
+@dataclass(frozen=True)
+class TrackingServiceRules:
+    """The rules of a service of tracking pods and ReID workers; what differs between the kinds that use them:
+    ``view`` (the kind's typed resource) and ``user_worker`` (ObjectSearch's user worker Deployment and Service,
+    which ObjectTracking has not). ``rules`` are their ``ServiceRules``."""
 
-    def needed_workers(self, service: Obj) -> int:
-        return len(tracking_templates(service)) + len(self._worker_types())
+    view: type[ObjectSearchService] | type[ObjectTrackingService]
+    user_worker: bool
 
-    def spec_problem(self, service: Obj) -> str:
-        spec = service.get("spec") or {}
-        if not isinstance((spec.get("reidWorkers") or {}).get("template"), Mapping):
-            return "spec.reidWorkers.template is required"
-        if self.USER_WORKER and not isinstance((spec.get("userWorker") or {}).get("template"), Mapping):
-            return "spec.userWorker.template is required"
-        for i, template in enumerate(tracking_templates(service)):
-            if not isinstance(template, Mapping):
-                return f"spec.trackingWorkers[{i}].template is required"
-        for worker_type in self._worker_types():
+    @property
+    def worker_types(self) -> tuple[str, ...]:
+        """The workers run as a Deployment with a Service."""
+        return (REID_WORKER, USER_WORKER) if self.user_worker else (REID_WORKER,)
+
+    @property
+    def rules(self) -> ServiceRules[SearchSpec]:
+        return ServiceRules(spec=self.spec, needed_workers=self.needed_workers, fixed_workers=len(self.worker_types),
+                            create_workers=self.create_workers, observe_workers=self.observe_workers)
+
+    def spec(self, service: Obj) -> SearchSpec:
+        """The typed spec; ``ValueError`` naming the field when a worker's template is missing, or the name cannot
+        name a worker's Service."""
+        spec = self.view.from_dict(service).spec
+        if spec is None or spec.reid_workers is None or spec.reid_workers.template is None:
+            raise ValueError("spec.reidWorkers.template is required")
+        if self.user_worker:
+            user = spec.user_worker if isinstance(spec, ObjectSearchServiceSpec) else None
+            if user is None or user.template is None:
+                raise ValueError("spec.userWorker.template is required")
+        for i, template in enumerate(tracking_templates(spec)):
+            if template is None:
+                raise ValueError(f"spec.trackingWorkers[{i}].template is required")
+        for worker_type in self.worker_types:
             problem = service_name_error(service, worker_type)
             if problem:
-                return problem
-        return ""
+                raise ValueError(problem)
+        return spec
+
+    def needed_workers(self, spec: SearchSpec) -> int:
+        return len(tracking_templates(spec)) + len(self.worker_types)
 
     # -- workers --------------------------------------------------------------------------------------------------
-    def create_workers(self, service: Obj, deployments: dict[str, Obj]) -> None:
+    def create_workers(self, ctx: Ctx, service: Obj, spec: SearchSpec, deployments: dict[str, Obj]) -> None:
         """Sedna's order: the ReID Deployment and Service, the user Deployment and Service, the tracking pods."""
-        if self._anything_missing(service) and not self.job_is_live(service):
+        if self._anything_missing(ctx, service, spec) and not ctx.job_is_live(service):
             return  # deleted meanwhile: never create workers for a service that is gone
-        started = bool((service.get("status") or {}).get("startTime"))  # a creation after the start is a recreation
-        spec = service.get("spec") or {}
-        reid = spec.get("reidWorkers") or {}
-        builds = {REID_WORKER: (REID_PORT, {k: v for k, v in reid.items() if k != "replicas"}, reid_deployment),
-                  USER_WORKER: (USER_PORT, spec.get("userWorker"), user_deployment)}
-        for worker_type in self._worker_types():
-            port, source, build = builds[worker_type]
+        started = has_started(service)
+        # what the Deployments are built from: the workers' parts of the object as served (the hashes stay those of
+        # earlier versions); the ReID workers' replicas are not (scaling never restarts them)
+        served = service.get("spec") or {}
+        reid = served.get("reidWorkers") or {}
+        sources = {REID_WORKER: {k: v for k, v in reid.items() if k != "replicas"}, USER_WORKER: served.get("userWorker")}
+        for worker_type in self.worker_types:
+            port = REID_PORT if worker_type == REID_WORKER else USER_PORT
             name = deployment_name(service, worker_type)
-            deployment = ensure_deployment(self, service, name, source, lambda b=build: b(service),
+            deployment = ensure_deployment(ctx, service, name, sources[worker_type],
+                                           functools.partial(self._build_deployment, service, spec, worker_type),
                                            f"{worker_type} deployment", started)
-            if deployment is not None:
-                if worker_type == REID_WORKER:
-                    deployment = scale_deployment(self, service, deployment, reid.get("replicas"), "reidworker deployment")
+            if deployment is not None and worker_type == REID_WORKER and spec.reid_workers is not None:
+                deployments[name] = scale_deployment(ctx, service, deployment, spec.reid_workers.replicas,
+                                                     "reidworker deployment")
+            elif deployment is not None:
                 deployments[name] = deployment
-            ensure_service(self, service, worker_type, port)
-        self._ensure_tracking_pods(service, started)
+            ensure_service(ctx, service, worker_type, port)
+        self._ensure_tracking_pods(ctx, service, spec, started)
 
-    def _anything_missing(self, service: Obj) -> bool:
+    @staticmethod
+    def _build_deployment(service: Obj, spec: SearchSpec, worker_type: str) -> dict[str, Any]:
+        if worker_type == USER_WORKER:
+            assert isinstance(spec, ObjectSearchServiceSpec)  # only ObjectSearch has a user worker
+            return user_deployment(service, spec)
+        return reid_deployment(service, spec)
+
+    def _anything_missing(self, ctx: Ctx, service: Obj, spec: SearchSpec) -> bool:
         ns = meta.namespace(service)
-        for worker_type in self._worker_types():
-            if self.get_cached(DEPLOYMENTS, ns, deployment_name(service, worker_type)) is None:
+        for worker_type in self.worker_types:
+            if ctx.get_cached(DEPLOYMENTS, ns, deployment_name(service, worker_type)) is None:
                 return True
-            if self.get_cached(SERVICES, ns, edge_mesh_service_name(service, worker_type)) is None:
+            if ctx.get_cached(SERVICES, ns, edge_mesh_service_name(service, worker_type)) is None:
                 return True
-        indexes = {tracking_index(p) for p in self._tracking_pods(service)}
-        return any(i not in indexes for i in range(len(tracking_templates(service))))
+        indexes = {tracking_index(p) for p in self._tracking_pods(ctx, service, spec)}
+        return any(i not in indexes for i in range(len(tracking_templates(spec))))
 
-    def _is_current(self, service: Obj, pod: Obj) -> bool:
+    def _is_current(self, spec: SearchSpec, pod: Obj) -> bool:
         index = tracking_index(pod)
-        return index is not None and index < len(tracking_templates(service)) \
-            and spec_hash_matches(pod, tracking_source(service, index, self.USER_WORKER))
+        return index is not None and index < len(tracking_templates(spec)) \
+            and spec_hash_matches(pod, tracking_source(spec, index, self.user_worker))
 
-    def _tracking_pods(self, service: Obj) -> list[Obj]:
+    def _tracking_pods(self, ctx: Ctx, service: Obj, spec: SearchSpec) -> list[Obj]:
         """The service's current tracking pods (not being deleted, built from the current spec)."""
-        return [p for p in self.owned(PODS, service)
-                if meta.deletion_timestamp(p) is None and self._is_current(service, p)]
+        return [p for p in ctx.owned(PODS, service)
+                if meta.deletion_timestamp(p) is None and self._is_current(spec, p)]
 
-    def _ensure_tracking_pods(self, service: Obj, started: bool) -> None:
-        outdated = [p for p in self.owned(PODS, service)
-                    if meta.deletion_timestamp(p) is None and not self._is_current(service, p)]
+    def _ensure_tracking_pods(self, ctx: Ctx, service: Obj, spec: SearchSpec, started: bool) -> None:
+        outdated = [p for p in ctx.owned(PODS, service)
+                    if meta.deletion_timestamp(p) is None and not self._is_current(spec, p)]
         for pod in outdated:
-            self.delete_object(PODS, meta.namespace(pod), meta.name(pod))
+            ctx.delete_object(PODS, meta.namespace(pod), meta.name(pod))
         if outdated:
-            self.recorder.event(service, NORMAL, "SpecChanged", f"deleted {len(outdated)} tracking pods of an older spec")
-        if self.creations_pending(service, PODS):
+            ctx.events.event(service, NORMAL, "SpecChanged", f"deleted {len(outdated)} tracking pods of an older spec")
+        if ctx.creations_pending(service, PODS):
             return  # pods created moments ago are not in the cache yet: their events wake us
-        present = {tracking_index(p) for p in self._tracking_pods(service)}
-        for index in range(len(tracking_templates(service))):
+        present = {tracking_index(p) for p in self._tracking_pods(ctx, service, spec)}
+        for index in range(len(tracking_templates(spec))):
             if index not in present:
                 # the recreation limit is per tracking worker
-                self.ensure_worker(service, PODS, f"{meta.name(service)}-{TRACKING_WORKER}-{index}",
-                                   functools.partial(tracking_pod, service, index, self.USER_WORKER),
-                                   what="tracking pod", recreation=started)
+                ctx.ensure_worker(service, PODS, f"{meta.name(service)}-{TRACKING_WORKER}-{index}",
+                                  functools.partial(tracking_pod, service, spec, index, self.user_worker),
+                                  what="tracking pod", recreation=started)
 
     # -- status ---------------------------------------------------------------------------------------------------
-    def observe_workers(self, service: Obj, deployments: Mapping[str, Obj], obs: ServiceObservation) -> None:
+    def observe_workers(self, ctx: Ctx, service: Obj, spec: SearchSpec, deployments: Mapping[str, Obj],
+                        obs: ServiceObservation) -> None:
         seen = observe_deployments(deployments.values(), obs.needed)
         obs.active, obs.available = seen.active, seen.available
-        failed_pods = observe_pods(self._tracking_pods(service), obs)
-        obs.active += self.creations_pending(service, PODS)
+        failed_pods = observe_pods(self._tracking_pods(ctx, service, spec), obs)
+        obs.active += ctx.creations_pending(service, PODS)
         if failed_pods:
             obs.add_failure("podFailed", FAILED_MESSAGE + "; ".join(sorted(failed_pods)))
         if seen.failed_workers:
             obs.add_failure("deploymentFailed", FAILED_MESSAGE + "; ".join(sorted(seen.failed_workers)))
 
 
-NAME = ObjectSearchController.NAME
-new_controller = ObjectSearchController.from_context
+OBJECT_SEARCH = TrackingServiceRules(view=ObjectSearchService, user_worker=True)
+
+KIND: Kind[None] = Kind(name="ObjectSearch", resource=OBJECT_SEARCH_SERVICES, sync=OBJECT_SEARCH.rules.sync,
+                        owns=(PODS, DEPLOYMENTS, SERVICES), recreates=(DEPLOYMENTS,))
+NAME = KIND.name

@@ -19,6 +19,8 @@ from typing import Any
 
 from apis import meta
 from apis.meta import Obj
+from apis.sedna.v1alpha1 import ObjectSearchServiceSpec, ObjectTrackingServiceSpec
+from apis.sedna.v1alpha1.common import PodTemplateSpec
 from globalmanager.runtime.deployments import deployment_from_template
 from globalmanager.runtime.names import rand_string
 from globalmanager.runtime.pods import pod_from_template
@@ -29,6 +31,7 @@ from globalmanager.runtime.worker import WorkerParam
 __all__ = [
     "INDEX_ANNOTATION",
     "REID_PORT",
+    "SearchSpec",
     "REID_WORKER",
     "TRACKING_WORKER",
     "USER_PORT",
@@ -48,14 +51,17 @@ REID_PORT = 9378
 USER_PORT = 9379
 INDEX_ANNOTATION = "sedna.io/tracking-worker-index"
 
+SearchSpec = ObjectSearchServiceSpec | ObjectTrackingServiceSpec
+"""The typed spec of an ObjectSearchService or an ObjectTrackingService (the latter has no ``user_worker``)."""
 
-def tracking_templates(service: Obj) -> list[Any]:
-    return [(w or {}).get("template") for w in (service.get("spec") or {}).get("trackingWorkers") or []]
+
+def tracking_templates(spec: SearchSpec) -> list[PodTemplateSpec | None]:
+    return [w.template for w in spec.tracking_workers or []]
 
 
-def tracking_source(service: Obj, index: int, with_user_worker: bool) -> dict[str, Any]:
+def tracking_source(spec: SearchSpec, index: int, with_user_worker: bool) -> dict[str, Any]:
     """What tracking pod ``index`` is built from (its spec hash)."""
-    return {"template": tracking_templates(service)[index], "userWorker": with_user_worker}
+    return {"template": tracking_templates(spec)[index], "userWorker": with_user_worker}
 
 
 def tracking_index(pod: Obj) -> int | None:
@@ -63,12 +69,14 @@ def tracking_index(pod: Obj) -> int | None:
     return int(value) if value.isdigit() else None
 
 
-def reid_deployment(service: Obj) -> dict[str, Any]:
-    return deployment_from_template(service, (service.get("spec") or {}).get("reidWorkers") or {}, WorkerParam(REID_WORKER))
+def reid_deployment(service: Obj, spec: SearchSpec) -> dict[str, Any]:
+    reid = spec.reid_workers
+    assert reid is not None  # the kind's spec check
+    return deployment_from_template(service, {"replicas": reid.replicas, "template": reid.template}, WorkerParam(REID_WORKER))
 
 
-def user_deployment(service: Obj) -> dict[str, Any]:
-    template = ((service.get("spec") or {}).get("userWorker") or {}).get("template") or {}
+def user_deployment(service: Obj, spec: ObjectSearchServiceSpec) -> dict[str, Any]:
+    template = (spec.user_worker.template if spec.user_worker is not None else None) or {}
     param = WorkerParam(USER_WORKER, env={
         "NAMESPACE": meta.namespace(service),
         "SERVICE_NAME": meta.name(service),
@@ -77,7 +85,7 @@ def user_deployment(service: Obj) -> dict[str, Any]:
     return deployment_from_template(service, {"replicas": 1, "template": template}, param)
 
 
-def tracking_pod(service: Obj, index: int, with_user_worker: bool) -> dict[str, Any]:
+def tracking_pod(service: Obj, spec: SearchSpec, index: int, with_user_worker: bool) -> dict[str, Any]:
     env = {
         "NAMESPACE": meta.namespace(service),
         "SERVICE_NAME": meta.name(service),
@@ -86,7 +94,7 @@ def tracking_pod(service: Obj, index: int, with_user_worker: bool) -> dict[str, 
     if with_user_worker:
         env["USERWORKER_URL"] = f"{edge_mesh_service_host(service, USER_WORKER)}:{USER_PORT}"
     env["EDGEMESH_URL"] = f"{edge_mesh_service_host(service, REID_WORKER)}:{REID_PORT}"
-    pod = pod_from_template(service, tracking_templates(service)[index], WorkerParam(TRACKING_WORKER, env=env))
+    pod = pod_from_template(service, tracking_templates(spec)[index], WorkerParam(TRACKING_WORKER, env=env))
     pod["metadata"]["annotations"] = {**(pod["metadata"].get("annotations") or {}), INDEX_ANNOTATION: str(index)}
-    stamp_spec_hash(pod, tracking_source(service, index, with_user_worker))
+    stamp_spec_hash(pod, tracking_source(spec, index, with_user_worker))
     return pod

@@ -1,5 +1,6 @@
-"""The ObjectTrackingService controller. Go Sedna has no controller for this kind, so its worker contract is taken
-from ObjectSearch's (the kinds share ``trackingWorkers`` and ``reidWorkers``):
+"""The ObjectTrackingService kind. Go Sedna has no controller for this kind, so its worker contract is taken from
+ObjectSearch's (the kinds share ``trackingWorkers`` and ``reidWorkers``): ``TrackingServiceRules`` without the user
+worker.
 
 * labels ``objecttrackingservice.sedna.io/{name,uid,worker-type}``;
 * ReID: Deployment ``<service>-deployment-reidworker`` from ``spec.reidWorkers``, Service ``<service>-reidworker``
@@ -13,18 +14,16 @@ Status, self-healing, spec changes and cascade are ObjectSearch's (``objectsearc
 
 from __future__ import annotations
 
-from apis.resources import OBJECT_TRACKING_SERVICES
+from apis.resources import DEPLOYMENTS, OBJECT_TRACKING_SERVICES, PODS, SERVICES
+from apis.sedna.v1alpha1 import ObjectTrackingService
+from globalmanager.runtime.kind import Kind
 
-from ..objectsearch.controller import ObjectSearchController
+from ..objectsearch.controller import TrackingServiceRules
 
-__all__ = ["NAME", "ObjectTrackingController", "new_controller"]
+__all__ = ["KIND", "NAME"]
 
+OBJECT_TRACKING = TrackingServiceRules(view=ObjectTrackingService, user_worker=False)
 
-class ObjectTrackingController(ObjectSearchController):
-    NAME = "ObjectTracking"
-    JOB_RESOURCE = OBJECT_TRACKING_SERVICES
-    USER_WORKER = False
-
-
-NAME = ObjectTrackingController.NAME
-new_controller = ObjectTrackingController.from_context
+KIND: Kind[None] = Kind(name="ObjectTracking", resource=OBJECT_TRACKING_SERVICES, sync=OBJECT_TRACKING.rules.sync,
+                        owns=(PODS, DEPLOYMENTS, SERVICES), recreates=(DEPLOYMENTS,))
+NAME = KIND.name

@@ -11,7 +11,8 @@ from sedna_test_helpers import NS, env_of, model, s3_secret
 
 from apis import meta
 from apis import resources as r
-from globalmanager.controllers.featureextraction import FeatureExtractionController
+from apis.sedna.v1alpha1 import FeatureExtractionService
+from globalmanager.controllers.featureextraction import KIND as FEATURE_EXTRACTION
 from globalmanager.controllers.featureextraction.workers import worker_param
 
 NAME = "test-fe"
@@ -36,7 +37,7 @@ def fe_service(name: str = NAME, **spec_extra: Any) -> dict[str, Any]:
 def fe(make_sedna_harness):
     def make(*objects: dict[str, Any], with_model: bool = True) -> Any:
         refs = (model("fe-model", "/models/fe/m3l.pth"),) if with_model else ()
-        h = make_sedna_harness(FeatureExtractionController, r.FEATURE_EXTRACTION_SERVICES, *objects, *refs,
+        h = make_sedna_harness(FEATURE_EXTRACTION, r.FEATURE_EXTRACTION_SERVICES, *objects, *refs,
                                lc_server="http://lc:9100")
         h.refresh()
         return h
@@ -45,7 +46,7 @@ def fe(make_sedna_harness):
 
 def started(fe, service: dict[str, Any] | None = None) -> Any:
     h = fe(service or fe_service())
-    assert h.sync(meta.name(service or fe_service())) is True
+    assert h.sync(meta.name(service or fe_service())) is None
     h.refresh()
     return h
 
@@ -113,9 +114,13 @@ def test_without_replicas_the_deployment_leaves_them_to_the_api_server(fe):
 
 def test_the_worker_has_exactly_the_model_mount():
     """Go Sedna prepended an empty mount (append(make([]WorkerMount, 1), ...))."""
-    param = worker_param(fe_service(), model("fe-model", "s3://bucket/fe/model.pth", credential="s3"), s3_secret("s3"), "http://lc")
+    svc, plain = fe_service(), fe_service(kafkaSupport=False)
+    spec, plain_spec = (FeatureExtractionService.from_dict(s).spec for s in (svc, plain))
+    assert spec is not None and plain_spec is not None
+    param = worker_param(svc, spec, model("fe-model", "s3://bucket/fe/model.pth", credential="s3"), s3_secret("s3"),
+                         "http://lc")
     assert [m.env_name for m in param.mounts] == ["MODEL_URL"]
-    assert "KAFKA_ENABLED" not in worker_param(fe_service(kafkaSupport=False), model("m"), None, "http://lc").env
+    assert "KAFKA_ENABLED" not in worker_param(plain, plain_spec, model("m"), None, "http://lc").env
 
 
 def test_status_follows_the_deployment_and_recovers(fe):
@@ -213,3 +218,12 @@ def test_owner_info_reports_become_metrics(fe):
         "phase": "inference", "status": "running", "output": {"ownerInfo": {"frames": 12, "updateTime": "t"}}})
     assert h.job(NAME)["status"]["metrics"] == [{"key": "frames", "value": "12"}]
     assert types(h) == ["Pending"]
+
+
+def test_a_spec_the_typed_view_rejects_is_an_invalid_spec_naming_the_field(fe):
+    """It used to raise from the Model index and every sync (AttributeError), retried for good, with no status."""
+    h = fe(fe_service(model="fe-model"))
+    assert h.sync(NAME) is None
+    cond = h.conditions(NAME)[-1]
+    assert (cond["type"], cond["reason"]) == ("Failed", "InvalidSpec") and cond["message"].startswith("spec.model:")
+    assert h.names(r.DEPLOYMENTS) == [] and h.names(r.SERVICES) == []

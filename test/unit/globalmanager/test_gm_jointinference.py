@@ -12,8 +12,9 @@ from sedna_test_helpers import NS, env_of, model, s3_secret
 
 from apis import meta
 from apis import resources as r
-from globalmanager.controllers.jointinference import JointInferenceController
+from globalmanager.controllers.jointinference import KIND as JOINT_INFERENCE
 from globalmanager.runtime.edge import DELETE, INSERT, UPDATE
+from reconcile import Result
 
 NAME = "test-ji-service"
 CLOUD_DEPLOY = f"{NAME}-deployment-cloud"
@@ -47,7 +48,7 @@ MODELS = (model("test-cloud-model", "s3://models/big/model.pb", credential="s3-s
 @pytest.fixture
 def ji(make_sedna_harness):
     def make(*objects: dict[str, Any], with_models: bool = True) -> Any:
-        h = make_sedna_harness(JointInferenceController, r.JOINT_INFERENCE_SERVICES, *objects,
+        h = make_sedna_harness(JOINT_INFERENCE, r.JOINT_INFERENCE_SERVICES, *objects,
                                *(MODELS if with_models else ()), lc_server="http://lc:9100")
         h.refresh()
         return h
@@ -56,7 +57,7 @@ def ji(make_sedna_harness):
 
 def started(ji, *objects: dict[str, Any], **edge_extra: Any) -> Any:
     h = ji(service(**edge_extra), *objects)
-    assert h.sync(NAME) is True
+    assert h.sync(NAME) is None
     h.refresh()
     return h
 
@@ -284,6 +285,20 @@ def test_a_name_too_long_for_the_cloud_service_is_an_invalid_spec(ji):
     assert ("Warning", "InvalidSpec", cond["message"]) in h.events()
 
 
+def test_a_spec_the_typed_view_rejects_is_an_invalid_spec_naming_the_field(ji):
+    """It used to raise from the Model index and every sync (AttributeError), retried for good, with no status."""
+    bad = service()
+    bad["spec"]["cloudWorker"] = "oops"
+    h = ji(bad)
+    assert h.sync(NAME) is None
+    cond = last(h)
+    assert (cond["type"], cond["reason"]) == ("Failed", "InvalidSpec") and cond["message"].startswith("spec.cloudWorker:")
+    assert h.job(NAME)["status"]["failed"] == 2
+    assert h.names(r.DEPLOYMENTS) == [] and h.names(r.SERVICES) == []
+    h.controller.add_job(h.job(NAME))  # not sent to the edge: its node cannot be read
+    assert h.edge.sent == []
+
+
 def test_label_values_derived_from_a_long_name_stay_valid(ji):
     name = "n" * 55  # the Service name <name>-cloud fits, the label <name>-Cloud-svc would not
     h = ji(service(name))
@@ -296,15 +311,23 @@ def test_label_values_derived_from_a_long_name_stay_valid(ji):
 
 def test_a_missing_secret_is_retried_with_backoff(ji):
     h = ji(service(), model("test-cloud-model", "s3://b/m", credential="nope"), model("test-edge-model"), with_models=False)
-    assert h.sync(NAME) is False  # the key keeps its rate-limit history: retried with growing waits
-    assert last(h)["reason"] == "SecretNotFound" and h.controller.queue.num_requeues(f"{NS}/{NAME}") == 1
+    assert h.sync(NAME) == Result(requeue=True)  # the key keeps its rate-limit history: retried with growing waits
+    assert last(h)["reason"] == "SecretNotFound"
+    h.controller.queue.add(f"{NS}/{NAME}")
+    h.controller.process_next_work_item()  # as a worker runs it: requeued after its rate-limited delay
+    assert h.controller.queue.num_requeues(f"{NS}/{NAME}") == 1
 
 
 def test_hem_parameters_json_matches_go(ji):
+    from apis.sedna.v1alpha1 import HardExampleMining
     from globalmanager.controllers.jointinference.workers import hem_parameters
 
-    assert hem_parameters({"hardExampleMining": {"name": "IBT"}}) == "null"
-    assert hem_parameters({"hardExampleMining": {"parameters": []}}) == "[]"
+    assert hem_parameters(None) == "null"
+    assert hem_parameters(HardExampleMining.from_dict({"name": "IBT"})) == "null"
+    assert hem_parameters(HardExampleMining.from_dict({"parameters": []})) == "[]"
     params = [{"key": "a<b", "value": "x&y"}]
+    assert json.loads(hem_parameters(HardExampleMining.from_dict({"parameters": params}))) == params
+    assert "\\u003c" in hem_parameters(HardExampleMining.from_dict({"parameters": params}))
+    # IncrementalLearning passes its plain deploySpec
+    assert hem_parameters({"hardExampleMining": {"name": "IBT"}}) == "null"
     assert json.loads(hem_parameters({"hardExampleMining": {"parameters": params}})) == params
-    assert "\\u003c" in hem_parameters({"hardExampleMining": {"parameters": params}})

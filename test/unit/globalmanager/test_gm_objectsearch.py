@@ -11,8 +11,8 @@ from sedna_test_helpers import NS, env_of
 
 from apis import meta
 from apis import resources as r
-from globalmanager.controllers.objectsearch import ObjectSearchController
-from globalmanager.controllers.objecttracking import ObjectTrackingController
+from globalmanager.controllers.objectsearch import KIND as OBJECT_SEARCH
+from globalmanager.controllers.objecttracking import KIND as OBJECT_TRACKING
 
 NAME = "test-os"
 REID, USER = f"{NAME}-deployment-reidworker", f"{NAME}-deployment-userworker"
@@ -39,7 +39,7 @@ def os_service(kind: str = "ObjectSearchService", name: str = NAME) -> dict[str,
 @pytest.fixture
 def objs(make_sedna_harness):
     def make(*objects: dict[str, Any]) -> Any:
-        h = make_sedna_harness(ObjectSearchController, r.OBJECT_SEARCH_SERVICES, *(objects or (os_service(),)))
+        h = make_sedna_harness(OBJECT_SEARCH, r.OBJECT_SEARCH_SERVICES, *(objects or (os_service(),)))
         h.refresh()
         return h
     return make
@@ -47,7 +47,7 @@ def objs(make_sedna_harness):
 
 def started(objs) -> Any:
     h = objs()
-    assert h.sync(NAME) is True
+    assert h.sync(NAME) is None
     h.refresh()
     return h
 
@@ -213,8 +213,20 @@ def test_invalid_spec_is_reported(objs):
     assert h.objects(r.PODS) == [] and h.names(r.DEPLOYMENTS) == []
 
 
+@pytest.mark.parametrize("field, value", [("trackingWorkers", "x"), ("reidWorkers", ["x"])])
+def test_a_spec_the_typed_view_rejects_is_an_invalid_spec_naming_the_field(objs, field, value):
+    """It used to raise from every sync (AttributeError), retried for good, with no status."""
+    bad = os_service()
+    bad["spec"][field] = value
+    h = objs(bad)
+    assert h.sync(NAME) is None
+    cond = h.conditions(NAME)[-1]
+    assert (cond["type"], cond["reason"]) == ("Failed", "InvalidSpec") and cond["message"].startswith(f"spec.{field}:")
+    assert h.objects(r.PODS) == [] and h.names(r.DEPLOYMENTS) == [] and h.names(r.SERVICES) == []
+
+
 def test_object_tracking_is_object_search_without_the_user_worker(make_sedna_harness):
-    h = make_sedna_harness(ObjectTrackingController, r.OBJECT_TRACKING_SERVICES, os_service("ObjectTrackingService"))
+    h = make_sedna_harness(OBJECT_TRACKING, r.OBJECT_TRACKING_SERVICES, os_service("ObjectTrackingService"))
     h.refresh()
     h.sync(NAME)
     h.refresh()

@@ -37,12 +37,12 @@ def test_a_too_large_report_resent_every_period_is_shown_once(make_sedna_harness
     from test_gm_jointinference import MODELS, NAME, service
 
     from apis import resources as r
-    from globalmanager.controllers.jointinference import JointInferenceController
+    from globalmanager.controllers.jointinference import KIND as JOINT_INFERENCE
 
-    h = make_sedna_harness(JointInferenceController, r.JOINT_INFERENCE_SERVICES, service(), *MODELS,
+    h = make_sedna_harness(JOINT_INFERENCE, r.JOINT_INFERENCE_SERVICES, service(), *MODELS,
                            lc_server="http://lc:9100")
     h.refresh()
-    assert h.sync(NAME) is True
+    assert h.sync(NAME) is None
     h.refresh()
     huge = {f"counter_{i}": "x" * 256 for i in range(16000)}  # about 4 MiB of ownerInfo
     for _ in range(3):
