@@ -19,6 +19,7 @@ from apis.client import ClientsetBase
 from apis.resources import NODES
 from apis.sedna.constants import STAGE_NODE_ANNOTATIONS
 from informers import ResourceEventHandlerFuncs
+from informers.listers import Lister
 from reconcile import Controller
 
 from .indexes import ensure_index
@@ -36,10 +37,11 @@ class MissingReference(Exception):
         self.reason = reason
 
 
-def get_referenced(lister: Any, kind: str, namespace: str, name: str, what: str = "") -> dict[str, Any]:
-    """The ``kind`` object ``namespace/name`` from ``lister``; ``MissingReference("<kind>NotFound")`` if absent."""
+def get_referenced(lister: Lister, kind: str, namespace: str, name: str, what: str = "") -> dict[str, Any]:
+    """A copy of the cached ``kind`` object ``namespace/name`` of ``lister`` (its top level the caller's to change);
+    ``MissingReference("<kind>NotFound")`` if absent."""
     try:
-        return lister.namespaced(namespace).get(name)
+        return dict(lister.namespaced(namespace).get(name))
     except errors.NotFoundError:
         raise MissingReference(f"{kind}NotFound", f"{kind.lower()} {namespace}/{name}{what} not found") from None
 
