@@ -18,7 +18,8 @@ from apis import errors, meta
 from apis.client import ClientsetBase
 from apis.resources import NODES
 from apis.sedna.constants import STAGE_NODE_ANNOTATIONS
-from informers import ResourceEventHandlerFuncs
+from informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from informers.factory import GenericInformer
 from informers.listers import Lister
 from reconcile import Controller
 
@@ -104,7 +105,8 @@ class NodeCheck:
     API without nodes) means there is nothing to check against: every node passes. As for a Dataset, a node created
     just before the job may be seen after it: the job is noted, then woken by the node's event."""
 
-    def __init__(self, informer_factory: Any, job_informer: Any, loop: Controller[str]) -> None:
+    def __init__(self, informer_factory: SharedInformerFactory, job_informer: GenericInformer,
+                 loop: Controller[str]) -> None:
         self._job_informer = job_informer
         self._loop = loop
         # a GM scoped to one namespace lists nothing cluster-wide (its RBAC may be a Role): no node check then
