@@ -56,7 +56,7 @@ class Downstream:
         self.managers = managers
         self.arrivals = arrivals
         self._workers = workers
-        self._fifo = KeyedFIFO()
+        self._fifo: KeyedFIFO[tuple[str, str, str], Change] = KeyedFIFO()
 
     def resume(self) -> int:
         """Hand every stored object to its manager (at start, before the GM is reachable); returns how many."""

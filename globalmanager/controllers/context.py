@@ -5,13 +5,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from prometheus_client import CollectorRegistry
 
 from apis.client import ClientsetBase
+from apis.record import EventRecorder
+from informers import SharedInformerFactory
 
 if TYPE_CHECKING:
+    from globalmanager.config import GMConfig
+    from globalmanager.runtime.edge import EdgeLink
+
     from .model.controller import ModelController
 
 __all__ = ["Controller", "ControllerContext", "ControllerFactory"]
@@ -27,15 +32,15 @@ class Controller(Protocol):
 @dataclass
 class ControllerContext:
     clientset: ClientsetBase
-    informer_factory: Any
-    recorder: Any
+    informer_factory: SharedInformerFactory
+    recorder: EventRecorder
     registry: CollectorRegistry | None = None
     workers: dict[str, int] | None = None
     default_workers: int = 2
     drain_timeout: float = 10.0
-    config: Any = None
-    # the GM ↔ LC link (globalmanager.runtime.edge.EdgeLink); None when sedna-gm runs without one
-    edge: Any = None
+    config: GMConfig | None = None
+    # the GM ↔ LC link; None when sedna-gm runs without one
+    edge: EdgeLink | None = None
     # the Model controller jobs route Models with; use controllers.model.model_router(ctx), which creates it
     model_router: ModelController | None = None
 

@@ -69,7 +69,7 @@ class UpstreamDispatcher:
         self._workers = workers
         self._lock = threading.Lock()
         self._handlers: dict[str, UpstreamHandler] = {}
-        self._fifo = KeyedFIFO(ItemExponentialFailureRateLimiter(_RETRY_BASE, _RETRY_MAX))
+        self._fifo: KeyedFIFO[ObjectKey, Report] = KeyedFIFO(ItemExponentialFailureRateLimiter(_RETRY_BASE, _RETRY_MAX))
 
     def add_handler(self, kind: str, handler: UpstreamHandler) -> None:
         key = kind.lower()

@@ -1,10 +1,12 @@
-"""Shared controller runtime: ``BaseController`` (the Go controller shape, owned objects, self-healing, per-job state,
-edge hooks), Sedna's worker contract (pods, Deployments, edge-mesh Services, HPAs, labels, env, storage, S3
-secrets, model hot update), status/condition helpers and the EventRecorder."""
+"""Shared controller runtime: ``Kind`` (a kind's declaration: what it watches and its rules), ``KindContext`` (all a
+kind's rules get: jobs, owned objects with self-healing and per-job state, references, the edge), ``JobController``
+(runs a ``Kind``: informers, handlers, queue, workers), Sedna's worker contract (pods, Deployments, edge-mesh
+Services, HPAs, labels, env, storage, S3 secrets, model hot update), status/condition helpers and the EventRecorder."""
 
 from apis.record import NORMAL, WARNING, EventRecorder
 
 from .autoscaling import ensure_hpa, hpa_name, new_hpa
+from .context import KindContext, WorkerCreation
 from .credential import edge_copy, with_credential
 from .deployments import (
     APP_LABEL,
@@ -16,10 +18,11 @@ from .deployments import (
     inject_deployment_param,
 )
 from .edge import DELETE, INSERT, STATUS, UPDATE, EdgeLink, RecordingEdgeLink, UpstreamMessage
+from .jobcontroller import JobController
 from .jobstate import JobState, JobStates
+from .kind import Kind
 from .labels import generate_labels, generate_selector, generate_worker_selector
 from .names import convert_k8s_valid_name, label_value, rand_string
-from .owned import WorkerCreation
 from .owned_errors import NotOwnedError
 from .pods import (
     count_pods,
@@ -47,14 +50,15 @@ from .worker import ModelHotUpdate, WorkerParam, inject_worker_param, model_hot_
 
 __all__ = [
     "APP_LABEL",
-    "BaseController",
     "DELETE",
     "EdgeLink",
     "EventRecorder",
     "INSERT",
     "JobState",
     "JobStates",
-    "KindController",
+    "JobController",
+    "Kind",
+    "KindContext",
     "ModelHotUpdate",
     "MountURL",
     "NORMAL",
@@ -115,7 +119,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:  # the controllers pull in informers; import them only when asked
+def __getattr__(name: str) -> object:  # the former base classes, while runtime/controller.py still exists
     if name in ("BaseController", "KindController"):
         from . import controller
 

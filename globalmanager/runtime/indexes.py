@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from apis import meta
+from informers import SharedIndexInformer
 
 __all__ = [
     "CONTROLLER_UID_INDEX",
@@ -37,7 +38,7 @@ def controller_uid_index_func(obj: Any) -> list[str]:
     return [uid] if uid else []
 
 
-def ensure_index(informer: Any, name: str, fn: IndexFunc) -> None:
+def ensure_index(informer: SharedIndexInformer, name: str, fn: IndexFunc) -> None:
     """Add index ``name`` to ``informer`` unless it is already there with the same function."""
     with _lock:
         existing = informer.get_indexer().get_indexers().get(name)

@@ -10,8 +10,9 @@ clean.
 ``JobStates`` also holds the two self-healing structures of DESIGN, as the real containers the code uses:
 ``recreated_pods`` (a ``RecreatedPods`` TTL set of the pods and worker slots (re)created in the last ``ttl``
 seconds, each entry tagged with its job's UID) and ``prevent_recreation`` (the set of ``namespace/name`` keys of the
-jobs whose workers are being replaced on purpose). ``forget`` (called by ``BaseController`` when the job is deleted
-or found gone) drops everything about a job in one place, those entries included. Thread-safe.
+jobs whose workers are being replaced on purpose). ``forget`` (``KindContext.forget_job``, called by
+``JobController`` when the job is deleted or its sync finds it gone) drops everything about a job in one place, those
+entries included. Thread-safe.
 """
 
 from __future__ import annotations

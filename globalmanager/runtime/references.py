@@ -18,7 +18,9 @@ from apis import errors, meta
 from apis.client import ClientsetBase
 from apis.resources import NODES
 from apis.sedna.constants import STAGE_NODE_ANNOTATIONS
-from informers import ResourceEventHandlerFuncs
+from informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from informers.factory import GenericInformer
+from informers.listers import Lister
 from reconcile import Controller
 
 from .indexes import ensure_index
@@ -36,10 +38,11 @@ class MissingReference(Exception):
         self.reason = reason
 
 
-def get_referenced(lister: Any, kind: str, namespace: str, name: str, what: str = "") -> dict[str, Any]:
-    """The ``kind`` object ``namespace/name`` from ``lister``; ``MissingReference("<kind>NotFound")`` if absent."""
+def get_referenced(lister: Lister, kind: str, namespace: str, name: str, what: str = "") -> dict[str, Any]:
+    """A copy of the cached ``kind`` object ``namespace/name`` of ``lister`` (its top level the caller's to change);
+    ``MissingReference("<kind>NotFound")`` if absent."""
     try:
-        return lister.namespaced(namespace).get(name)
+        return dict(lister.namespaced(namespace).get(name))
     except errors.NotFoundError:
         raise MissingReference(f"{kind}NotFound", f"{kind.lower()} {namespace}/{name}{what} not found") from None
 
@@ -102,7 +105,8 @@ class NodeCheck:
     API without nodes) means there is nothing to check against: every node passes. As for a Dataset, a node created
     just before the job may be seen after it: the job is noted, then woken by the node's event."""
 
-    def __init__(self, informer_factory: Any, job_informer: Any, loop: Controller[str]) -> None:
+    def __init__(self, informer_factory: SharedInformerFactory, job_informer: GenericInformer,
+                 loop: Controller[str]) -> None:
         self._job_informer = job_informer
         self._loop = loop
         # a GM scoped to one namespace lists nothing cluster-wide (its RBAC may be a Role): no node check then

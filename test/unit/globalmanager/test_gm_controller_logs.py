@@ -1,28 +1,30 @@
-"""BaseController log lines and metric help: what an operator reads must be true and name the object."""
+"""JobController log lines and metric help: what an operator reads must be true and name the object."""
 
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import structlog
 from prometheus_client import CollectorRegistry
 
 from apis.fake import FakeClientset
 from apis.resources import ELASTIC_AI_JOBS, PODS
-from globalmanager.runtime.controller import BaseController
+from globalmanager.runtime import JobController, Kind, KindContext
 from globalmanager.runtime.metrics import ControllerMetrics
 from informers import DeletedFinalStateUnknown, SharedInformerFactory
 
 
-class Quiet(BaseController):
-    kind = "ElasticAIJob"
+def _sync_nothing(ctx: KindContext[None], key: str, job: dict[str, Any]) -> None:
+    return None
 
-    def __init__(self) -> None:
-        cs = FakeClientset()
-        super().__init__("Quiet", cs, SharedInformerFactory(cs), ELASTIC_AI_JOBS, 1, registry=CollectorRegistry())
 
-    def sync(self, key):
-        return True
+QUIET: Kind[None] = Kind(name="Quiet", resource=ELASTIC_AI_JOBS, sync=_sync_nothing, owns=(PODS,))
+
+
+def quiet() -> JobController[None]:
+    cs = FakeClientset()
+    return JobController(QUIET, cs, SharedInformerFactory(cs), 1, registry=CollectorRegistry())
 
 
 def test_metric_help_lists_only_results_that_are_emitted():
@@ -38,7 +40,7 @@ SECRET_VALUE = "c2VjcmV0LXRva2Vu"
 
 
 def test_an_object_without_a_key_is_named_by_kind_and_type_never_by_content():
-    c = Quiet()
+    c = quiet()
     with structlog.testing.capture_logs() as logs:
         c.enqueue_controller({"kind": "Secret", "data": {"token": SECRET_VALUE}})  # no metadata at all
     c.queue.shut_down()
@@ -49,7 +51,7 @@ def test_an_object_without_a_key_is_named_by_kind_and_type_never_by_content():
 
 
 def test_a_delete_of_another_kind_is_logged_with_its_key_and_type_never_its_content():
-    c = Quiet()
+    c = quiet()
     secret = {"kind": "Secret", "metadata": {"namespace": "ns", "name": "s3"}, "data": {"token": SECRET_VALUE}}
     with structlog.testing.capture_logs() as logs:
         c._delete_owned(PODS, DeletedFinalStateUnknown("ns/s3", secret))
@@ -63,7 +65,7 @@ def test_a_delete_of_another_kind_is_logged_with_its_key_and_type_never_its_cont
 
 
 def test_stopping_before_the_caches_synced_is_not_an_error():
-    c = Quiet()  # informers never started: the caches never sync
+    c = quiet()  # informers never started: the caches never sync
     stop = threading.Event()
     stop.set()
     with structlog.testing.capture_logs() as logs:

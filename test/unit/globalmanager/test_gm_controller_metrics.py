@@ -4,31 +4,31 @@ mechanics: test/unit/reconcile)."""
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 from testkit import wait_for
 
 from apis.fake import FakeClientset
 from apis.resources import ELASTIC_AI_JOBS
-from globalmanager.runtime.controller import BaseController
+from globalmanager.runtime import JobController, Kind, KindContext
 from globalmanager.runtime.metrics import controller_metrics
 from informers import SharedInformerFactory
 
 
-class Quiet(BaseController):
-    kind = "ElasticAIJob"
+def _sync_nothing(ctx: KindContext[None], key: str, job: dict[str, Any]) -> None:
+    return None
 
-    def __init__(self, registry: CollectorRegistry) -> None:
-        cs = FakeClientset()
-        super().__init__("CrashingOnce", cs, SharedInformerFactory(cs), ELASTIC_AI_JOBS, 1, registry=registry)
 
-    def sync(self, key: str) -> bool:
-        return True
+def quiet_controller(registry: CollectorRegistry) -> JobController[None]:
+    cs = FakeClientset()
+    kind: Kind[None] = Kind(name="CrashingOnce", resource=ELASTIC_AI_JOBS, sync=_sync_nothing)
+    return JobController(kind, cs, SharedInformerFactory(cs), 1, registry=registry)
 
 
 def test_a_restarted_worker_is_counted_as_a_worker_restart():
     registry = CollectorRegistry()
-    c = Quiet(registry)
+    c = quiet_controller(registry)
     calls: list[int] = []
     real_worker = c.loop.worker
 

@@ -30,12 +30,12 @@ def lines(stream: io.StringIO) -> list[dict]:
 def test_json_lines_carry_timestamp_level_event_logger_and_bound_keys(restore_logging):
     out = io.StringIO()
     configure_logging("info", "json", out)
-    structlog.get_logger("globalmanager.runtime.controller").bind(controller="ElasticAIJob").info(
+    structlog.get_logger("globalmanager.runtime.jobcontroller").bind(controller="ElasticAIJob").info(
         "synced", key="default/mnist")
     logging.getLogger("kubernetes.client.rest").error("boom %s", 42)
     first, second = lines(out)
     assert first["event"] == "synced" and first["level"] == "info" and first["timestamp"].endswith("Z")
-    assert first["logger"] == "globalmanager.runtime.controller"
+    assert first["logger"] == "globalmanager.runtime.jobcontroller"
     assert (first["controller"], first["key"]) == ("ElasticAIJob", "default/mnist")
     assert second == {**second, "event": "boom 42", "level": "error", "logger": "kubernetes.client.rest"}
 

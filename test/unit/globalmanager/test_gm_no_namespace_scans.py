@@ -26,8 +26,9 @@ from apis.fake import FakeClientset
 from apis.record import EventRecorder
 from apis.resources import PODS
 from globalmanager.controllers import ControllerContext, select
+from globalmanager.controllers.registry import kind_factory
+from globalmanager.runtime import Kind, KindContext
 from globalmanager.runtime.cachetransform import strip_unread_fields
-from globalmanager.runtime.controller import KindController
 from globalmanager.runtime.edge import RecordingEdgeLink
 from informers import SharedInformerFactory
 from informers.index import NAMESPACE_INDEX
@@ -223,22 +224,16 @@ def test_no_controller_scans_a_namespace_or_a_whole_cache(world):
     assert any(name.startswith("elasticdl-") for name in created) and any("-train-" in n for n in created)
 
 
-class ScanningController(KindController):
+def scanning_sync(ctx: KindContext[None], key: str, job: dict[str, Any]) -> None:
     """What the test must catch: a sync that lists the namespace's pods and filters them by owner."""
+    [p for p in ctx.indexer(PODS).by_index(NAMESPACE_INDEX, meta.namespace(job)) if meta.is_controlled_by(p, job)]
 
-    NAME = "Scanning"
-    JOB_RESOURCE = resources.ELASTIC_AI_JOBS
-    OWNS = (PODS,)
 
-    def sync(self, key: str) -> bool:
-        job = self.get_job(key)
-        if job is not None:
-            [p for p in self.pod_lister.pods(meta.namespace(job)).list() if meta.is_controlled_by(p, job)]
-        return True
+SCANNING: Kind[None] = Kind(name="Scanning", resource=resources.ELASTIC_AI_JOBS, sync=scanning_sync, owns=(PODS,))
 
 
 def test_the_detector_catches_a_sync_that_lists_a_namespace(world, register_controller):
-    register_controller(ScanningController.NAME, ScanningController.from_context)
-    w = world([ScanningController.NAME])
+    register_controller(SCANNING.name, kind_factory(SCANNING))
+    w = world([SCANNING.name])
     run_two_rounds(w)
     assert w.detector.scans and all(s.startswith("by_index('namespace',) from globalmanager/") for s in w.detector.scans)

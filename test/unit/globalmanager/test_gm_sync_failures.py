@@ -1,4 +1,4 @@
-"""How a failed sync is logged and counted, the same for the job kinds (``BaseController``) and for Dataset and Model
+"""How a failed sync is logged and counted, the same for the job kinds (``JobController``) and for Dataset and Model
 (the same ``reconcile.Controller``): an answer of the API server is an expected failure (controller, key, status code, reason and message,
 no traceback); anything else is a bug and is logged with its traceback. Every sync of either is counted and timed in
 ``sedna_gm_controller_sync_total`` / ``sedna_gm_controller_sync_duration_seconds``."""
@@ -18,7 +18,7 @@ from apis.resources import ELASTIC_AI_JOBS
 from globalmanager.controllers.context import ControllerContext
 from globalmanager.controllers.dataset import DatasetController
 from globalmanager.controllers.model import model_router
-from globalmanager.runtime.controller import BaseController
+from globalmanager.runtime import JobController, Kind, KindContext
 from globalmanager.runtime.edge import RecordingEdgeLink
 from informers import SharedInformerFactory
 from reconcile import MAX_RETRY_DELAY, controller_rate_limiter
@@ -33,15 +33,22 @@ API_ANSWERS = [
 ]
 
 
-class Failing(BaseController):
-    def __init__(self, registry: CollectorRegistry, error: Exception, max_retries: int | None = None) -> None:
-        cs = FakeClientset()
-        super().__init__("Failing", cs, SharedInformerFactory(cs), ELASTIC_AI_JOBS, 1, registry=registry,
-                         max_retries=max_retries)
-        self.error = error
+class Failing:
+    """A ``JobController`` of a kind whose sync raises ``error`` (``None``: it works) for its one job ``ns/job``."""
 
-    def sync(self, key: str) -> bool:
-        raise self.error
+    def __init__(self, registry: CollectorRegistry, error: Exception | None, max_retries: int | None = None) -> None:
+        self.error = error
+        cs = FakeClientset({"apiVersion": "elasticdl.org/v1alpha1", "kind": "ElasticAIJob",
+                            "metadata": {"name": "job", "namespace": "ns"}})
+        kind: Kind[None] = Kind(name="Failing", resource=ELASTIC_AI_JOBS, sync=self.sync)
+        self.controller = JobController(kind, cs, SharedInformerFactory(cs), 1, registry=registry,
+                                        max_retries=max_retries)
+        self.controller.job_informer.informer().get_indexer().add(cs.resource(ELASTIC_AI_JOBS, "ns").get("job"))
+        self.loop, self.queue = self.controller.loop, self.controller.queue
+
+    def sync(self, ctx: KindContext[None], key: str, job: dict[str, Any]) -> None:
+        if self.error is not None:
+            raise self.error
 
 
 @pytest.fixture
@@ -49,7 +56,7 @@ def logs(monkeypatch):
     """The log lines of the controllers built in the test (fresh loggers, bound under ``capture_logs``: a logger
     cached by an earlier test's logging set-up would write elsewhere)."""
     import globalmanager.controllers.dataset.controller as dataset_module
-    import globalmanager.runtime.controller as controller_module
+    import globalmanager.runtime.jobcontroller as controller_module
 
     with structlog.testing.capture_logs() as captured:
         for module in (controller_module, dataset_module):
@@ -120,7 +127,7 @@ def test_a_job_kind_never_drops_a_failing_key_and_logs_it_at_a_bounded_rate(logs
     line = failures(logs)[-1]
     assert (line["failures"], line["suppressed"], line["retry_in"]) == (31, 29, 360.0)  # the capped backoff
     assert (line["status_code"], line["key"]) == (403, "ns/job")
-    c.sync = lambda key: True  # the quota was raised
+    c.error = None  # the quota was raised
     c.loop.process("ns/job")
     recovered = [e for e in logs if e["event"] == "sync succeeded after failures"]
     assert [(e["key"], e["failures"]) for e in recovered] == [("ns/job", 31)]
