@@ -43,7 +43,7 @@ def queued(h: LearningHarness) -> list[str]:
 # -- missing references ----------------------------------------------------------------------------------------------
 def test_il_waits_visibly_for_its_dataset_and_model(harness):
     h = harness(IL_KIND, il_job(), model("initial-model", "/models/initial.pb"))
-    assert h.step("il") is True
+    assert h.step("il") is None
     last = h.conditions("il")[-1]
     assert (last["stage"], last["type"], last["status"]) == ("Train", "Waiting", "True")
     assert last["reason"] == "DatasetNotFound" and last["message"] == "dataset default/ds not found; waiting for it"
@@ -124,9 +124,9 @@ def test_deleting_a_job_deletes_its_pods_and_tells_its_nodes(harness):
     h.step("il")
     h.set_conditions("il", condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY))
     h.step("il")
-    h.controller.sync_to_edge(INSERT, h.controller.get_job(f"{NS}/il"))
+    h.to_edge(INSERT, h.controller.ctx.get_job(f"{NS}/il"))
     assert len(h.pods()) == 2
-    job = h.controller.get_job(f"{NS}/il")
+    job = h.controller.ctx.get_job(f"{NS}/il")
     h.edge.sent.clear()
     h.jobs.delete("il")
     assert h.pods() == []  # garbage-collected through their ownerReferences
@@ -134,15 +134,15 @@ def test_deleting_a_job_deletes_its_pods_and_tells_its_nodes(harness):
     h.controller.delete_job(job)
     assert {(m.node, m.operation) for m in h.edge.sent if m.obj.get("kind") == "IncrementalLearningJob"} == {
         ("ds-node", DELETE)}
-    assert h.sync("il") is True
-    assert len(h.controller.job_states) == 0 and h.controller.placement.tracked() == 0
+    assert h.sync("il") is None
+    assert len(h.controller.job_states) == 0 and h.placement.tracked() == 0
     assert h.router.routes_of(f"incrementallearningjob/{NS}/il") == set()
 
 
 # -- ended pods, duplicates, ordering --------------------------------------------------------------------------------
 def test_an_ended_pod_waits_for_the_lc_report(harness):
     h = harness(IL_KIND, il_job(), *IL_REFS)
-    h.controller.report_grace = 5.0
+    h.controller.ctx.state.report_grace = 5.0
     h.set_conditions("il", condition("Train", "Waiting"), condition("Train", "Running"))
     pod = h.add_pod("il", "train", "Succeeded", "train-node")
     h.step("il")
@@ -153,7 +153,7 @@ def test_an_ended_pod_waits_for_the_lc_report(harness):
     h.timer.advance(0.2)
     h.step("il")
     assert h.states("il")[-1] == ("Train", "Completed")  # no report came: the pod's phase decides, as in Go
-    assert h.controller.job_state(h.job("il")).ended_stage_pod == (meta.uid(pod), 1000.0)
+    assert h.controller.ctx.job_state(h.job("il")).ended_stage_pod == (meta.uid(pod), 1000.0)
 
     # the report arrives first: the pod is not needed to move on
     h.set_conditions("il", condition("Eval", "Waiting"), condition("Eval", "Running"))
@@ -198,7 +198,7 @@ def test_a_new_cycles_stage_is_not_completed_by_the_previous_cycles_pod(harness)
     """Right after Train/Ready → Starting the cache may not show the new train pod yet: the newest one there is the
     previous cycle's Succeeded pod, which must not complete a training that has not started."""
     h = harness(IL_KIND, il_job(), *IL_REFS)
-    h.controller.report_grace = 5.0
+    h.controller.ctx.state.report_grace = 5.0
     h.set_conditions("il", condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY),
                      condition("Train", "Starting"), condition("Train", "Completed", {"output": {"models": []}}),
                      condition("Eval", "Waiting"), condition("Eval", "Ready", EVAL_READY),
@@ -254,7 +254,7 @@ def test_il_cycle_train_eval_deploy_train(harness):
 
     def sync_and_place() -> None:
         h.step("il")
-        h.controller.sync_to_edge(INSERT, h.controller.get_job(f"{NS}/il"))
+        h.to_edge(INSERT, h.controller.ctx.get_job(f"{NS}/il"))
 
     def pod_phase(worker: str, phase: str) -> None:
         pod = max(h.pods(worker), key=lambda p: int(meta.annotations(p)["sedna.io/condition-count"]))
