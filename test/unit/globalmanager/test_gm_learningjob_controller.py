@@ -95,6 +95,44 @@ def test_a_train_trigger_that_never_fires_is_shown_on_the_job(harness, kind, mak
     assert "reason" not in h.conditions(name)[-1] and "message" not in h.conditions(name)[-1]
 
 
+def _bad_hot_update(spec: dict, value: object) -> None:
+    spec["deploySpec"]["model"]["hotUpdateEnabled"] = value
+
+
+def _bad_output_dir(spec: dict, value: object) -> None:
+    spec["outputDir"] = value
+
+
+@pytest.mark.parametrize("kind,make_job,refs,spoil,bad,good,where", [
+    (IL_KIND, il_job, IL_REFS, _bad_hot_update, "yes", False, "spec.deploySpec.model.hotUpdateEnabled"),
+    (LL_KIND, ll_job, LL_REFS, _bad_output_dir, 5, "s3://out/ll/", "spec.outputDir"),
+])
+def test_a_spec_the_view_rejects_is_shown_and_nothing_is_built_until_it_is_fixed(harness, kind, make_job, refs,
+                                                                                 spoil, bad, good, where):
+    job = make_job()
+    spoil(job["spec"], bad)
+    h = harness(kind, job, *refs)
+    name = meta.name(job)
+    h.set_conditions(name, condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY), start=False)
+    assert h.step(name) is None  # the spec's next change wakes the job
+    h.to_edge(INSERT, h.controller.ctx.get_job(f"{NS}/{name}"))
+    h.step(name)
+    last = h.conditions(name)[-1]
+    assert (last["stage"], last["type"], last["reason"]) == ("Train", "Ready", "InvalidSpec")
+    assert last["message"].startswith(f"reported by lc; {where}: expected ")
+    assert last["message"].endswith("; waiting for the spec to be fixed")
+    assert [e[:2] for e in h.events() if e[0] == "Warning"] == [("Warning", "InvalidSpec")]  # once
+    assert h.pods() == [] and "startTime" not in h.job(name)["status"]
+    assert [m for m in h.edge.sent if m.obj.get("kind") == kind] == []  # placed nowhere while it cannot be read
+    fixed = h.job(name)
+    spoil(fixed["spec"], good)
+    h.jobs.update(fixed)
+    h.step(name)
+    h.step(name)  # IL's first sync creates its inference pod, the next one the train pod
+    assert h.states(name)[-1] == ("Train", "Starting") and len(h.pods("train")) == 1
+    assert "reason" not in h.conditions(name)[-1] and h.job(name)["status"]["startTime"]
+
+
 def test_a_reference_deleted_mid_cycle_holds_the_stage_pod(harness):
     h = harness(LL_KIND, ll_job(), *LL_REFS)
     h.set_conditions("ll", condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY))
