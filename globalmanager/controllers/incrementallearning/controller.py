@@ -117,7 +117,9 @@ def with_model_router(build: ControllerFactory) -> ControllerFactory:
     through the context's one Model controller (``model_router``) when there is an edge link."""
 
     def factory(ctx: ControllerContext) -> JobController[LearningState]:
-        controller: JobController[LearningState] = build(ctx)
+        controller = build(ctx)
+        if not isinstance(controller, JobController):
+            raise TypeError(f"{NAME}: the factory built a {type(controller).__name__}, not a JobController")
         if ctx.edge is not None:
             controller.ctx.state.placement.router = model_router(ctx)
         return controller

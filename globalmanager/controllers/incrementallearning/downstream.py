@@ -31,7 +31,6 @@ On every row the resident deploy node (hot update) or eval node (without) has th
 
 from __future__ import annotations
 
-
 from apis import meta
 from apis.meta import Obj
 from apis.sedna.constants import (
@@ -44,7 +43,7 @@ from apis.sedna.constants import (
     TRAIN,
     WAITING,
 )
-from apis.sedna.v1alpha1 import DeployModel, IncrementalLearningJob, ILJobSpec, ModelRef
+from apis.sedna.v1alpha1 import DeployModel, ILJobSpec, IncrementalLearningJob, ModelRef
 from globalmanager.controllers.learningjob.placement import ModelNeed, Plan, stage_node
 
 __all__ = ["hot_update_enabled", "il_spec", "model_names", "plan"]

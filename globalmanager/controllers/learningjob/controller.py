@@ -32,14 +32,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from apis import errors, meta
 from apis.meta import Obj
 from apis.record import WARNING
 from apis.resources import DATASETS, PODS
-from apis.sedna.v1alpha1.common import Stage, StageConditionType
 from apis.sedna.constants import stage_node_annotation
+from apis.sedna.v1alpha1 import Trigger
+from apis.sedna.v1alpha1.common import Stage, StageConditionType
 from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.edge import DELETE
 from globalmanager.runtime.references import MissingReference
@@ -54,6 +55,7 @@ from .workers import Secrets
 __all__ = [
     "INVALID_SPEC",
     "LearningRules",
+    "LearningSpec",
     "LearningState",
     "NOTE_REASONS",
     "POD_ORDER_ANNOTATION",
@@ -70,6 +72,20 @@ NOTE_REASONS = ("DatasetNotFound", "ModelNotFound", "NodeNotFound", "SecretNotFo
                 UNKNOWN_TRIGGER_METRIC, INVALID_SPEC)
 REPORT_GRACE = 5.0  # seconds an ended stage pod waits for the LC's report before the GM ends its stage
 _TERMINAL = ("Succeeded", "Failed")
+
+class _TrainSpec(Protocol):
+    @property
+    def trigger(self) -> Trigger | None: ...
+
+
+class LearningSpec(Protocol):
+    """What the shared rules read of a typed IL/LL spec (``ILJobSpec``, ``LLJobSpec``)."""
+
+    @property
+    def train_spec(self) -> _TrainSpec | None: ...
+
+
+SpecT = TypeVar("SpecT", bound=LearningSpec)
 
 Resolved = dict[str, dict[str, Any]]
 """The cached Datasets/Models a job references, by role (``dataset``, ``initialModel``, ...)."""
@@ -143,7 +159,7 @@ class _Outcome:
 
 
 @dataclass(frozen=True)
-class LearningRules:
+class LearningRules(Generic[SpecT]):
     """The rules of IL and LL; what differs between the two kinds:
 
     ``spec(job)`` the typed spec (``ValueError`` naming the field: the job waits, ``InvalidSpec``; it must have
@@ -154,9 +170,9 @@ class LearningRules:
     (IL records the hot-update config file on the job); ``plan(ctx, job, dataset_node)`` where the job goes
     (``placement.Plan``); ``inference_at_start``: the inference pod is created on the first sync (IL)."""
 
-    spec: Callable[[Obj], Any]
-    policy: Callable[[Any], Policy]
-    references: Callable[[Ctx, Obj, Any], Resolved]
+    spec: Callable[[Obj], SpecT]
+    policy: Callable[[SpecT], Policy]
+    references: Callable[[Ctx, Obj, SpecT], Resolved]
     stage_pod: Callable[[Ctx, Obj, str, Resolved, Secrets], dict[str, Any]]
     inference_pod: Callable[[Ctx, Obj, Resolved, Secrets], dict[str, Any]]
     plan: Callable[[Ctx, Obj, str], Plan]
@@ -177,7 +193,7 @@ class LearningRules:
         last = conditions[-1] if conditions else None
         problem: tuple[str, str] | None = None
         refs: Resolved | None = None
-        spec: Any = None
+        spec: SpecT | None = None
         try:
             spec = self.spec(job)
         except ValueError as exc:
@@ -243,7 +259,7 @@ class LearningRules:
         self.inference_created(ctx, job)
         return True, True, False, problem
 
-    def _step(self, ctx: Ctx, job: Obj, spec: Any, last: Mapping[str, Any] | None, refs: Resolved | None,
+    def _step(self, ctx: Ctx, job: Obj, spec: SpecT, last: Mapping[str, Any] | None, refs: Resolved | None,
               secrets: Secrets) -> _Outcome:
         stage = (last or {}).get("stage") or ""
         ctype = (last or {}).get("type") or ""

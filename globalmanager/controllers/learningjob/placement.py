@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from apis import errors, meta
-from apis.sedna.constants import STAGES, stage_node_annotation
 from apis.meta import Obj
+from apis.sedna.constants import STAGES, stage_node_annotation
 from globalmanager.controllers.model import ModelController, ModelRoute
 from globalmanager.runtime.credential import edge_copy, with_kind
 from globalmanager.runtime.edge import DELETE, INSERT
