@@ -86,8 +86,8 @@ def stage_pod(ctx: Ctx, job: Obj, stage: str, refs: Resolved, secrets: Secrets) 
     return build(job, data, refs, secrets, ctx.lc_server)
 
 
-def inference_pod(ctx: Ctx, job: Obj, refs: Resolved, secrets: Secrets) -> dict[str, Any]:
-    return workers.inference_pod(job, refs, secrets, ctx.lc_server)
+def inference_pod(ctx: Ctx, job: Obj, spec: ILJobSpec, refs: Resolved, secrets: Secrets) -> dict[str, Any]:
+    return workers.inference_pod(job, spec, refs, secrets, ctx.lc_server)
 
 
 def inference_created(ctx: Ctx, job: Obj) -> None:

@@ -166,7 +166,7 @@ class LearningRules(Generic[SpecT]):
     ``train_spec``); ``policy(spec)`` how Deploy goes (``fsm.Policy``); ``references(ctx, job, spec)`` the cached
     Datasets/Models it needs (``MissingReference``: the job waits); ``stage_pod(ctx, job, stage, refs, secrets)`` the
     Train or Eval pod built from the last condition's data (``InvalidConditionData`` if it lacks it);
-    ``inference_pod(ctx, job, refs, secrets)``; ``inference_created(ctx, job)`` after the inference pod was created
+    ``inference_pod(ctx, job, spec, refs, secrets)``; ``inference_created(ctx, job)`` after the inference pod was created
     (IL records the hot-update config file on the job); ``plan(ctx, job, dataset_node)`` where the job goes
     (``placement.Plan``); ``inference_at_start``: the inference pod is created on the first sync (IL)."""
 
@@ -174,7 +174,7 @@ class LearningRules(Generic[SpecT]):
     policy: Callable[[SpecT], Policy]
     references: Callable[[Ctx, Obj, SpecT], Resolved]
     stage_pod: Callable[[Ctx, Obj, str, Resolved, Secrets], dict[str, Any]]
-    inference_pod: Callable[[Ctx, Obj, Resolved, Secrets], dict[str, Any]]
+    inference_pod: Callable[[Ctx, Obj, SpecT, Resolved, Secrets], dict[str, Any]]
     plan: Callable[[Ctx, Obj, str], Plan]
     inference_created: Callable[[Ctx, Obj], None] = _no_hook
     inference_at_start: bool = False
@@ -208,8 +208,8 @@ class LearningRules(Generic[SpecT]):
             problem = problem or train_trigger_problem(condition.metric if condition is not None else None)
         secrets = Secrets(ctx.clientset, meta.namespace(job))
         start, built, retry = not status.get("startTime") and spec is not None, False, False
-        if start and self.inference_at_start:
-            start, built, retry, problem = self._start_inference(ctx, job, refs, secrets, problem)
+        if start and self.inference_at_start and spec is not None:
+            start, built, retry, problem = self._start_inference(ctx, job, spec, refs, secrets, problem)
         outcome = self._step(ctx, job, spec, last, refs, secrets) if spec is not None else _Outcome(Step())
         if outcome.problem is not None:
             problem = outcome.problem
@@ -230,9 +230,9 @@ class LearningRules(Generic[SpecT]):
         creation = ctx.ensure_worker(job, PODS, f"{meta.name(job)}-{worker_type}-{order}", lambda: pod, what="pod")
         return creation.wait <= 0 and not creation.pending
 
-    def _restart_inference(self, ctx: Ctx, job: Obj, refs: Resolved, secrets: Secrets) -> bool:
+    def _restart_inference(self, ctx: Ctx, job: Obj, spec: SpecT, refs: Resolved, secrets: Secrets) -> bool:
         """Replace the inference pod; False when the new one must wait (``_create_pod``)."""
-        pod = self.inference_pod(ctx, job, refs, secrets)  # built first: a missing Secret leaves the old pod alone
+        pod = self.inference_pod(ctx, job, spec, refs, secrets)  # built first: a missing Secret leaves the old pod alone
         old = newest_pod(ctx, job, Stage.DEPLOY)
         if old is not None and ctx.delete_object(PODS, meta.namespace(old), meta.name(old)):
             ctx.log.info("deleted the inference pod to restart it", key=_key(job), pod=meta.name(old))
@@ -241,7 +241,7 @@ class LearningRules(Generic[SpecT]):
         self.inference_created(ctx, job)
         return True
 
-    def _start_inference(self, ctx: Ctx, job: Obj, refs: Resolved | None, secrets: Secrets,
+    def _start_inference(self, ctx: Ctx, job: Obj, spec: SpecT, refs: Resolved | None, secrets: Secrets,
                          problem: tuple[str, str] | None) -> tuple[bool, bool, bool, tuple[str, str] | None]:
         """IL's first sync: the inference pod unless the newest is Pending/Running → (start, built, retry, problem)."""
         pod = newest_pod(ctx, job, Stage.DEPLOY)
@@ -252,7 +252,7 @@ class LearningRules(Generic[SpecT]):
         if ctx.creations_pending(job, PODS):
             return False, False, False, problem  # created by an earlier sync; the cache has not shown it yet
         try:
-            if not self._create_pod(ctx, job, self.inference_pod(ctx, job, refs, secrets)):
+            if not self._create_pod(ctx, job, self.inference_pod(ctx, job, spec, refs, secrets)):
                 return False, False, False, problem
         except MissingReference as exc:
             return False, False, True, (exc.reason, f"{exc}; waiting for it")
@@ -293,7 +293,7 @@ class LearningRules(Generic[SpecT]):
             if step.action == CREATE_POD:
                 created = self._create_pod(ctx, job, self.stage_pod(ctx, job, stage, refs, secrets))
             else:
-                created = self._restart_inference(ctx, job, refs, secrets)
+                created = self._restart_inference(ctx, job, spec, refs, secrets)
         except MissingReference as exc:
             return _Outcome(Step(), (exc.reason, f"{exc}; waiting for it"), retry=True)
         except InvalidConditionData as exc:

@@ -64,8 +64,8 @@ def stage_pod(ctx: Ctx, job: Obj, stage: str, refs: Resolved, secrets: Secrets) 
     return build(job, refs, secrets, ctx.lc_server, ctx.kb_server)
 
 
-def inference_pod(ctx: Ctx, job: Obj, refs: Resolved, secrets: Secrets) -> dict[str, Any]:
-    return workers.inference_pod(job, secrets, ctx.lc_server)
+def inference_pod(ctx: Ctx, job: Obj, spec: LLJobSpec, refs: Resolved, secrets: Secrets) -> dict[str, Any]:
+    return workers.inference_pod(job, spec, secrets, ctx.lc_server)
 
 
 def plan(ctx: Ctx, job: Obj, dataset_node: str) -> Plan:
