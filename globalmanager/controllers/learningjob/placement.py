@@ -131,11 +131,6 @@ class EdgePlacement:
         with self._lock:
             self._remove(key, job, named)
 
-    def forget(self, key: str) -> None:
-        """``sync`` found the job gone: as ``delete``, with only the nodes this GM knows it sent it to."""
-        with self._lock:
-            self._remove(key, None)
-
     def _remove(self, key: str, job: Mapping[str, Any] | None, named: Iterable[str] = ()) -> None:
         held = self._held.pop(key, None)
         nodes = set(held.nodes if held is not None else ()) | {n for n in named if n}
