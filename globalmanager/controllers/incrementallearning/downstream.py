@@ -31,10 +31,8 @@ On every row the resident deploy node (hot update) or eval node (without) has th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from apis import meta
+from apis.meta import Obj
 from apis.sedna.constants import (
     DEPLOY,
     EVAL,
@@ -45,30 +43,45 @@ from apis.sedna.constants import (
     TRAIN,
     WAITING,
 )
+from apis.sedna.v1alpha1 import DeployModel, ILJobSpec, IncrementalLearningJob, ModelRef
 from globalmanager.controllers.learningjob.placement import ModelNeed, Plan, stage_node
 
-__all__ = ["hot_update_enabled", "model_names", "plan"]
+__all__ = ["hot_update_enabled", "il_spec", "model_names", "plan"]
 
 
-def hot_update_enabled(job: Mapping[str, Any]) -> bool:
-    return bool((((job.get("spec") or {}).get("deploySpec") or {}).get("model") or {}).get("hotUpdateEnabled"))
+def il_spec(job: Obj) -> ILJobSpec:
+    """The typed spec; ``ValueError`` naming the field for a spec the view rejects."""
+    spec = IncrementalLearningJob.from_dict(job).spec
+    if spec is None:
+        raise ValueError("spec is required")
+    return spec
 
 
-def model_names(job: Mapping[str, Any]) -> tuple[str, str, str]:
+def hot_update_enabled(spec: ILJobSpec) -> bool:
+    model = spec.deploy_spec.model if spec.deploy_spec is not None else None
+    return bool(model is not None and model.hot_update_enabled)
+
+
+def model_names(spec: ILJobSpec) -> tuple[str, str, str]:
     """(initial model, deploy model, initial eval model) names; ``""`` for what is not set."""
-    spec = job.get("spec") or {}
-    return (str((spec.get("initialModel") or {}).get("name") or ""),
-            str((((spec.get("deploySpec") or {}).get("model")) or {}).get("name") or ""),
-            str(((spec.get("evalSpec") or {}).get("initialEvalModel") or {}).get("name") or ""))
+    deploy = spec.deploy_spec.model if spec.deploy_spec is not None else None
+    initial_eval = spec.eval_spec.initial_eval_model if spec.eval_spec is not None else None
+    return _name(spec.initial_model), _name(deploy), _name(initial_eval)
 
 
-def plan(job: Mapping[str, Any], ds: str, inference_node: str = "") -> Plan:
-    """``inference_node``: where the job's newest inference pod runs (``""``: unknown)."""
+def _name(ref: ModelRef | DeployModel | None) -> str:
+    return (ref.name or "") if ref is not None else ""
+
+
+def plan(job: Obj, ds: str, inference_node: str = "") -> Plan:
+    """``inference_node``: where the job's newest inference pod runs (``""``: unknown). ``ValueError`` for a spec
+    the view rejects."""
     conditions = (job.get("status") or {}).get("conditions") or []
     if not ds or not conditions:
         return Plan()
     stage, ctype = conditions[-1].get("stage"), conditions[-1].get("type")
-    hot = hot_update_enabled(job)
+    spec = il_spec(job)
+    hot = hot_update_enabled(spec)
     train, evaluator = stage_node(job, TRAIN), stage_node(job, EVAL)
     deploy = stage_node(job, DEPLOY) if MODEL_HOT_UPDATE_ANNOTATION in meta.annotations(job) else ""
     resident = ({ds, deploy, inference_node} if hot else {ds, evaluator}) - {""}
@@ -81,7 +94,7 @@ def plan(job: Mapping[str, Any], ds: str, inference_node: str = "") -> Plan:
         send = {{TRAIN: train, EVAL: evaluator, DEPLOY: deploy}.get(stage, "")} - {""}
     if stage == DEPLOY and ctype in (WAITING, READY, STARTING):
         extra = {decider}
-    initial, deploy_model, initial_eval = model_names(job)
+    initial, deploy_model, initial_eval = model_names(spec)
     needs = {(ds, m) for m in (initial, deploy_model, initial_eval)}
     for node in resident - {ds}:
         needs |= {(node, deploy_model), (node, initial_eval)}

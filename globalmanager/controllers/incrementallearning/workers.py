@@ -27,6 +27,7 @@ from typing import Any
 from apis import meta
 from apis.meta import Obj
 from apis.sedna.constants import EVAL
+from apis.sedna.v1alpha1 import ILJobSpec
 from globalmanager.controllers.jointinference.workers import hem_parameters
 from globalmanager.controllers.learningjob.conditions import (
     InvalidConditionData,
@@ -97,16 +98,18 @@ def eval_pod(job: Obj, data: Mapping[str, Any], refs: dict[str, dict[str, Any]],
     return pod_from_template(job, (_spec(job).get("evalSpec") or {}).get("template"), param)
 
 
-def inference_pod(job: Obj, refs: dict[str, dict[str, Any]], secrets: Secrets, lc_server: str) -> dict[str, Any]:
-    deploy = _spec(job).get("deploySpec") or {}
+def inference_pod(job: Obj, spec: ILJobSpec, refs: dict[str, dict[str, Any]], secrets: Secrets,
+                  lc_server: str) -> dict[str, Any]:
+    deploy = _spec(job).get("deploySpec") or {}  # the template and HEM parameters are copied into the pod as they are
+    hem = spec.deploy_spec.hard_example_mining if spec.deploy_spec is not None else None
+    hot = spec.deploy_spec.model if spec.deploy_spec is not None else None
     model = refs["deployModel"]
     env = _base_env(job, "inferworker", lc_server)
-    env.update(HEM_NAME=str((deploy.get("hardExampleMining") or {}).get("name") or ""),
-               HEM_PARAMETERS=hem_parameters(deploy))
+    env.update(HEM_NAME=(hem.name or "") if hem is not None else "", HEM_PARAMETERS=hem_parameters(deploy))
     env["LC_SERVER"] = env.pop("LC_SERVER")  # Go's order of the variables
-    hot = deploy.get("model") or {}
-    param = WorkerParam(INFERENCE_WORKER, env=env, host_network=True, model_hot_update=ModelHotUpdate(
-        enable=bool(hot.get("hotUpdateEnabled")), poll_period_seconds=int(hot.get("pollPeriodSeconds") or 0)))
+    update = ModelHotUpdate(enable=bool(hot is not None and hot.hot_update_enabled),
+                            poll_period_seconds=(hot.poll_period_seconds or 0) if hot is not None else 0)
+    param = WorkerParam(INFERENCE_WORKER, env=env, host_network=True, model_hot_update=update)
     param.mounts = [WorkerMount(name="model", url=MountURL(url=url_of(model), secret=secrets.of(
         model, f"model {meta.name(model)}"), download_by_initializer=True), env_name="MODEL_URL")]
     return pod_from_template(job, deploy.get("template"), param)

@@ -7,7 +7,7 @@ A kind gives a pure ``plan(job, dataset_node) -> Plan``:
   ``delete`` (the job as cached). ``None``: the dataset's node is unknown, nothing is sent or deleted;
 * ``models``: the ``ModelRoute``s the kind needs now (given to the Model router, which sends and removes them).
 
-``EdgePlacement`` applies plans: ``place(key)`` (on every job event and every sync; re-reads the job from the cache,
+``EdgePlacement`` (the kind's long-lived state, built once by ``LearningRules.state``) applies plans: ``place(key)`` (on every job event and every sync; re-reads the job from the cache,
 so an older copy is never sent after a newer one; a copy whose resourceVersion a node has already got is not sent
 again), ``delete(job)`` (a ``delete`` to every node that held it, and to the dataset, train, eval and deploy nodes
 the job names, as Go does; the job sent carries ``metadata.deletionTimestamp``, which tells an LC that the job is gone
@@ -22,15 +22,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from apis import errors, meta
+from apis.meta import Obj
 from apis.sedna.constants import STAGES, stage_node_annotation
-from globalmanager.controllers.model import ModelRoute
+from globalmanager.controllers.model import ModelController, ModelRoute
 from globalmanager.runtime.credential import edge_copy, with_kind
 from globalmanager.runtime.edge import DELETE, INSERT
+
+if TYPE_CHECKING:
+    from globalmanager.runtime.context import KindContext
 
 __all__ = ["EdgePlacement", "ModelNeed", "Plan", "PlanFunction", "stage_node"]
 
@@ -54,7 +58,8 @@ class Plan:
     models: frozenset[ModelNeed] = frozenset()
 
 
-PlanFunction = Callable[[Mapping[str, Any], str], Plan]
+PlanFunction = Callable[[Obj, str], Plan]
+"""``plan(job, dataset_node)``: the kind's plan for ``job`` (its Dataset on ``dataset_node``, ``""``: unknown)."""
 
 
 @dataclass
@@ -64,19 +69,19 @@ class _Held:
 
 
 class EdgePlacement:
-    """Applies a kind's plans through ``controller.send_to_edge`` and the Model ``router`` (``None``: no Models)."""
+    """Applies a kind's plans through ``ctx.send_to_edge`` and the Model ``router`` (``None``: no Models)."""
 
-    def __init__(self, controller: Any, plan: PlanFunction, dataset_node: Callable[[Mapping[str, Any]], str]) -> None:
-        self.controller = controller
+    def __init__(self, ctx: KindContext[Any], plan: PlanFunction, dataset_node: Callable[[Obj], str]) -> None:
+        self.ctx = ctx
         self.plan = plan
         self.dataset_node = dataset_node
-        self.router: Any = None
+        self.router: ModelController | None = None
         self._lock = threading.Lock()
         self._held: dict[str, _Held] = {}
-        self._log = log.bind(controller=controller.name)
+        self._log = log.bind(controller=ctx.name)
 
     def owner(self, key: str) -> str:
-        return f"{self.controller.kind.lower()}/{key}"
+        return f"{self.ctx.kind.lower()}/{key}"
 
     def held_nodes(self, key: str) -> set[str]:
         with self._lock:
@@ -91,11 +96,11 @@ class EdgePlacement:
     def place(self, key: str) -> None:
         """Make the nodes holding job ``key`` match its plan (a gone job is removed everywhere)."""
         with self._lock:
-            job = self.controller.get_job(key)
+            job = self.ctx.get_job(key)
             if job is None:
                 self._remove(key, None)
                 return
-            plan = self.plan(job, self.dataset_node(job))
+            plan = self._plan(job)
             self._route(key, plan)
             held = self._held.get(key)
             if held is not None and held.uid != meta.uid(job):  # deleted and created again under the same name
@@ -105,7 +110,7 @@ class EdgePlacement:
                 held = self._held[key] = _Held(meta.uid(job))
             if plan.keep is not None:
                 for node in sorted(set(held.nodes) - plan.keep):
-                    self.controller.send_to_edge(node, DELETE, job)
+                    self.ctx.send_to_edge(node, DELETE, job)
                     del held.nodes[node]
                     self._log.info("job removed from node", key=key, node=node)
             targets = [n for n in sorted(plan.send)
@@ -113,7 +118,7 @@ class EdgePlacement:
             if targets:
                 obj = self._prepare(key, job)
                 for node in targets:
-                    self.controller.send_to_edge(node, INSERT, obj)
+                    self.ctx.send_to_edge(node, INSERT, obj)
                     held.nodes[node] = job
                 self._log.debug("job sent to nodes", key=key, nodes=targets)
             if not held.nodes:
@@ -126,11 +131,6 @@ class EdgePlacement:
         with self._lock:
             self._remove(key, job, named)
 
-    def forget(self, key: str) -> None:
-        """``sync`` found the job gone: as ``delete``, with only the nodes this GM knows it sent it to."""
-        with self._lock:
-            self._remove(key, None)
-
     def _remove(self, key: str, job: Mapping[str, Any] | None, named: Iterable[str] = ()) -> None:
         held = self._held.pop(key, None)
         nodes = set(held.nodes if held is not None else ()) | {n for n in named if n}
@@ -139,7 +139,7 @@ class EdgePlacement:
             if obj is not None:
                 gone = self._marked_deleted(obj)
                 for node in sorted(nodes):
-                    self.controller.send_to_edge(node, DELETE, gone)
+                    self.ctx.send_to_edge(node, DELETE, gone)
                 self._log.info("job deleted from nodes", key=key, nodes=sorted(nodes))
         if self.router is not None:
             self.router.set_routes(self.owner(key), [])
@@ -150,7 +150,15 @@ class EdgePlacement:
         md = job.get("metadata") or {}
         if md.get("deletionTimestamp"):
             return dict(job)
-        return {**job, "metadata": {**md, "deletionTimestamp": self.controller.now()}}
+        return {**job, "metadata": {**md, "deletionTimestamp": self.ctx.now()}}
+
+    def _plan(self, job: Obj) -> Plan:
+        """The kind's plan for ``job``; a spec the view rejects places it nowhere new and takes it off no node (its
+        sync shows ``InvalidSpec`` until the spec is fixed)."""
+        try:
+            return self.plan(job, self.dataset_node(job))
+        except ValueError:
+            return Plan()
 
     def _route(self, key: str, plan: Plan) -> None:
         if self.router is None:
@@ -161,7 +169,7 @@ class EdgePlacement:
     def _prepare(self, key: str, job: Mapping[str, Any]) -> dict[str, Any]:
         """The job as sent: with ``kind`` and, with ``spec.credentialName``, the ``sedna.io/credential`` annotation
         (without it when the Secret cannot be read, as Go Sedna sends it)."""
-        c = self.controller
+        c = self.ctx
         try:
             return edge_copy(job, c.clientset, c.gvk.api_version, c.kind)
         except errors.ApiError as exc:
@@ -171,16 +179,18 @@ class EdgePlacement:
 
     # -- state source ---------------------------------------------------------------------------------------------------
     def state_for(self, node: str) -> list[dict[str, Any]]:
-        """The jobs ``node`` should hold, as sent (the edge link asks on every connection of ``node``)."""
+        """The jobs ``node`` should hold, as sent. The edge link asks on every (re)connection of ``node``, never per
+        sync: one pass over this kind's cached jobs per connection (which jobs a node holds depends on their Datasets'
+        nodes and stage annotations, so no job index answers it)."""
         out: list[dict[str, Any]] = []
-        for cached in self.controller.job_lister.list():
-            job = self.controller.typed(cached)
+        for cached in self.ctx.job_lister.list():
+            job = self.ctx.typed(cached)
             key = f"{meta.namespace(job)}/{meta.name(job)}"
             with self._lock:
                 held = self._held.get(key)
                 copy = held.nodes.get(node) if held is not None and held.uid == meta.uid(job) else None
                 if copy is None:
-                    plan = self.plan(job, self.dataset_node(job))
+                    plan = self._plan(job)
                     if node not in plan.send and node not in (plan.keep or ()):
                         continue
                     copy = job

@@ -9,9 +9,6 @@ A malformed trigger (no metric, bad operator or threshold) is the LC's to report
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from apis.sedna.v1alpha1.common import TRAIN_TRIGGER_METRICS
 
 __all__ = ["UNKNOWN_TRIGGER_METRIC", "train_trigger_problem"]
@@ -19,12 +16,10 @@ __all__ = ["UNKNOWN_TRIGGER_METRIC", "train_trigger_problem"]
 UNKNOWN_TRIGGER_METRIC = "UnknownTriggerMetric"
 
 
-def train_trigger_problem(job: Mapping[str, Any]) -> tuple[str, str] | None:
-    """``(reason, message)`` when the train trigger's metric can never fire, else ``None``."""
-    trigger = ((job.get("spec") or {}).get("trainSpec") or {}).get("trigger")
-    condition = trigger.get("condition") if isinstance(trigger, Mapping) else None
-    metric = condition.get("metric") if isinstance(condition, Mapping) else None
-    if not isinstance(metric, str) or not metric.strip():
+def train_trigger_problem(metric: str | None) -> tuple[str, str] | None:
+    """``(reason, message)`` when the train trigger's metric (``spec.trainSpec.trigger.condition.metric``) can never
+    fire, else ``None``."""
+    if not metric or not metric.strip():
         return None
     name, bracket, _ = metric.partition("[")
     known = ", ".join(TRAIN_TRIGGER_METRICS)

@@ -28,6 +28,7 @@ import structlog
 
 from apis import meta
 from apis.record import WARNING
+from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.edge import UpstreamMessage
 
 from .conditions import (
@@ -39,7 +40,7 @@ from .conditions import (
     reported_condition,
 )
 
-__all__ = ["APPLIED", "OUT_OF_STAGE", "RESENT", "StatusExtra", "apply_report"]
+__all__ = ["APPLIED", "OUT_OF_STAGE", "RESENT", "StatusExtra", "apply_report", "from_edge"]
 
 log = structlog.get_logger(__name__)
 
@@ -49,14 +50,20 @@ StatusExtra = Callable[[dict[str, Any], Report], bool]
 """``extra(status, report) -> changed``: more status fields a kind derives from a report (LL's knowledge base)."""
 
 
-def apply_report(controller: Any, msg: UpstreamMessage, extra: StatusExtra | None = None) -> None:
+def from_edge(ctx: KindContext[Any], msg: UpstreamMessage) -> None:
+    """IL's upstream handler (``Kind.from_edge``): the report's condition, nothing else."""
+    apply_report(ctx, msg)
+
+
+def apply_report(ctx: KindContext[Any], msg: UpstreamMessage, extra: StatusExtra | None = None) -> None:
+    """Apply one LC report to its job; ``extra`` derives more status fields from it in the same write."""
     report = parse_report(msg.content)
     key = f"{msg.namespace}/{msg.name}"
-    job = controller.get_job(key)
+    job = ctx.get_job(key)
     if job is None:
-        controller.log_report_dropped(msg, f"no such {controller.kind}")
+        ctx.log_report_dropped(msg, f"no such {ctx.kind}")
         return
-    condition = reported_condition(report, controller.now())
+    condition = reported_condition(report, ctx.now())
     outcome = {"result": APPLIED, "why": "", "at": "", "filled": ""}
 
     def mutate(obj: dict[str, Any]) -> bool:
@@ -86,12 +93,12 @@ def apply_report(controller: Any, msg: UpstreamMessage, extra: StatusExtra | Non
             outcome["filled"] = "yes"
         return True
 
-    written = controller.update_job_status(job, mutate)
-    fields = {"controller": controller.name, "key": key, "node": msg.node, "stage": report.stage, "type": report.type}
+    written = ctx.update_job_status(job, mutate)
+    fields = {"controller": ctx.name, "key": key, "node": msg.node, "stage": report.stage, "type": report.type}
     if outcome["result"] == APPLIED and written is None:
-        controller.log_report_dropped(msg, f"{controller.kind} is gone")
+        ctx.log_report_dropped(msg, f"{ctx.kind} is gone")
         return
-    controller.metrics.edge_reports.labels(controller=controller.name, result=outcome["result"]).inc()
+    ctx.metrics.edge_reports.labels(controller=ctx.name, result=outcome["result"]).inc()
     if outcome["result"] == RESENT:
         log.info("resent report: its condition is recorded already", **fields)
     elif outcome["result"] == OUT_OF_STAGE:
@@ -103,4 +110,4 @@ def apply_report(controller: Any, msg: UpstreamMessage, extra: StatusExtra | Non
     else:
         log.info("report applied", uid=meta.uid(job), **fields)
         if report.reason:  # the LC says why a stage failed or did nothing: kubectl describe shows it
-            controller.recorder.event(job, WARNING, f"{report.stage}{report.type}", report.reason)
+            ctx.events.event(job, WARNING, f"{report.stage}{report.type}", report.reason)

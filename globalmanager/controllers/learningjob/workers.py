@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from apis.client import ClientsetBase
 from apis.meta import Obj
 from globalmanager.runtime.references import get_credential
 from globalmanager.runtime.storage import MountURL, WorkerMount
@@ -15,7 +16,7 @@ __all__ = ["Secrets", "original_dataset_mount", "url_of"]
 class Secrets:
     """The Secrets one pod is built with, read from the API server once each (``SecretNotFound`` if missing)."""
 
-    def __init__(self, clientset: Any, namespace: str) -> None:
+    def __init__(self, clientset: ClientsetBase, namespace: str) -> None:
         self.clientset, self.namespace = clientset, namespace
         self._got: dict[str, Obj | None] = {}
 

@@ -12,16 +12,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from globalmanager.controllers.learningjob.conditions import Report, output_models
 from globalmanager.controllers.learningjob.upstream import apply_report
+from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.edge import UpstreamMessage
 
-if TYPE_CHECKING:
-    from .controller import LifelongLearningController
-
-__all__ = ["knowledge_base", "update_from_edge"]
+__all__ = ["from_edge", "knowledge_base"]
 
 
 def knowledge_base(report: Report) -> dict[str, Any] | None:
@@ -58,5 +56,6 @@ def _set_knowledge_base(status: dict[str, Any], report: Report) -> bool:
     return True
 
 
-def update_from_edge(controller: LifelongLearningController, msg: UpstreamMessage) -> None:
-    apply_report(controller, msg, _set_knowledge_base)
+def from_edge(ctx: KindContext[Any], msg: UpstreamMessage) -> None:
+    """LL's upstream handler (``Kind.from_edge``): the report's condition and the knowledge base."""
+    apply_report(ctx, msg, _set_knowledge_base)

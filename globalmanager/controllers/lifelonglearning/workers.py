@@ -22,6 +22,7 @@ from typing import Any
 from apis import meta
 from apis.meta import Obj
 from apis.sedna.constants import COMPLETED, EVAL, TRAIN
+from apis.sedna.v1alpha1 import LLJobSpec
 from globalmanager.controllers.learningjob.conditions import (
     condition_data,
     condition_input,
@@ -108,8 +109,8 @@ def eval_pod(job: Obj, refs: dict[str, dict[str, Any]], secrets: Secrets, lc_ser
     return pod_from_template(job, ((job.get("spec") or {}).get("evalSpec") or {}).get("template"), param)
 
 
-def inference_pod(job: Obj, secrets: Secrets, lc_server: str) -> dict[str, Any]:
-    output_dir = str((job.get("spec") or {}).get("outputDir") or "")
+def inference_pod(job: Obj, spec: LLJobSpec, secrets: Secrets, lc_server: str) -> dict[str, Any]:
+    output_dir = spec.output_dir or ""
     param = _param(job, INFERENCE_WORKER, "inferworker", lc_server, restart="")
     param.env.update(LC_SERVER=lc_server, OUTPUT_URL=output_dir)
     url = MountURL(url=output_dir.rstrip("/") + "/deploy/index.pkl", secret=_job_secret(job, secrets))

@@ -1,5 +1,5 @@
-"""IncrementalLearningJob / LifelongLearningJob objects and a harness around their controllers (with the Model router
-on the same fake clientset and edge link), for the learningjob unit tests."""
+"""IncrementalLearningJob / LifelongLearningJob objects and a harness around the ``JobController`` of their kinds (with
+the Model router on the same fake clientset and edge link), for the learningjob unit tests."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from sedna_test_helpers import NOW, NS, Harness, dataset, model
 from apis import meta
 from apis import resources as r
 from apis.record import EventRecorder
+from globalmanager.controllers import incrementallearning, lifelonglearning
 from globalmanager.controllers.context import ControllerContext
-from globalmanager.controllers.incrementallearning import IncrementalLearningController
 from globalmanager.controllers.learningjob.conditions import REPORTED_BY_LC
-from globalmanager.controllers.lifelonglearning import LifelongLearningController
+from globalmanager.controllers.learningjob.controller import to_edge
+from globalmanager.controllers.learningjob.placement import EdgePlacement
 from globalmanager.controllers.model import ModelController
 
 IL_KIND, LL_KIND = "IncrementalLearningJob", "LifelongLearningJob"
@@ -93,22 +94,32 @@ EVAL_READY = {"input": {"models": [{"format": "pb", "url": "/output/train/1/mode
 
 
 class LearningHarness(Harness):
-    """The controller of ``kind`` over a FakeClientset, with the Model router (IL) on the same edge link."""
+    """The controller of ``kind`` over a FakeClientset (no report grace), with the Model router (IL) on the same
+    edge link."""
 
     def __init__(self, kind: str, *objects: dict[str, Any], **kwargs: Any) -> None:
-        cls, resource = ((IncrementalLearningController, r.INCREMENTAL_LEARNING_JOBS) if kind == IL_KIND
-                         else (LifelongLearningController, r.LIFELONG_LEARNING_JOBS))
+        definition = incrementallearning.KIND if kind == IL_KIND else lifelonglearning.KIND
         kwargs.setdefault("lc_server", LC)
         kwargs.setdefault("kb_server", KB)
-        super().__init__(cls, resource, *objects, **kwargs)
-        self.controller.report_grace = 0.0
+        super().__init__(definition, definition.resource, *objects, **kwargs)
+        self.controller.ctx.state.report_grace = 0.0
         self.router: ModelController | None = None
         if kind == IL_KIND:
             ctx = ControllerContext(clientset=self.cs, informer_factory=self.factory,
                                     recorder=EventRecorder(self.cs, "sedna-gm"), edge=self.edge)
             self.router = ModelController(ctx)
-            self.controller.placement.router = self.router
+            self.placement.router = self.router
         self.prefix = f"{kind.lower()}.sedna.io/"
+
+    @property
+    def placement(self) -> EdgePlacement:
+        """The kind's placement (its state)."""
+        return self.controller.ctx.state.placement
+
+    def to_edge(self, operation: str, job: dict[str, Any] | None, old: dict[str, Any] | None = None) -> None:
+        """The kind's ``to_edge`` for ``job`` (as the job's event handlers call it)."""
+        assert job is not None
+        to_edge(self.controller.ctx, operation, job, old)
 
     def close(self) -> None:
         super().close()
@@ -144,7 +155,7 @@ class LearningHarness(Harness):
         pods = self.objects(r.PODS)
         return [p for p in pods if worker_type is None or meta.labels(p).get(self.prefix + "worker-type") == worker_type]
 
-    def step(self, name: str) -> bool:
+    def step(self, name: str) -> Any:
         """Refresh the caches, sync once, refresh again."""
         self.refresh()
         forget = self.sync(name)

@@ -43,7 +43,7 @@ def queued(h: LearningHarness) -> list[str]:
 # -- missing references ----------------------------------------------------------------------------------------------
 def test_il_waits_visibly_for_its_dataset_and_model(harness):
     h = harness(IL_KIND, il_job(), model("initial-model", "/models/initial.pb"))
-    assert h.step("il") is True
+    assert h.step("il") is None
     last = h.conditions("il")[-1]
     assert (last["stage"], last["type"], last["status"]) == ("Train", "Waiting", "True")
     assert last["reason"] == "DatasetNotFound" and last["message"] == "dataset default/ds not found; waiting for it"
@@ -95,6 +95,44 @@ def test_a_train_trigger_that_never_fires_is_shown_on_the_job(harness, kind, mak
     assert "reason" not in h.conditions(name)[-1] and "message" not in h.conditions(name)[-1]
 
 
+def _bad_hot_update(spec: dict, value: object) -> None:
+    spec["deploySpec"]["model"]["hotUpdateEnabled"] = value
+
+
+def _bad_output_dir(spec: dict, value: object) -> None:
+    spec["outputDir"] = value
+
+
+@pytest.mark.parametrize("kind,make_job,refs,spoil,bad,good,where", [
+    (IL_KIND, il_job, IL_REFS, _bad_hot_update, "yes", False, "spec.deploySpec.model.hotUpdateEnabled"),
+    (LL_KIND, ll_job, LL_REFS, _bad_output_dir, 5, "s3://out/ll/", "spec.outputDir"),
+])
+def test_a_spec_the_view_rejects_is_shown_and_nothing_is_built_until_it_is_fixed(harness, kind, make_job, refs,
+                                                                                 spoil, bad, good, where):
+    job = make_job()
+    spoil(job["spec"], bad)
+    h = harness(kind, job, *refs)
+    name = meta.name(job)
+    h.set_conditions(name, condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY), start=False)
+    assert h.step(name) is None  # the spec's next change wakes the job
+    h.to_edge(INSERT, h.controller.ctx.get_job(f"{NS}/{name}"))
+    h.step(name)
+    last = h.conditions(name)[-1]
+    assert (last["stage"], last["type"], last["reason"]) == ("Train", "Ready", "InvalidSpec")
+    assert last["message"].startswith(f"reported by lc; {where}: expected ")
+    assert last["message"].endswith("; waiting for the spec to be fixed")
+    assert [e[:2] for e in h.events() if e[0] == "Warning"] == [("Warning", "InvalidSpec")]  # once
+    assert h.pods() == [] and "startTime" not in h.job(name)["status"]
+    assert [m for m in h.edge.sent if m.obj.get("kind") == kind] == []  # placed nowhere while it cannot be read
+    fixed = h.job(name)
+    spoil(fixed["spec"], good)
+    h.jobs.update(fixed)
+    h.step(name)
+    h.step(name)  # IL's first sync creates its inference pod, the next one the train pod
+    assert h.states(name)[-1] == ("Train", "Starting") and len(h.pods("train")) == 1
+    assert "reason" not in h.conditions(name)[-1] and h.job(name)["status"]["startTime"]
+
+
 def test_a_reference_deleted_mid_cycle_holds_the_stage_pod(harness):
     h = harness(LL_KIND, ll_job(), *LL_REFS)
     h.set_conditions("ll", condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY))
@@ -124,9 +162,9 @@ def test_deleting_a_job_deletes_its_pods_and_tells_its_nodes(harness):
     h.step("il")
     h.set_conditions("il", condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY))
     h.step("il")
-    h.controller.sync_to_edge(INSERT, h.controller.get_job(f"{NS}/il"))
+    h.to_edge(INSERT, h.controller.ctx.get_job(f"{NS}/il"))
     assert len(h.pods()) == 2
-    job = h.controller.get_job(f"{NS}/il")
+    job = h.controller.ctx.get_job(f"{NS}/il")
     h.edge.sent.clear()
     h.jobs.delete("il")
     assert h.pods() == []  # garbage-collected through their ownerReferences
@@ -134,15 +172,15 @@ def test_deleting_a_job_deletes_its_pods_and_tells_its_nodes(harness):
     h.controller.delete_job(job)
     assert {(m.node, m.operation) for m in h.edge.sent if m.obj.get("kind") == "IncrementalLearningJob"} == {
         ("ds-node", DELETE)}
-    assert h.sync("il") is True
-    assert len(h.controller.job_states) == 0 and h.controller.placement.tracked() == 0
+    assert h.sync("il") is None
+    assert len(h.controller.job_states) == 0 and h.placement.tracked() == 0
     assert h.router.routes_of(f"incrementallearningjob/{NS}/il") == set()
 
 
 # -- ended pods, duplicates, ordering --------------------------------------------------------------------------------
 def test_an_ended_pod_waits_for_the_lc_report(harness):
     h = harness(IL_KIND, il_job(), *IL_REFS)
-    h.controller.report_grace = 5.0
+    h.controller.ctx.state.report_grace = 5.0
     h.set_conditions("il", condition("Train", "Waiting"), condition("Train", "Running"))
     pod = h.add_pod("il", "train", "Succeeded", "train-node")
     h.step("il")
@@ -153,7 +191,7 @@ def test_an_ended_pod_waits_for_the_lc_report(harness):
     h.timer.advance(0.2)
     h.step("il")
     assert h.states("il")[-1] == ("Train", "Completed")  # no report came: the pod's phase decides, as in Go
-    assert h.controller.job_state(h.job("il")).ended_stage_pod == (meta.uid(pod), 1000.0)
+    assert h.controller.ctx.job_state(h.job("il")).ended_stage_pod == (meta.uid(pod), 1000.0)
 
     # the report arrives first: the pod is not needed to move on
     h.set_conditions("il", condition("Eval", "Waiting"), condition("Eval", "Running"))
@@ -198,7 +236,7 @@ def test_a_new_cycles_stage_is_not_completed_by_the_previous_cycles_pod(harness)
     """Right after Train/Ready → Starting the cache may not show the new train pod yet: the newest one there is the
     previous cycle's Succeeded pod, which must not complete a training that has not started."""
     h = harness(IL_KIND, il_job(), *IL_REFS)
-    h.controller.report_grace = 5.0
+    h.controller.ctx.state.report_grace = 5.0
     h.set_conditions("il", condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY),
                      condition("Train", "Starting"), condition("Train", "Completed", {"output": {"models": []}}),
                      condition("Eval", "Waiting"), condition("Eval", "Ready", EVAL_READY),
@@ -254,7 +292,7 @@ def test_il_cycle_train_eval_deploy_train(harness):
 
     def sync_and_place() -> None:
         h.step("il")
-        h.controller.sync_to_edge(INSERT, h.controller.get_job(f"{NS}/il"))
+        h.to_edge(INSERT, h.controller.ctx.get_job(f"{NS}/il"))
 
     def pod_phase(worker: str, phase: str) -> None:
         pod = max(h.pods(worker), key=lambda p: int(meta.annotations(p)["sedna.io/condition-count"]))

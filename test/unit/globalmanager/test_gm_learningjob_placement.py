@@ -142,7 +142,7 @@ def move(h: LearningHarness, name: str, stage: str, ctype: str, **annotations: s
     conditions = (job.get("status") or {}).get("conditions") or []
     h.set_conditions(name, *conditions, condition(stage, ctype))
     h.refresh()
-    h.controller.sync_to_edge(INSERT, h.controller.get_job(f"{NS}/{name}"))
+    h.to_edge(INSERT, h.controller.ctx.get_job(f"{NS}/{name}"))
 
 
 def test_placement_follows_the_stages(harness):
@@ -154,7 +154,7 @@ def test_placement_follows_the_stages(harness):
     assert sent(h) == []  # the ds LC acts on Waiting only: it keeps the copy it has
     move(h, "il", "Train", "Running", **{"sedna.io/Train": "train-node"})
     assert sent(h) == [("train-node", INSERT, "Train/Running")]
-    h.controller.sync_to_edge(INSERT, h.controller.get_job(f"{NS}/il"))  # same resourceVersion: not sent again
+    h.to_edge(INSERT, h.controller.ctx.get_job(f"{NS}/il"))  # same resourceVersion: not sent again
     assert sent(h) == []
     move(h, "il", "Train", "Completed")
     assert sent(h) == [("train-node", DELETE, "Train/Completed")]
@@ -166,7 +166,7 @@ def test_placement_follows_the_stages(harness):
     assert sent(h) == []  # without hot update the eval node is the deploy node: it stays
     move(h, "il", "Deploy", "Waiting")
     assert sent(h) == [("eval-node", INSERT, "Deploy/Waiting")]
-    assert h.controller.placement.held_nodes(f"{NS}/il") == {"ds-node", "eval-node"}
+    assert h.placement.held_nodes(f"{NS}/il") == {"ds-node", "eval-node"}
 
     routes = h.router.routes_of(f"incrementallearningjob/{NS}/il")
     assert routes == {ModelRoute("ds-node", NS, "initial-model"), ModelRoute("ds-node", NS, "deploy-model"),
@@ -211,7 +211,7 @@ def test_the_inference_pods_node_keeps_a_hot_update_job(harness):
     h = harness(IL_KIND, il_job(hot=True))
     h.add_pod("il", "inference", "Running", node="worker-node")
     move(h, "il", "Train", "Waiting", **{HOT: "/var/lib/sedna/model-hot-update/default/il/model_config.json"})
-    assert h.controller.placement.held_nodes(f"{NS}/il") == {"ds-node"}
+    assert h.placement.held_nodes(f"{NS}/il") == {"ds-node"}
     for stage in ("Train", "Eval"):
         move(h, "il", stage, "Running", **{f"sedna.io/{stage}": "worker-node"})
         move(h, "il", stage, "Completed")
@@ -231,7 +231,7 @@ def test_deleting_the_job_tells_every_node_and_forgets_it(harness):
     h = harness(IL_KIND, il_job(hot=True))
     move(h, "il", "Train", "Waiting")
     move(h, "il", "Train", "Running", **{"sedna.io/Train": "train-node"})
-    job = h.controller.get_job(f"{NS}/il")
+    job = h.controller.ctx.get_job(f"{NS}/il")
     job = {**job, "metadata": {**job["metadata"], "annotations": {**meta.annotations(job), "sedna.io/Eval": "eval-node",
                                                                    "sedna.io/Deploy": "deploy-node", HOT: "/f"}}}
     sent(h)
@@ -243,10 +243,10 @@ def test_deleting_the_job_tells_every_node_and_forgets_it(harness):
     # the job is gone for good, not only off those nodes: each LC can tell (and removes the hot-update directory)
     assert all(meta.deletion_timestamp(m.obj) for m in deletes)
     h.edge.sent.clear()
-    assert h.controller.placement.tracked() == 0
+    assert h.placement.tracked() == 0
     assert h.router.routes_of(f"incrementallearningjob/{NS}/il") == set()
     assert len(h.controller.job_states) == 0
-    assert h.controller.sync(f"{NS}/il") is True and h.edge.sent == []
+    assert h.controller.sync(f"{NS}/il") is None and h.edge.sent == []
 
 
 def test_state_source_gives_a_reconnecting_node_its_copy(harness):
@@ -269,7 +269,7 @@ def test_state_source_after_a_gm_restart(harness):
     h.refresh()
     assert [c["type"] for c in h.edge.sources["lifelonglearningjob"]("ds-node")[0]["status"]["conditions"]] == \
         ["Waiting", "Running"]
-    assert h.controller.placement.held_nodes(f"{NS}/ll") == {"ds-node"}
+    assert h.placement.held_nodes(f"{NS}/ll") == {"ds-node"}
     assert len(h.edge.sources["lifelonglearningjob"]("train-node")) == 1
 
 
@@ -280,4 +280,4 @@ def test_without_its_dataset_the_job_is_neither_sent_nor_removed(harness):
     h.client(r.DATASETS).delete("ds")
     move(h, "ll", "Eval", "Waiting")
     assert sent(h, "LifelongLearningJob") == []
-    assert h.controller.placement.held_nodes(f"{NS}/ll") == {"ds-node"}
+    assert h.placement.held_nodes(f"{NS}/ll") == {"ds-node"}

@@ -22,6 +22,7 @@ from sedna_test_helpers import dataset, model, s3_secret
 
 from apis import meta
 from apis import resources as r
+from reconcile import Result
 
 S3_ENV = [("S3_ENDPOINT_URL", "http://minio.local:9000"), ("ACCESS_KEY_ID", "AKID"), ("SECRET_ACCESS_KEY", "SECRET")]
 
@@ -110,13 +111,13 @@ def test_il_train_pod_with_s3_secrets_and_an_index_file(harness):
 def test_il_train_pod_needs_every_secret_it_mounts(harness):
     h = harness(IL_KIND, il_job(credential="job-secret"), *LOCAL_IL)
     h.set_conditions("il", condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY))
-    assert h.step("il") is False  # retried later: nothing wakes a job when a Secret appears
+    assert h.step("il") == Result(requeue=True)  # retried later: nothing wakes a job when a Secret appears
     assert h.pods("train") == [] and h.states("il")[-1] == ("Train", "Ready")
     last = h.conditions("il")[-1]
     assert last["reason"] == "SecretNotFound" and "job-secret" in last["message"]
     assert last["message"].startswith("reported by lc; ")
     h.cs.core_v1().secrets("default").create(s3_secret("job-secret"))
-    assert h.step("il") is True
+    assert h.step("il") is None
     assert len(h.pods("train")) == 1 and h.states("il")[-1] == ("Train", "Starting")
 
 

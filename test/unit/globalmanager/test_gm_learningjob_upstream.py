@@ -197,7 +197,7 @@ def test_a_gm_sync_from_a_stale_cache_never_overwrites_a_report(harness):
     h.set_conditions("il", condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY))
     h.refresh()  # the GM's cache: Train/Ready
     h.edge.report("train-node", NS, "incrementallearningjob", "il", {"phase": "train", "status": "failed"})
-    assert h.sync("il") is True  # creates the train pod, but Starting is not appended after the report
+    assert h.sync("il") is None  # creates the train pod, but Starting is not appended after the report
     h.refresh()
     assert h.states("il") == [("Train", "Waiting"), ("Train", "Ready"), ("Train", "Failed")]
     h.step("il")  # the next sync starts from the report
@@ -219,7 +219,7 @@ def test_concurrent_reports_and_status_writes_lose_nothing(harness):
     def gm() -> None:
         while not stop.is_set():
             try:
-                h.controller.update_job_status(h.job("il"), beat)
+                h.controller.ctx.update_job_status(h.job("il"), beat)
             except errors.ConflictError:
                 pass  # requeued in production
             except BaseException as exc:  # pragma: no cover - reported below
