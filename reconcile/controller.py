@@ -234,21 +234,24 @@ class Controller(Generic[KeyT]):
             with self._threads_lock:
                 self._running -= 1
 
-    def _start_worker(self, work: Callable[[], None]) -> None:
-        """Start a worker thread running ``work`` (lock held)."""
+    def _new_worker(self, work: Callable[[], None]) -> threading.Thread:
+        """A worker thread running ``work``, registered (so that ``shutdown`` waits for it) but not started yet;
+        ``_threads_lock`` held."""
         t = threading.Thread(target=self._run_worker, args=(work,), name=f"{self.name}-worker-{self._started}",
                              daemon=True)
         self._started += 1
         self._running += 1
-        self._threads = [*(old for old in self._threads if old.is_alive()), t]  # before start: shutdown waits for it
-        t.start()
+        self._threads = [*(old for old in self._threads if old.is_alive() or old.ident is None), t]
+        return t
 
     def _grow(self) -> None:
         if self.max_workers <= self.workers or self._stopping.is_set():
             return
         with self._threads_lock:
-            if self._running < self.max_workers and not self._stopping.is_set():
-                self._start_worker(self._elastic_worker)
+            if self._running >= self.max_workers or self._stopping.is_set():
+                return
+            t = self._new_worker(self._elastic_worker)
+        t.start()
 
     def running_workers(self) -> int:
         """How many worker threads run now (between ``workers`` and ``max_workers`` while running)."""
@@ -280,8 +283,9 @@ class Controller(Generic[KeyT]):
             self.log.info("caches are synced")
             self.synced.set()
             with self._threads_lock:
-                for _ in range(self.workers):
-                    self._start_worker(self.worker)
+                started = [self._new_worker(self.worker) for _ in range(self.workers)]
+            for t in started:
+                t.start()
             stop.wait()
         finally:
             self.shutdown()
@@ -295,9 +299,10 @@ class Controller(Generic[KeyT]):
         drainer.start()
         deadline = time.monotonic() + timeout
         with self._threads_lock:
-            threads = list(self._threads)  # no worker starts once stopping is set
+            threads = list(self._threads)  # no worker is added once stopping is set
         for t in threads:
-            t.join(max(0.0, deadline - time.monotonic()))
+            if t.ident is not None:  # one registered and not started yet sees stopping set and ends at once
+                t.join(max(0.0, deadline - time.monotonic()))
         drained = not any(t.is_alive() for t in threads)
         if not drained:
             self.log.warning("drain timed out; abandoning in-flight syncs", timeout=timeout)
