@@ -19,7 +19,7 @@ from apis.errors import ApiError, BadRequestError, ConflictError, MethodNotAllow
 from apis.logs import get_logger
 from apis.watch import ListOptions
 
-from . import discovery, eventsv1, openapi, podlogs, subresources, tables
+from . import discovery, eventsv1, httpwire, openapi, podlogs, subresources, tables
 from .context import SandboxContext
 from .endpoints import ResourceEndpoints, Response
 from .negotiation import check_acceptable
@@ -64,11 +64,7 @@ class _ChunkedSink:
 
     def start(self, content_type: str = "application/json") -> None:
         h = self._handler
-        h.send_response(200)
-        h.send_header("Content-Type", content_type)
-        h.send_header("Transfer-Encoding", "chunked")
-        h.send_header("Cache-Control", "no-cache, private")
-        h.end_headers()
+        h.wfile.write(h._response_head(200, content_type, None, "Transfer-Encoding: chunked"))
 
     def write(self, data: bytes) -> None:
         self._handler.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -157,20 +153,42 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
 
     # -- protocol errors: answered by http.server before a request is dispatched ------------------------------------
     def parse_request(self) -> bool:
-        """http.server's parsing, plus what Go's server refuses too: a request line without a version (HTTP/0.9)
-        is malformed (400), so is a blank one; a method nobody serves gets 405 as kube-apiserver's router does."""
-        if not self.raw_requestline.strip():
-            self.command, self.requestline, self.request_version = "", "", self.protocol_version
+        """The request line and headers (``httpwire``: http.server's checks of the line, fast headers); Go's server
+        refuses more than http.server does: a request line without a version (HTTP/0.9) is malformed (400), so is a
+        blank one; a method nobody serves gets 405 as kube-apiserver's router does."""
+        self.command, self.request_version, self.close_connection = "", self.default_request_version, True
+        self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        if not self.requestline.strip():
+            self.requestline, self.request_version = "", self.protocol_version
             self.send_error(400, "malformed HTTP request ''")
             return False
-        if not super().parse_request():
+        try:
+            line = httpwire.parse_request_line(self.requestline, self.default_request_version)
+        except httpwire.HeadError as err:
+            self.request_version = err.version or self.request_version
+            self.send_error(err.code, err.message)
             return False
+        self.command, self.path, self.request_version = line.command, line.path, line.version
+        self.close_connection = not line.keep_alive
         if self.request_version == "HTTP/0.9":
             self.send_error(400, f"malformed HTTP request {self.requestline!r}")
             return False
+        try:
+            self.headers = httpwire.read_headers(self.rfile)  # type: ignore[assignment]
+        except httpwire.HeadError as err:
+            self.send_error(err.code, err.message)
+            return False
+        connection = (self.headers.get("Connection") or "").lower()
+        if connection == "close":
+            self.close_connection = True
+        elif connection == "keep-alive":
+            self.close_connection = False
         if not hasattr(self, "do_" + self.command):
             self.send_error(405, f"the server does not allow the method {self.command!r}")
             return False
+        expect = (self.headers.get("Expect") or "").lower()
+        if expect == "100-continue" and self.request_version >= "HTTP/1.1":
+            return self.handle_expect_100()
         return True
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
@@ -225,18 +243,25 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
             raise BadRequestError(f"unexpected EOF: the body ended after {len(data)} of {length} bytes")
         return data
 
+    def _response_head(self, code: int, content_type: str, headers: dict[str, str] | None, framing: str) -> bytes:
+        """Status line and headers (``framing``: the Content-Length or Transfer-Encoding line), written as one
+        string rather than through http.server's ``send_header`` per line. A ``Connection`` header decides whether
+        the connection stays open, as ``send_header`` does."""
+        reason = self.responses[code][0] if code in self.responses else ""
+        head = (f"{self.protocol_version} {code} {reason}\r\nServer: {self.version_string()}\r\n"
+                f"Date: {self.date_time_string()}\r\nContent-Type: {content_type}\r\n{framing}\r\n"
+                "Cache-Control: no-cache, private\r\n")
+        if headers:
+            for key, value in headers.items():
+                head += f"{key}: {value}\r\n"
+                if key.lower() == "connection" and value.lower() in ("close", "keep-alive"):
+                    self.close_connection = value.lower() == "close"
+        return (head + "\r\n").encode("latin-1", "strict")
+
     def _send_bytes(self, code: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Cache-Control", "no-cache, private")
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
+        head = self._response_head(code, content_type, headers, f"Content-Length: {len(data)}")
         # status line, headers and body leave in one write
-        self._headers_buffer.append(b"\r\n")
-        if self.command != "HEAD":
-            self._headers_buffer.append(data)
-        self.flush_headers()
+        self.wfile.write(head if self.command == "HEAD" else head + data)
 
     def _send_json(self, code: int, obj: object, headers: dict[str, str] | None = None) -> None:
         self._send_bytes(code, orjson.dumps(obj), "application/json", headers)

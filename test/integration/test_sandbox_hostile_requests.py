@@ -110,6 +110,9 @@ def test_label_selector_on_a_non_string_label_value_never_fails(sandbox) -> None
         (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", 414, ""),
         (b"GET /api HTTP/1.1\r\nX-Long: " + b"a" * 70_000 + b"\r\n\r\n", 431, "Line too long"),
         (b"GET /api HTTP/1.1\r\n" + b"".join(b"X-%d: y\r\n" % i for i in range(150)) + b"\r\n", 431, "Too many headers"),
+        # a header line that is not "Name: value" is refused, as Go's server does (it used to drop every header after it)
+        (b"GET /api HTTP/1.1\r\nHost: x\r\nno colon here\r\nAccept: */*\r\n\r\n", 400, "malformed header line"),
+        (b"GET /api HTTP/1.1\r\nHost : x\r\n\r\n", 400, "malformed header line"),
         (b"FROB /api/v1/pods HTTP/1.1\r\nHost: x\r\n\r\n", 405, "FROB"),
         (b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nContent-Length: abc\r\n\r\n", 400, "Content-Length"),
         (b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 400, "Content-Length"),
