@@ -90,7 +90,7 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
             for server in servers:  # warm-up: imports, caches, first connections
                 for op in OPS:
                     server.measure(op, argparse.Namespace(**{**vars(args), "seconds": 0.2, "watch_events": 20}))
-            rounds = []
+            rounds: list[dict[str, dict[str, Any]]] = []
             for r in range(args.rounds):
                 order = servers if r % 2 == 0 else servers[::-1]
                 rounds.append({op: {s.label: s.measure(op, args) for s in order} for op in OPS})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Protocol
 
 __all__ = ["MAX_HEADER_LINE", "MAX_HEADERS", "HeadError", "RequestHeaders", "RequestLine", "parse_request_line",
            "read_headers"]
@@ -106,7 +106,11 @@ class RequestHeaders:
         return len(self._fields)
 
 
-def read_headers(rfile: BinaryIO) -> RequestHeaders:
+class LineReader(Protocol):
+    def readline(self, size: int = -1, /) -> bytes: ...
+
+
+def read_headers(rfile: LineReader) -> RequestHeaders:
     """The header block up to its empty line (or the end of the stream). Obsolete line folding (a line starting
     with a space or tab) continues the previous field."""
     fields: list[tuple[str, str]] = []

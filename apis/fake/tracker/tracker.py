@@ -277,14 +277,17 @@ class ObjectTracker:
         with self._lock:
             return self._store.claimable(gvr, namespace, owner_uid)
 
-    def list(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> dict[str, Any]:
-        """The List object: items sorted by namespace/name, filtered by selectors, paginated by limit/continue."""
+    def list(
+        self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None, *, copy: bool = True
+    ) -> dict[str, Any]:
+        """The List object: items sorted by namespace/name, filtered by selectors, paginated by limit/continue.
+        ``copy=False``: the items are the stored objects themselves, for a reader that only serializes them."""
         options = options or ListOptions()
         info = self.resource_info(gvr)
         flt = ObjectFilter(info, namespace, options.label_selector, options.field_selector)
         with self._lock:
             page = select_page(self._store, self._watch_cache, info, flt, options, self.too_large_rv_wait)
-        return page.to_list(info)
+        return page.to_list(info, copy)
 
     # -- update / patch ---------------------------------------------------------------------------------------------
     def update(
