@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import select
 import socket
+import struct
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol, runtime_checkable
@@ -36,6 +37,7 @@ log = get_logger(__name__)
 
 MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's MaxRequestBodyBytes
 MAX_CHUNK_LINE_BYTES = 4096  # a chunk-size line or a trailer line
+IDLE_TIMEOUT_SECONDS = 120  # an idle keep-alive connection is closed after this long (so is a stalled send)
 _HTTP_REASONS = {400: "BadRequest", 405: "MethodNotAllowed", 413: "RequestEntityTooLarge"}
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
 _date: tuple[int, str] = (0, "")  # the Date header of the current second
@@ -93,7 +95,10 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     server_version = "sandbox-apiserver"
-    timeout = 120  # idle keep-alive connections are closed after this many seconds
+    # Idle keep-alive connections are closed after IDLE_TIMEOUT_SECONDS, and a send that makes no progress for as
+    # long fails. The kernel keeps that time (SO_RCVTIMEO/SO_SNDTIMEO on a blocking socket): a Python socket
+    # timeout would poll() before every recv and send (a tenth of a GET).
+    timeout = None
     user: UserInfo = ADMIN_USER  # who sent the request being served (``AccessControl.admit``)
     # http.server sets these; typeshed does not declare them
     raw_requestline: bytes
@@ -102,6 +107,9 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
     # -- plumbing -------------------------------------------------------------------------------------------------
     def setup(self) -> None:
         super().setup()
+        idle = struct.pack("ll", IDLE_TIMEOUT_SECONDS, 0)  # struct timeval
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, idle)
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, idle)
         if not isinstance(self.server, _SandboxServer):
             raise TypeError(f"SandboxRequestHandler serves a sandbox API server, not {type(self.server).__name__}")
         self._sandbox = self.server.sandbox
@@ -129,6 +137,14 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
         if second != now:
             _date = second, text = now, super().date_time_string(now)
         return text
+
+    def handle_one_request(self) -> None:
+        """http.server's, plus the end of the connection when a kernel timeout ran out: a read then returns no data
+        (the connection closes, as on EOF), a send raises ``BlockingIOError``."""
+        try:
+            super().handle_one_request()
+        except BlockingIOError:
+            self.close_connection = True
 
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
         self._dispatch("GET")

@@ -5,7 +5,8 @@ malformed request lines, headers and bodies."""
 from __future__ import annotations
 
 import json
-from urllib.parse import quote
+import socket
+from urllib.parse import quote, urlsplit
 
 import pytest
 from sandbox_http import RawClient, Reply, raw_exchange
@@ -168,3 +169,16 @@ def test_an_object_at_the_depth_limit_is_served_everywhere(sandbox) -> None:
     assert_status(too_deep, 400, "BadRequest", "nests deeper")  # the patch itself is too deep
     grow = [{"op": "add", "path": "/spec/a/b", "value": {"c": deep["a"]["a"]}}]  # a patch within bounds, its result not
     assert_status(c.request("PATCH", f"{things}/t", grow, content_type="application/json-patch+json"), 422, "Invalid", "nests deeper")
+
+
+def test_an_idle_keep_alive_connection_is_closed_after_the_idle_timeout(sandbox, monkeypatch) -> None:
+    """The kernel keeps the idle timeout (SO_RCVTIMEO): once it runs out the server closes the connection, which the
+    client sees as the end of the stream after its answer."""
+    monkeypatch.setattr("sandbox.apiserver.handler.IDLE_TIMEOUT_SECONDS", 1)
+    host, port = urlsplit(sandbox.url).hostname, urlsplit(sandbox.url).port
+    with socket.create_connection((host, port), timeout=30) as conn:
+        conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        received = b""
+        while data := conn.recv(65536):  # a connection left open would time out here (30 s) and fail the test
+            received += data
+    assert received.startswith(b"HTTP/1.1 200") and received.endswith(b"\r\n\r\nok")
