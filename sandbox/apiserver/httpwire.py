@@ -6,6 +6,7 @@ not ``Name: value`` is a 400, as Go's server answers (``email`` dropped it and e
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
@@ -112,7 +113,28 @@ class LineReader(Protocol):
 
 def read_headers(rfile: LineReader) -> RequestHeaders:
     """The header block up to its empty line (or the end of the stream). Obsolete line folding (a line starting
-    with a space or tab) continues the previous field."""
+    with a space or tab) continues the previous field. A block that is already buffered whole, with CRLF line ends,
+    is taken in one read; anything else line by line."""
+    if isinstance(rfile, io.BufferedReader):
+        buffered = rfile.peek(MAX_HEADER_LINE)
+        if buffered.startswith(b"\r\n"):  # no header at all
+            rfile.read(2)
+            return RequestHeaders([])
+        end = buffered.find(b"\r\n\r\n")  # with CRLF line ends only, the first empty line
+        if end > 0 and buffered.count(b"\n", 0, end) == buffered.count(b"\r\n", 0, end):
+            lines = rfile.read(end + 4)[:end].split(b"\r\n")
+            if len(lines) + 1 > MAX_HEADERS:  # the empty line counts, as in http.client
+                raise HeadError(431, "Too many headers")
+            fields: list[tuple[str, str]] = []
+            for raw in lines:
+                if len(raw) + 2 > MAX_HEADER_LINE:
+                    raise HeadError(431, "Line too long")
+                _add_field(fields, raw.decode("iso-8859-1"))
+            return RequestHeaders(fields)
+    return _read_header_lines(rfile)
+
+
+def _read_header_lines(rfile: LineReader) -> RequestHeaders:
     fields: list[tuple[str, str]] = []
     lines = 0
     while True:
@@ -124,12 +146,15 @@ def read_headers(rfile: LineReader) -> RequestHeaders:
             raise HeadError(431, "Too many headers")
         if raw in (b"\r\n", b"\n", b""):
             return RequestHeaders(fields)
-        line = raw.decode("iso-8859-1").rstrip("\r\n")
-        if line[:1] in (" ", "\t") and fields:
-            name, value = fields[-1]
-            fields[-1] = (name, value + line)
-            continue
-        name, colon, value = line.partition(":")
-        if not colon or not name or name != name.strip():
-            raise HeadError(400, f"malformed header line {line[:80]!r}")
-        fields.append((name, value.lstrip(" \t")))
+        _add_field(fields, raw.decode("iso-8859-1").rstrip("\r\n"))
+
+
+def _add_field(fields: list[tuple[str, str]], line: str) -> None:
+    if line[:1] in (" ", "\t") and fields:
+        name, value = fields[-1]
+        fields[-1] = (name, value + line)
+        return
+    name, colon, value = line.partition(":")
+    if not colon or not name or name != name.strip():
+        raise HeadError(400, f"malformed header line {line[:80]!r}")
+    fields.append((name, value.lstrip(" \t")))

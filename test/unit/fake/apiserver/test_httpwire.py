@@ -9,15 +9,37 @@ import pytest
 from sandbox.apiserver.httpwire import MAX_HEADERS, HeadError, parse_request_line, read_headers
 
 
-def test_headers_are_case_insensitive_first_wins_and_folded_lines_continue() -> None:
-    raw = b"Accept: application/json\r\nX-Multi: a\r\nx-multi: b\r\nX-Folded: one\r\n two\r\n\r\nBODY"
-    rfile = io.BytesIO(raw)
+def readers(raw: bytes) -> list[io.BytesIO | io.BufferedReader]:
+    """The same bytes read line by line (BytesIO) and from a buffer that holds the whole block (a socket's)."""
+    return [io.BytesIO(raw), io.BufferedReader(io.BytesIO(raw))]
+
+
+@pytest.mark.parametrize("buffered", [False, True])
+def test_headers_are_case_insensitive_first_wins_and_folded_lines_continue(buffered: bool) -> None:
+    raw = b"Accept: application/json\r\nX-Multi: a\r\nx-multi: b\r\nX-Folded: one\r\n two\r\n\r\nBODY\r\n\r\n"
+    rfile = readers(raw)[buffered]
     headers = read_headers(rfile)
     assert headers.get("accept") == headers["ACCEPT"] == "application/json"
     assert headers.get("x-multi") == "a" and headers.get_all("X-Multi") == ["a", "b"]
     assert headers.get("x-folded") == "one two"
     assert headers.get("missing") is None and headers.get("missing", "d") == "d" and "missing" not in headers
-    assert rfile.read() == b"BODY"  # the body is left unread
+    assert rfile.read() == b"BODY\r\n\r\n"  # the body is left unread
+
+
+@pytest.mark.parametrize("raw, rest", [
+    (b"\r\nBODY: x\r\n\r\n", b"BODY: x\r\n\r\n"),  # no headers: the body is not taken for them
+    (b"A: 1\nB: 2\r\n\r\nC", b"C"),  # bare LF line ends
+])
+def test_the_block_ends_at_its_first_empty_line(raw: bytes, rest: bytes) -> None:
+    for rfile in readers(raw):
+        headers = read_headers(rfile)
+        assert rfile.read() == rest and "body" not in headers
+
+
+def test_a_block_at_the_limits_is_read() -> None:
+    most = b"".join(b"X-%d: y\r\n" % i for i in range(MAX_HEADERS - 1)) + b"\r\n"  # + the empty line: 100 lines
+    for rfile in readers(most):
+        assert len(read_headers(rfile)) == MAX_HEADERS - 1
 
 
 @pytest.mark.parametrize(
@@ -29,9 +51,10 @@ def test_headers_are_case_insensitive_first_wins_and_folded_lines_continue() -> 
     ],
 )
 def test_bad_header_blocks(raw: bytes, code: int, message: str) -> None:
-    with pytest.raises(HeadError) as caught:
-        read_headers(io.BytesIO(raw))
-    assert (caught.value.code, caught.value.message[: len(message)]) == (code, message)
+    for rfile in readers(raw):
+        with pytest.raises(HeadError) as caught:
+            read_headers(rfile)
+        assert (caught.value.code, caught.value.message[: len(message)]) == (code, message)
 
 
 def test_request_lines() -> None:
