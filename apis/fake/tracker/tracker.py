@@ -16,7 +16,9 @@ Guarantees (see also ``gc``, ``watchcache`` and ``lister``):
   changes to immutable fields are one 422; custom resources are pruned, defaulted and validated against their CRD's
   openAPIV3Schema (``apis.openapi``). A refused write changes nothing. Writing a CustomResourceDefinition registers
   what it serves. A pod's ``spec.nodeName`` changes only through ``bind`` (the ``pods/binding`` subresource).
-- Stored objects are never mutated after they are stored, and every object handed out is a copy.
+- Stored objects are never mutated after they are stored, and every object handed out is a copy, except to readers
+  that ask for the stored objects themselves and never modify them (``peek``, ``claimable``, ``list(copy=False)``,
+  a watch's ``next_events(copy=False)``: the sandbox API server, which only serializes them).
 - ``dry_run`` on create, update, patch and delete runs every check and answers what the write would, committing
   nothing (no RV bump, event, GC, reserved name): a created object has no resourceVersion, an updated one the current.
 - Events (core and events.k8s.io) are deleted ``event_ttl`` seconds after their last write (kube-apiserver's
