@@ -38,9 +38,9 @@ def pause(seconds: float) -> None:
         raise Stopped
 
 
-def child_env() -> dict[str, str]:
-    """This process's environment with the repository first on ``PYTHONPATH``."""
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p))
+def child_env(tree: Path = REPO) -> dict[str, str]:
+    """This process's environment with ``tree`` (default: this repository) first on ``PYTHONPATH``."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(tree), os.environ.get("PYTHONPATH")) if p))
 
 
 def free_port() -> int:
@@ -92,16 +92,17 @@ def memory_mb(pid: int) -> tuple[float, float]:
     return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
 
 
-def start_sandbox(workdir: Path, extra: list[str], *,
-                  log_level: str = "warning") -> tuple[subprocess.Popen[bytes], Path]:
-    """The sandbox API server with Sedna's CRDs, its output in ``<workdir>/apiserver.log`` and its kubeconfig in
+def start_sandbox(workdir: Path, extra: list[str], *, log_level: str = "warning",
+                  tree: Path = REPO) -> tuple[subprocess.Popen[bytes], Path]:
+    """The sandbox API server of source tree ``tree`` (default: this repository; a benchmark's baseline is another
+    revision's) with Sedna's CRDs, its output in ``<workdir>/apiserver.log`` and its kubeconfig in
     ``<workdir>/kubeconfig``; returns once it listens (exits the program if it does not within 60 s)."""
     kubeconfig = workdir / "kubeconfig"
     log_path = workdir / "apiserver.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "sandbox", "--port", "0", "--crds", str(CRDS),
-                                 "--kubeconfig-out", str(kubeconfig), "--log-level", log_level, *extra], cwd=REPO,
-                                env=child_env(), stdout=log, stderr=subprocess.STDOUT)
+                                 "--kubeconfig-out", str(kubeconfig), "--log-level", log_level, *extra], cwd=tree,
+                                env=child_env(tree), stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     while "listening on" not in log_path.read_text(errors="replace"):
         if proc.poll() is not None or time.monotonic() > deadline:

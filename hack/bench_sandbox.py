@@ -1,16 +1,26 @@
-"""Benchmark of the sandbox API server as a test bed: per-request latency of three clients on one kept-alive
-connection, and ``sedna-gm`` reconciling ElasticAIJobs on it.
+"""Benchmark of the sandbox API server: its throughput (paired rounds against a baseline revision), and, on request,
+per-request latency of three clients and ``sedna-gm`` reconciling ElasticAIJobs on it.
 
-Run from the repo root: ``python -m hack.bench_sandbox`` (prints one JSON document; not a test).
+Run from the repo root: ``python -m hack.bench_sandbox --baseline 015b4ef`` (prints one JSON document; not a test).
 
-* ``latency``: for raw ``http.client``, our ``apis.clientset.Clientset`` and the official ``kubernetes`` client, the
-  median and p99 (milliseconds) of ``--requests`` requests of each kind, sent one after the other on a kept-alive
-  connection: ``get`` (one ConfigMap), ``list`` (a namespace of ``--list-size`` ConfigMaps), ``patch`` (a merge patch
+* ``throughput`` (always): requests per second for ``get`` (one ConfigMap), ``list`` (a namespace of
+  ``--list-size`` ConfigMaps of ~1 KiB) and ``patch`` (a merge patch of one ConfigMap), each from ``--connections``
+  clients on kept-alive connections for ``--seconds``; and ``watch`` (fan-out): MODIFIED events per second
+  delivered to ``--watchers`` watch streams while one client sends ``--watch-events`` patches. Each measurement
+  also gives the server's CPU per request (per delivered event for ``watch``). With ``--baseline REV`` the sandbox
+  of that git revision (extracted with ``git archive`` into a temporary directory, started with ``PYTHONPATH``
+  there) runs beside the current tree's, and every round measures each operation on both, one right after the
+  other, the order alternating round by round: the machine is shared, so only such paired rounds compare fairly.
+  The output has every round's numbers, the median ratio current / baseline per operation (``speedup``: >1 is
+  faster) and ``noise``, the spread (min, max) of the per-round ratios.
+* ``latency`` (``--latency``): for raw ``http.client``, our ``apis.clientset.Clientset`` and the official
+  ``kubernetes`` client, the median and p99 (milliseconds) of ``--requests`` requests of each kind, sent one after
+  the other on a kept-alive connection: ``get``, ``list`` (``--list-size`` ConfigMaps), ``patch`` (a merge patch
   of one ConfigMap's data, sent as ``application/merge-patch+json`` by all three). The clients take turns every 50
   requests, so that they share the server's state.
-* ``gm``: ``hack.bench_gm.run_size`` with ``--jobs`` ElasticAIJobs (200 by default) and sedna-gm's default workers:
-  time until every job has a phase (``phase_set_seconds``) and until every job has succeeded (``steady_seconds``; its
-  master pod runs ``--run-seconds``), syncs, p99 sync latency, CPU of both processes.
+* ``gm`` (``--gm``): ``hack.bench_gm.run_size`` with ``--jobs`` ElasticAIJobs (200 by default) and sedna-gm's default
+  workers: time until every job has a phase (``phase_set_seconds``) and until every job has succeeded
+  (``steady_seconds``; its master pod runs ``--run-seconds``), syncs, p99 sync latency, CPU of both processes.
 """
 
 from __future__ import annotations
@@ -33,9 +43,9 @@ sys.path.insert(0, str(REPO))
 
 from hack._procs import cpu_seconds, start_sandbox, stop_processes  # noqa: E402
 from hack.bench_gm import machine, run_size  # noqa: E402
+from hack.sandbox_load import CM_PATH, NS  # noqa: E402
+from hack.sandbox_throughput import throughput  # noqa: E402
 
-NS = "bench"
-CM_PATH = f"/api/v1/namespaces/{NS}/configmaps"
 KINDS = ("get", "list", "patch")
 BATCH = 50
 
@@ -138,15 +148,34 @@ def latency(requests: int, list_size: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m hack.bench_sandbox", description=__doc__.split("\n\n")[0])
-    p.add_argument("--requests", type=int, default=1000, help="requests per client and kind (1000)")
-    p.add_argument("--list-size", type=int, default=10, help="ConfigMaps in the listed namespace (10)")
-    p.add_argument("--jobs", type=int, default=200, help="ElasticAIJobs sedna-gm reconciles (200)")
-    p.add_argument("--run-seconds", type=float, default=1.0, help="how long each master pod runs (1)")
+    p.add_argument("--baseline", metavar="REV", help="git revision whose sandbox the current tree is compared with")
+    p.add_argument("--rounds", type=int, default=5, help="paired rounds (5)")
+    p.add_argument("--seconds", type=float, default=1.0, help="seconds of load per operation and server (1)")
+    p.add_argument("--connections", type=int, default=4, help="concurrent clients of get/list/patch (4)")
+    p.add_argument("--watchers", type=int, default=20, help="watch streams of the fan-out (20)")
+    p.add_argument("--watch-events", type=int, default=200, help="patches the watchers hear of (200)")
+    p.add_argument("--list-size", type=int, default=50, help="ConfigMaps in the listed namespace (50)")
+    p.add_argument("--latency", action="store_true", help="also time single requests of three clients")
+    p.add_argument("--requests", type=int, default=1000, help="latency: requests per client and kind (1000)")
+    p.add_argument("--gm", action="store_true", help="also run sedna-gm on --jobs ElasticAIJobs")
+    p.add_argument("--jobs", type=int, default=200, help="gm: ElasticAIJobs sedna-gm reconciles (200)")
+    p.add_argument("--run-seconds", type=float, default=1.0, help="gm: how long each master pod runs (1)")
     args = p.parse_args(argv)
-    out: dict[str, Any] = {"machine": machine(), "latency": latency(args.requests, args.list_size)}
-    out["gm"] = run_size(args.jobs, run_seconds=args.run_seconds)
+    for name in ("rounds", "connections", "watchers", "watch_events", "list_size", "requests", "jobs"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if not args.seconds > 0:
+        p.error("--seconds must be positive")
+    out: dict[str, Any] = {"machine": machine()}
+    out["throughput"] = throughput(args)
+    if args.latency:
+        out["latency"] = latency(args.requests, args.list_size)
+    ok = True
+    if args.gm:
+        out["gm"] = run_size(args.jobs, run_seconds=args.run_seconds)
+        ok = bool(out["gm"]["steady"])
     print(json.dumps(out, indent=2))
-    return 0 if out["gm"]["steady"] else 1
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from apis import meta
-from apis.errors import ForbiddenError, NotFoundError
+from apis.errors import ForbiddenError, new_not_found
 from apis.resources import NAMESPACES
 
 from .request import ResourceRequest
@@ -48,11 +48,10 @@ class NamespaceLifecycle:
             return
         if not req.namespace or operation == "delete":
             return
-        try:
-            namespace = self.tracker.get(NAMESPACES, "", req.namespace)
-        except NotFoundError:
+        namespace = self.tracker.peek(NAMESPACES, "", req.namespace)  # read only: no copy
+        if namespace is None:
             if self.enabled:
-                raise  # 404 namespaces "<ns>" not found
+                raise new_not_found(NAMESPACES.resource, req.namespace, NAMESPACES.group)  # 404 namespaces "<ns>" ...
             return
         terminating = meta.deletion_timestamp(namespace) or (namespace.get("status") or {}).get("phase") == "Terminating"
         if operation == "create" and terminating:

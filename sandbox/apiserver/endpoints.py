@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from apis import meta
-from apis.errors import ApiError, BadRequestError, NotFoundError, new_invalid
+from apis.errors import ApiError, BadRequestError, NotFoundError, new_invalid, new_not_found
 from apis.resources import CUSTOM_RESOURCE_DEFINITIONS
 from apis.watch import ListOptions
 
@@ -78,7 +78,7 @@ class ResourceEndpoints:
         self,
         code: int,
         req: ResourceRequest,
-        obj: dict[str, Any],
+        obj: Mapping[str, Any],
         headers: Headers,
         query: dict[str, list[str]],
         extra: dict[str, str] | None = None,
@@ -145,10 +145,15 @@ class ResourceEndpoints:
     def list(
         self, req: ResourceRequest, options: ListOptions, headers: Headers, query: dict[str, builtins.list[str]]
     ) -> Response:
-        return self._answer(200, req, self.tracker.list(req.gvr, req.namespace, options), headers, query)
+        # the stored objects themselves: the answer is only serialized (a copy cost more than the rest of a list)
+        listed = self.tracker.list(req.gvr, req.namespace, options, copy=False)
+        return self._answer(200, req, listed, headers, query)
 
     def get(self, req: ResourceRequest, headers: Headers, query: dict[str, builtins.list[str]]) -> Response:
-        return self._answer(200, req, self.tracker.get(req.gvr, req.namespace, req.name), headers, query)
+        found = self.tracker.peek(req.gvr, req.namespace, req.name)  # read-only, only serialized
+        if found is None:
+            raise new_not_found(req.gvr.resource, req.name, req.gvr.group)
+        return self._answer(200, req, found, headers, query)
 
     def create(self, req: ResourceRequest, query: dict[str, builtins.list[str]], body: bytes, headers: Headers) -> Response:
         dry = dry_run(query.get("dryRun"), "CreateOptions")

@@ -178,9 +178,17 @@ class EventsV1Tracker:
             return self._tracker.get(gvr, namespace, name)
         return to_events_v1(self._tracker.get(EVENTS, namespace, name))
 
-    def list(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> dict[str, Any]:
+    def peek(self, gvr: GroupVersionResource, namespace: str, name: str) -> Mapping[str, Any] | None:
         if gvr != EVENTS_V1:
-            return self._tracker.list(gvr, namespace, options)
+            return self._tracker.peek(gvr, namespace, name)
+        core = self._tracker.peek(EVENTS, namespace, name)
+        return None if core is None else to_events_v1(core)
+
+    def list(
+        self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None, *, copy: bool = True
+    ) -> dict[str, Any]:
+        if gvr != EVENTS_V1:
+            return self._tracker.list(gvr, namespace, options, copy=copy)
         listed = self._tracker.list(EVENTS, namespace, self._core_options(options))
         return {**listed, "apiVersion": EVENTS_V1.api_version, "items": [to_events_v1(i) for i in listed["items"]]}
 

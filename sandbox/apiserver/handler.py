@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import select
 import socket
+import struct
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol, runtime_checkable
@@ -19,7 +20,7 @@ from apis.errors import ApiError, BadRequestError, ConflictError, MethodNotAllow
 from apis.logs import get_logger
 from apis.watch import ListOptions
 
-from . import discovery, eventsv1, openapi, podlogs, subresources, tables
+from . import discovery, eventsv1, httpwire, openapi, podlogs, subresources, tables
 from .context import SandboxContext
 from .endpoints import ResourceEndpoints, Response
 from .negotiation import check_acceptable
@@ -36,6 +37,7 @@ log = get_logger(__name__)
 
 MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's MaxRequestBodyBytes
 MAX_CHUNK_LINE_BYTES = 4096  # a chunk-size line or a trailer line
+IDLE_TIMEOUT_SECONDS = 120  # an idle keep-alive connection is closed after this long (so is a stalled send)
 _HTTP_REASONS = {400: "BadRequest", 405: "MethodNotAllowed", 413: "RequestEntityTooLarge"}
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
 _date: tuple[int, str] = (0, "")  # the Date header of the current second
@@ -64,11 +66,7 @@ class _ChunkedSink:
 
     def start(self, content_type: str = "application/json") -> None:
         h = self._handler
-        h.send_response(200)
-        h.send_header("Content-Type", content_type)
-        h.send_header("Transfer-Encoding", "chunked")
-        h.send_header("Cache-Control", "no-cache, private")
-        h.end_headers()
+        h.wfile.write(h._response_head(200, content_type, None, "Transfer-Encoding: chunked"))
 
     def write(self, data: bytes) -> None:
         self._handler.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -97,7 +95,10 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     server_version = "sandbox-apiserver"
-    timeout = 120  # idle keep-alive connections are closed after this many seconds
+    # Idle keep-alive connections are closed after IDLE_TIMEOUT_SECONDS, and a send that makes no progress for as
+    # long fails. The kernel keeps that time (SO_RCVTIMEO/SO_SNDTIMEO on a blocking socket): a Python socket
+    # timeout would poll() before every recv and send (a tenth of a GET).
+    timeout = None
     user: UserInfo = ADMIN_USER  # who sent the request being served (``AccessControl.admit``)
     # http.server sets these; typeshed does not declare them
     raw_requestline: bytes
@@ -106,6 +107,9 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
     # -- plumbing -------------------------------------------------------------------------------------------------
     def setup(self) -> None:
         super().setup()
+        idle = struct.pack("ll", IDLE_TIMEOUT_SECONDS, 0)  # struct timeval
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, idle)
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, idle)
         if not isinstance(self.server, _SandboxServer):
             raise TypeError(f"SandboxRequestHandler serves a sandbox API server, not {type(self.server).__name__}")
         self._sandbox = self.server.sandbox
@@ -134,6 +138,14 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
             _date = second, text = now, super().date_time_string(now)
         return text
 
+    def handle_one_request(self) -> None:
+        """http.server's, plus the end of the connection when a kernel timeout ran out: a read then returns no data
+        (the connection closes, as on EOF), a send raises ``BlockingIOError``."""
+        try:
+            super().handle_one_request()
+        except BlockingIOError:
+            self.close_connection = True
+
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
         self._dispatch("GET")
 
@@ -157,20 +169,42 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
 
     # -- protocol errors: answered by http.server before a request is dispatched ------------------------------------
     def parse_request(self) -> bool:
-        """http.server's parsing, plus what Go's server refuses too: a request line without a version (HTTP/0.9)
-        is malformed (400), so is a blank one; a method nobody serves gets 405 as kube-apiserver's router does."""
-        if not self.raw_requestline.strip():
-            self.command, self.requestline, self.request_version = "", "", self.protocol_version
+        """The request line and headers (``httpwire``: http.server's checks of the line, fast headers); Go's server
+        refuses more than http.server does: a request line without a version (HTTP/0.9) is malformed (400), so is a
+        blank one; a method nobody serves gets 405 as kube-apiserver's router does."""
+        self.command, self.request_version, self.close_connection = "", self.default_request_version, True
+        self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        if not self.requestline.strip():
+            self.requestline, self.request_version = "", self.protocol_version
             self.send_error(400, "malformed HTTP request ''")
             return False
-        if not super().parse_request():
+        try:
+            line = httpwire.parse_request_line(self.requestline, self.default_request_version)
+        except httpwire.HeadError as err:
+            self.request_version = err.version or self.request_version
+            self.send_error(err.code, err.message)
             return False
+        self.command, self.path, self.request_version = line.command, line.path, line.version
+        self.close_connection = not line.keep_alive
         if self.request_version == "HTTP/0.9":
             self.send_error(400, f"malformed HTTP request {self.requestline!r}")
             return False
+        try:
+            self.headers = httpwire.read_headers(self.rfile)  # type: ignore[assignment]
+        except httpwire.HeadError as err:
+            self.send_error(err.code, err.message)
+            return False
+        connection = (self.headers.get("Connection") or "").lower()
+        if connection == "close":
+            self.close_connection = True
+        elif connection == "keep-alive":
+            self.close_connection = False
         if not hasattr(self, "do_" + self.command):
             self.send_error(405, f"the server does not allow the method {self.command!r}")
             return False
+        expect = (self.headers.get("Expect") or "").lower()
+        if expect == "100-continue" and self.request_version >= "HTTP/1.1":
+            return self.handle_expect_100()
         return True
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
@@ -225,18 +259,25 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
             raise BadRequestError(f"unexpected EOF: the body ended after {len(data)} of {length} bytes")
         return data
 
+    def _response_head(self, code: int, content_type: str, headers: dict[str, str] | None, framing: str) -> bytes:
+        """Status line and headers (``framing``: the Content-Length or Transfer-Encoding line), written as one
+        string rather than through http.server's ``send_header`` per line. A ``Connection`` header decides whether
+        the connection stays open, as ``send_header`` does."""
+        reason = self.responses[code][0] if code in self.responses else ""
+        head = (f"{self.protocol_version} {code} {reason}\r\nServer: {self.version_string()}\r\n"
+                f"Date: {self.date_time_string()}\r\nContent-Type: {content_type}\r\n{framing}\r\n"
+                "Cache-Control: no-cache, private\r\n")
+        if headers:
+            for key, value in headers.items():
+                head += f"{key}: {value}\r\n"
+                if key.lower() == "connection" and value.lower() in ("close", "keep-alive"):
+                    self.close_connection = value.lower() == "close"
+        return (head + "\r\n").encode("latin-1", "strict")
+
     def _send_bytes(self, code: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Cache-Control", "no-cache, private")
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
+        head = self._response_head(code, content_type, headers, f"Content-Length: {len(data)}")
         # status line, headers and body leave in one write
-        self._headers_buffer.append(b"\r\n")
-        if self.command != "HEAD":
-            self._headers_buffer.append(data)
-        self.flush_headers()
+        self.wfile.write(head if self.command == "HEAD" else head + data)
 
     def _send_json(self, code: int, obj: object, headers: dict[str, str] | None = None) -> None:
         self._send_bytes(code, orjson.dumps(obj), "application/json", headers)

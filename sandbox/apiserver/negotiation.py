@@ -3,6 +3,8 @@ media type the sandbox serves: JSON (plain, streamed for watches, or as a ``meta
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from apis.errors import ApiError
 
 __all__ = ["SERVED_MEDIA_TYPES", "check_acceptable"]
@@ -11,6 +13,7 @@ SERVED_MEDIA_TYPES = ("application/json",)
 _ACCEPTABLE_RANGES = frozenset({"application/json", "application/*", "*/*"})
 
 
+@lru_cache(maxsize=256)  # clients send a few Accept headers over and over; a refused one is not cached (it raises)
 def check_acceptable(accept: str | None) -> None:
     """406 NotAcceptable unless ``accept`` is missing or empty, or one of its media ranges (parameters such as
     ``as=Table`` or ``stream=watch`` included) matches JSON with a non-zero quality."""

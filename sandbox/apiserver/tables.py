@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from apis import meta
@@ -30,6 +31,7 @@ __all__ = [
 ]
 
 
+@lru_cache(maxsize=256)  # a few distinct Accept headers, asked about on every request
 def wanted_table_version(accept: str | None) -> str | None:
     """``"v1"`` / ``"v1beta1"`` when the Accept header asks for a Table first, else None."""
     for part in (accept or "").split(","):

@@ -5,7 +5,8 @@ malformed request lines, headers and bodies."""
 from __future__ import annotations
 
 import json
-from urllib.parse import quote
+import socket
+from urllib.parse import quote, urlsplit
 
 import pytest
 from sandbox_http import RawClient, Reply, raw_exchange
@@ -110,6 +111,9 @@ def test_label_selector_on_a_non_string_label_value_never_fails(sandbox) -> None
         (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", 414, ""),
         (b"GET /api HTTP/1.1\r\nX-Long: " + b"a" * 70_000 + b"\r\n\r\n", 431, "Line too long"),
         (b"GET /api HTTP/1.1\r\n" + b"".join(b"X-%d: y\r\n" % i for i in range(150)) + b"\r\n", 431, "Too many headers"),
+        # a header line that is not "Name: value" is refused, as Go's server does (it used to drop every header after it)
+        (b"GET /api HTTP/1.1\r\nHost: x\r\nno colon here\r\nAccept: */*\r\n\r\n", 400, "malformed header line"),
+        (b"GET /api HTTP/1.1\r\nHost : x\r\n\r\n", 400, "malformed header line"),
         (b"FROB /api/v1/pods HTTP/1.1\r\nHost: x\r\n\r\n", 405, "FROB"),
         (b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nContent-Length: abc\r\n\r\n", 400, "Content-Length"),
         (b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 400, "Content-Length"),
@@ -165,3 +169,16 @@ def test_an_object_at_the_depth_limit_is_served_everywhere(sandbox) -> None:
     assert_status(too_deep, 400, "BadRequest", "nests deeper")  # the patch itself is too deep
     grow = [{"op": "add", "path": "/spec/a/b", "value": {"c": deep["a"]["a"]}}]  # a patch within bounds, its result not
     assert_status(c.request("PATCH", f"{things}/t", grow, content_type="application/json-patch+json"), 422, "Invalid", "nests deeper")
+
+
+def test_an_idle_keep_alive_connection_is_closed_after_the_idle_timeout(sandbox, monkeypatch) -> None:
+    """The kernel keeps the idle timeout (SO_RCVTIMEO): once it runs out the server closes the connection, which the
+    client sees as the end of the stream after its answer."""
+    monkeypatch.setattr("sandbox.apiserver.handler.IDLE_TIMEOUT_SECONDS", 1)
+    host, port = urlsplit(sandbox.url).hostname, urlsplit(sandbox.url).port
+    with socket.create_connection((host, port), timeout=30) as conn:
+        conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        received = b""
+        while data := conn.recv(65536):  # a connection left open would time out here (30 s) and fail the test
+            received += data
+    assert received.startswith(b"HTTP/1.1 200") and received.endswith(b"\r\n\r\nok")

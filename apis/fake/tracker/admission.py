@@ -44,8 +44,8 @@ def check_decodes(info: ResourceInfo, obj: dict[str, Any], patched: bool = False
     try:
         definition = schemas.kind_definition_name(info.gvr.api_version, info.kind)
         if definition is not None:
-            check_kind(definition, obj, drop_unknown=drop_unknown and not patched)
-            if drop_unknown and patched:
+            unknown = check_kind(definition, obj, drop_unknown=drop_unknown and not patched)
+            if drop_unknown and patched and unknown:  # the second walk only drops what the first found
                 check_kind(definition, obj, drop_unknown=True)
         elif not isinstance(obj, dict):
             raise DecodeError(f"json: cannot unmarshal {type(obj).__name__} into Go value of type unstructured.Unstructured")

@@ -131,6 +131,8 @@ class _Decoder:
         elif kind == "object" and "additionalProperties" in definition:
             if not isinstance(value, Mapping):
                 raise self.type_error(_json_kind(value), _go_type(definition), struct, path)
+            if _plain_string(definition["additionalProperties"]) and all(type(v) is str for v in value.values()):
+                return  # map[string]string (labels, annotations, a ConfigMap's data): nothing to walk into
             for key, item in value.items():
                 self.value(item, definition["additionalProperties"], struct, path, f"{at}.{key}")
         elif kind == "string":
@@ -152,6 +154,12 @@ class _Decoder:
         elif kind == "boolean":
             if not isinstance(value, bool):
                 raise self.type_error(_json_kind(value), "bool", struct, path)
+
+
+def _plain_string(schema: Mapping[str, Any]) -> bool:
+    """A schema every str value satisfies: ``type: string`` without a format, a reference or int-or-string."""
+    return (schema.get("type") == "string" and not schema.get("format") and "$ref" not in schema
+            and "allOf" not in schema and not schema.get("x-kubernetes-int-or-string"))
 
 
 def _check_quantity(value: object) -> None:

@@ -74,6 +74,12 @@ class ObjectFilter:
         self.has_selectors = not self.labels.empty() or not self.fields.empty()
 
     def matches(self, obj: Mapping[str, Any]) -> bool:
-        if self.namespace and meta.namespace(obj) != self.namespace:
+        # called for every stored object of a list and twice per event and watcher: the common case (metadata a
+        # dict, no selectors) without the Mapping checks of ``meta``
+        md = obj.get("metadata") if type(obj) is dict else None
+        ns = (md.get("namespace") or "") if type(md) is dict else meta.namespace(obj)
+        if self.namespace and ns != self.namespace:
             return False
+        if not self.has_selectors:
+            return True
         return self.labels.matches(meta.labels(obj)) and self.fields.matches(obj)

@@ -61,8 +61,8 @@ class ListPage:
     continue_: str | None
     remaining: int | None
 
-    def to_list(self, info: ResourceInfo) -> dict[str, Any]:
-        """The List object a client gets (items copied)."""
+    def to_list(self, info: ResourceInfo, copy: bool = True) -> dict[str, Any]:
+        """The List object a client gets (items copied, unless ``copy`` is false: the stored objects themselves)."""
         md: dict[str, Any] = {"resourceVersion": str(self.resource_version)}
         if self.continue_:
             md["continue"] = self.continue_
@@ -72,7 +72,7 @@ class ListPage:
             "apiVersion": info.gvr.api_version,
             "kind": info.list_kind,
             "metadata": md,
-            "items": meta.deep_copy(self.items),
+            "items": meta.deep_copy(self.items) if copy else list(self.items),
         }
 
 

@@ -16,7 +16,9 @@ Guarantees (see also ``gc``, ``watchcache`` and ``lister``):
   changes to immutable fields are one 422; custom resources are pruned, defaulted and validated against their CRD's
   openAPIV3Schema (``apis.openapi``). A refused write changes nothing. Writing a CustomResourceDefinition registers
   what it serves. A pod's ``spec.nodeName`` changes only through ``bind`` (the ``pods/binding`` subresource).
-- Stored objects are never mutated after they are stored, and every object handed out is a copy.
+- Stored objects are never mutated after they are stored, and every object handed out is a copy, except to readers
+  that ask for the stored objects themselves and never modify them (``peek``, ``claimable``, ``list(copy=False)``,
+  a watch's ``next_events(copy=False)``: the sandbox API server, which only serializes them).
 - ``dry_run`` on create, update, patch and delete runs every check and answers what the write would, committing
   nothing (no RV bump, event, GC, reserved name): a created object has no resourceVersion, an updated one the current.
 - Events (core and events.k8s.io) are deleted ``event_ttl`` seconds after their last write (kube-apiserver's
@@ -277,14 +279,17 @@ class ObjectTracker:
         with self._lock:
             return self._store.claimable(gvr, namespace, owner_uid)
 
-    def list(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> dict[str, Any]:
-        """The List object: items sorted by namespace/name, filtered by selectors, paginated by limit/continue."""
+    def list(
+        self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None, *, copy: bool = True
+    ) -> dict[str, Any]:
+        """The List object: items sorted by namespace/name, filtered by selectors, paginated by limit/continue.
+        ``copy=False``: the items are the stored objects themselves, for a reader that only serializes them."""
         options = options or ListOptions()
         info = self.resource_info(gvr)
         flt = ObjectFilter(info, namespace, options.label_selector, options.field_selector)
         with self._lock:
             page = select_page(self._store, self._watch_cache, info, flt, options, self.too_large_rv_wait)
-        return page.to_list(info)
+        return page.to_list(info, copy)
 
     # -- update / patch ---------------------------------------------------------------------------------------------
     def update(
