@@ -109,7 +109,7 @@ def test_a_foreign_pod_with_the_master_name_is_reported_not_retried(make_harness
                "spec": {"containers": [{"name": "c", "image": "x"}]}}
     h = make_harness(new_job(), foreign)
     h.refresh()
-    assert h.controller.sync(KEY) is True  # no exception, so no hot retry
+    assert h.controller.sync(KEY) is None  # no exception, so no hot retry
     events = [(e["type"], e["reason"], e["message"]) for e in h.events()]
     assert len(events) == 1 and events[0][:2] == ("Warning", "FailedCreate")
     assert f"pod default/{MASTER} exists and is not controlled by ElasticAIJob default/mnist" in events[0][2]
