@@ -59,7 +59,7 @@ def kind_factory(kind: Kind[Any]) -> ControllerFactory:
 
 
 CONTROLLERS: dict[str, ControllerFactory] = {
-    elasticdl.NAME: elasticdl.new_controller,
+    elasticdl.NAME: kind_factory(elasticdl.KIND),
     dataset.NAME: dataset.new_controller,
     model.NAME: model.new_controller,
     jointinference.NAME: kind_factory(jointinference.KIND),

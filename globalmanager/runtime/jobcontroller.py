@@ -256,6 +256,8 @@ class JobController(Generic[S]):
             self._log.warning(f"delete handler of {gvr.resource}: not a {kind}; ignored", **object_identity(obj))
             return
         self.ctx.observe_creation(gvr, obj)  # created and deleted before the cache showed it
+        if self.definition.on_deleted is not None:
+            self.definition.on_deleted(self.ctx, gvr, obj)  # before the job's sync can run
         self._enqueue_owner(obj, True)
         if gvr in self.definition.recreates:
             if self.definition.recreate is not None:

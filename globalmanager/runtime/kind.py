@@ -53,7 +53,9 @@ class Kind(Generic[S]):
     * ``should_recreate(ctx, resource, job, obj)``: whether ``obj``, deleted from under ``job``, comes back (default
       yes); ``recreate(ctx, resource, obj)`` replaces the whole delete-handler recreation (it may call
       ``ctx.recreate_deleted``); ``job_of(ctx, obj)`` maps an owned object to its job when its controller
-      reference does not (ElasticDL's worker pods are owned by their master pod).
+      reference does not (ElasticDL's worker pods are owned by their master pod); ``on_deleted(ctx, resource, obj)``
+      sees an owned object's deletion before its job is woken (to remember what the cache no longer shows, e.g.
+      ElasticDL's finished master).
     * ``replaces_workers_on_new_generation``: a spec change replaces the workers on purpose, so their deletions
       then are not recreations (the job's key goes into ``prevent_recreation`` until its next sync).
     """
@@ -71,6 +73,7 @@ class Kind(Generic[S]):
     should_recreate: Callable[[KindContext[S], GroupVersionResource, Obj, Obj], bool] | None = None
     recreate: Callable[[KindContext[S], GroupVersionResource, Obj], bool] | None = None
     job_of: Callable[[KindContext[S], Obj], Obj | None] | None = None
+    on_deleted: Callable[[KindContext[S], GroupVersionResource, Obj], None] | None = None
     replaces_workers_on_new_generation: bool = False
 
     def __post_init__(self) -> None:

@@ -1,4 +1,4 @@
-"""The ElasticAIJob controller in-process against the sandbox API server over HTTP, with the pod simulator."""
+"""The ElasticAIJob kind's controller in-process against the sandbox API server over HTTP, with the pod simulator."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from testkit import wait_for
 from apis import errors, meta
 from apis.clientset import Clientset
 from apis.record import EventRecorder
-from globalmanager.controllers.elasticdl.controller import ElasticAIJobController
+from globalmanager.controllers.elasticdl.controller import KIND
+from globalmanager.runtime.jobcontroller import JobController
 from informers import SharedInformerFactory
 
 CRDS = str(Path(__file__).resolve().parents[2] / "charts" / "sedna" / "crds")
@@ -33,12 +34,15 @@ def job(name: str, annotations: dict[str, str] | None = None) -> dict[str, Any]:
 def running_controller(sandbox):
     cs = Clientset.from_kubeconfig(sandbox.kubeconfig)
     factory = SharedInformerFactory(cs)
-    controller = ElasticAIJobController(cs, factory, 2, recorder=EventRecorder(cs, "sedna-gm"), registry=CollectorRegistry())
+    controller = JobController(KIND, cs, factory, 2, recorder=EventRecorder(cs, "sedna-gm"), registry=CollectorRegistry())
     stop = threading.Event()
     factory.start(stop)
     thread = threading.Thread(target=controller.run, args=(stop,))
     thread.start()
-    yield cs
+    # the controller's start-up lines are written during setup: pytest stops capturing between a test's phases, so a
+    # line written then would reach the terminal
+    assert controller.synced.wait(15), "the controller's caches did not sync"
+    yield controller, cs
     stop.set()
     thread.join(15)
     factory.shutdown(timeout=5)
@@ -51,7 +55,7 @@ def phase(cs, name: str) -> str:
 
 
 def test_job_runs_to_succeeded(running_controller):
-    cs = running_controller
+    _, cs = running_controller
     jobs = cs.elasticdl_v1alpha1().elastic_ai_jobs("default")
     jobs.create(job("mnist", {"sandbox.sedna.io/run-seconds": "1"}))
     wait_for("Succeeded", lambda: phase(cs, "mnist") == "Succeeded")
@@ -66,7 +70,7 @@ def test_job_runs_to_succeeded(running_controller):
 
 
 def test_master_deleted_by_hand_is_recreated_and_job_deletion_leaves_nothing(running_controller):
-    cs = running_controller
+    _, cs = running_controller
     pods = cs.core_v1().pods("default")
     jobs = cs.elasticdl_v1alpha1().elastic_ai_jobs("default")
     jobs.create(job("longrun"))  # the simulated master runs until deleted
@@ -97,3 +101,10 @@ def test_master_deleted_by_hand_is_recreated_and_job_deletion_leaves_nothing(run
     jobs.create(job("marker"))
     wait_for("the marker job to run", lambda: phase(cs, "marker") == "Running")
     assert gone()
+
+
+def test_the_controller_has_started_when_a_test_begins(running_controller):
+    # its start-up lines belong to the setup's captured output: pytest does not capture between a test's phases,
+    # where CI saw "waiting for caches to sync" reach the terminal
+    controller, _ = running_controller
+    assert controller.synced.is_set()

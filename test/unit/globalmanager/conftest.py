@@ -1,4 +1,4 @@
-"""Fixtures for the sedna-gm unit tests: an ElasticAIJob controller over a FakeClientset whose informer caches
+"""Fixtures for the sedna-gm unit tests: the ElasticAIJob kind run by a ``JobController`` over a FakeClientset whose informer caches
 are filled by hand (as Go unit tests do with ``informer.GetIndexer().Add``), so nothing runs in the background."""
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from sedna_test_helpers import FakeTimer
 from apis import meta
 from apis.fake import FakeClientset
 from apis.record import EventRecorder
+from apis.resources import PODS
 from globalmanager.controllers import register
-from globalmanager.controllers.elasticdl.controller import ElasticAIJobController
+from globalmanager.controllers.elasticdl.controller import KIND as ELASTIC_AI_JOB
 from globalmanager.controllers.registry import unregister
+from globalmanager.runtime.jobcontroller import JobController
 from informers import SharedInformerFactory
 
 NS = "default"
@@ -41,14 +43,15 @@ def job_dict(name: str = "mnist", **spec_overrides: Any) -> dict[str, Any]:
 
 
 class Harness:
-    """A controller whose caches mirror the fake clientset only when ``refresh()`` is called."""
+    """The ElasticAIJob kind's controller, whose caches mirror the fake clientset only when ``refresh()`` is called."""
 
     def __init__(self, *objects: dict[str, Any]) -> None:
         self.cs = FakeClientset(*objects)
         self.factory = SharedInformerFactory(self.cs)
         self.timer = FakeTimer()
         self.registry = CollectorRegistry()
-        self.controller = ElasticAIJobController(
+        self.controller: JobController[None] = JobController(
+            ELASTIC_AI_JOB,
             self.cs,
             self.factory,
             1,
@@ -68,12 +71,12 @@ class Harness:
 
     def refresh(self) -> None:
         """Make the controller's caches equal to the fake API server's state."""
-        for informer, items in (
-            (self.controller.job_informer.informer(), self.jobs.list()["items"]),
-            (self.controller.pod_informer.informer(), self.pods.list()["items"]),
+        for informer, items, api_version in (
+            (self.controller.job_informer.informer(), self.jobs.list()["items"], "elasticdl.org/v1alpha1"),
+            (self.controller.owned_informers[PODS].informer(), self.pods.list()["items"], "v1"),
         ):
             for item in items:
-                item.setdefault("apiVersion", "v1" if informer is self.controller.pod_informer.informer() else "elasticdl.org/v1alpha1")
+                item.setdefault("apiVersion", api_version)
             informer.get_indexer().replace(items, "")
 
     def job(self, name: str = "mnist") -> dict[str, Any]:

@@ -13,7 +13,7 @@ def started(make_harness: Any, new_job: Any, *extra: dict[str, Any], **spec: Any
     refreshed."""
     h = make_harness(new_job(**spec), *extra)
     h.refresh()
-    assert h.controller.sync(KEY) is True
+    assert h.controller.sync(KEY) is None
     h.refresh()
     return h
 

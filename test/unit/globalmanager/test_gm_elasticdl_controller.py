@@ -36,7 +36,7 @@ def test_sync_creates_the_master_pod_with_owner_labels_and_command(make_harness,
 def test_sync_is_idempotent(make_harness, new_job):
     h = started(make_harness, new_job)
     h.cs.clear_actions()
-    assert h.controller.sync(KEY) is True
+    assert h.controller.sync(KEY) is None
     assert h.creates() == []
     assert [a.verb for a in h.cs.actions() if a.resource == "elasticaijobs"] == []  # nothing changed: no write
 
@@ -88,7 +88,7 @@ def test_no_recreation_after_the_job_is_gone(make_harness, new_job):
     h.cs.clear_actions()
     h.controller.delete_pod(pod)
     assert h.creates() == []
-    assert h.controller.sync(KEY) is True  # a gone job is forgotten
+    assert h.controller.sync(KEY) is None  # a gone job is forgotten
 
 
 def test_no_recreation_for_a_job_of_the_same_name_with_another_uid(make_harness, new_job):
@@ -174,7 +174,7 @@ def h_last_master(h):
 def test_invalid_spec_fails_with_invalid_spec_and_creates_no_pod(make_harness, new_job, spec, field):
     h = make_harness(new_job(**spec))
     h.refresh()
-    assert h.controller.sync(KEY) is True
+    assert h.controller.sync(KEY) is None
     job = h.job()
     failed = conditions(job)["Failed"]
     assert job["status"]["phase"] == "Failed"

@@ -12,7 +12,7 @@ def test_a_64_character_name_is_an_invalid_spec_with_the_reason(make_harness, ne
     name = "m" * 64
     h = make_harness(new_job(name=name))
     h.refresh()
-    assert h.controller.sync(f"default/{name}") is True  # no exception: no hot retry
+    assert h.controller.sync(f"default/{name}") is None  # no exception: no hot retry
     job = h.job(name)
     failed = conditions(job)["Failed"]
     assert job["status"]["phase"] == "Failed" and failed["reason"] == "InvalidSpec"

@@ -49,6 +49,26 @@ def test_a_failed_master_deleted_before_the_job_synced_fails_the_job(make_harnes
     assert job["status"]["phase"] == "Failed" and "exit code 2" in conditions(job)["Failed"]["message"]
 
 
+def test_a_deleted_finished_master_is_noted_before_its_job_is_woken(make_harness, new_job, monkeypatch):
+    # a worker may sync the job as soon as the delete handler queues it: the finished master must be known by then,
+    # else that sync creates a new master for a job that is over
+    h = started(make_harness, new_job)
+    run_master(h)
+    h.set_pod_phase(MASTER, "Succeeded")
+    h.refresh()
+    noted_when_queued: list[bool] = []
+    real_add = h.controller.queue.add
+
+    def add(key):
+        job = h.controller.ctx.get_job(KEY)
+        noted_when_queued.append(h.controller.ctx.job_state(job).finished_master is not None)
+        real_add(key)
+
+    monkeypatch.setattr(h.controller.queue, "add", add)
+    h.delete_pod_by_hand(MASTER)
+    assert noted_when_queued == [True]
+
+
 # -- B6: at most one recreation per 5 s per pod, end to end ----------------------------------------------------------
 def test_the_recreation_limit_holds_through_sync(make_harness, new_job, monkeypatch):
     h = started(make_harness, new_job)
@@ -109,7 +129,7 @@ def test_a_foreign_pod_with_the_master_name_is_reported_not_retried(make_harness
                "spec": {"containers": [{"name": "c", "image": "x"}]}}
     h = make_harness(new_job(), foreign)
     h.refresh()
-    assert h.controller.sync(KEY) is True  # no exception, so no hot retry
+    assert h.controller.sync(KEY) is None  # no exception, so no hot retry
     events = [(e["type"], e["reason"], e["message"]) for e in h.events()]
     assert len(events) == 1 and events[0][:2] == ("Warning", "FailedCreate")
     assert f"pod default/{MASTER} exists and is not controlled by ElasticAIJob default/mnist" in events[0][2]
