@@ -118,10 +118,3 @@ __all__ = [
     "with_credential",
 ]
 
-
-def __getattr__(name: str) -> object:  # the former base classes, while runtime/controller.py still exists
-    if name in ("BaseController", "KindController"):
-        from . import controller
-
-        return getattr(controller, name)
-    raise AttributeError(f"module 'globalmanager.runtime' has no attribute {name!r}")
