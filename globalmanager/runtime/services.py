@@ -5,16 +5,18 @@ ownerReference, labels and selector = the worker's generated labels, one port ``
 targetPort: port}`` (EdgeMesh needs the ``<protocol>-<suffix>`` port name). Workers reach it as
 ``edge_mesh_service_host(owner, worker_type)`` = ``<service>.<namespace>``. ``service_name_error`` says why the name
 cannot be a Service name (DNS-1035 label, at most 63 characters), so that a kind reports it instead of failing every
-sync. ``ensure_service`` creates it when missing.
+sync. ``ensure_service`` creates it when missing. ``check_model_worker_spec`` is the spec check of a kind whose one
+worker runs a Model behind such a Service (FeatureExtraction, VideoAnalytics).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from apis import meta
 from apis.resources import SERVICES
+from apis.sedna.v1alpha1 import ModelRef
 
 from .labels import generate_labels
 from .names import dns1035_label_error
@@ -24,12 +26,39 @@ if TYPE_CHECKING:
     from .context import KindContext
 
 __all__ = [
+    "check_model_worker_spec",
     "edge_mesh_service",
     "edge_mesh_service_host",
     "edge_mesh_service_name",
     "ensure_service",
     "service_name_error",
 ]
+
+
+class ModelWorkerSpec(Protocol):
+    """The typed spec of a kind whose one worker runs a Model (read-only: any view with these fields)."""
+
+    @property
+    def template(self) -> object: ...
+
+    @property
+    def model(self) -> ModelRef | None: ...
+
+
+SpecT = TypeVar("SpecT", bound=ModelWorkerSpec)
+
+
+def check_model_worker_spec(owner: Mapping[str, Any], spec: SpecT | None, worker_type: str) -> SpecT:
+    """``spec``, or ``ValueError`` naming what is missing: ``spec.template``, ``spec.model.name``, or a name of
+    ``owner`` that cannot name its worker's Service."""
+    if spec is None or spec.template is None:
+        raise ValueError("spec.template is required")
+    if spec.model is None or not spec.model.name:
+        raise ValueError("spec.model.name is required")
+    problem = service_name_error(owner, worker_type)
+    if problem:
+        raise ValueError(problem)
+    return spec
 
 
 def edge_mesh_service_name(owner: Mapping[str, Any], worker_type: str) -> str:

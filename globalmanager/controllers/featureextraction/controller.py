@@ -34,7 +34,7 @@ from globalmanager.runtime.kind import Kind
 from globalmanager.runtime.references import get_credential, get_referenced
 from globalmanager.runtime.reports import owner_info_metrics
 from globalmanager.runtime.servicekind import ServiceRules, has_started
-from globalmanager.runtime.services import edge_mesh_service_name, ensure_service, service_name_error
+from globalmanager.runtime.services import check_model_worker_spec, edge_mesh_service_name, ensure_service
 
 from .workers import FE_PORT, FE_WORKER, build_deployment
 
@@ -56,15 +56,7 @@ def model_refs(service: Obj) -> list[str]:
 def fe_spec(service: Obj) -> FeatureExtractionServiceSpec:
     """The typed spec; ``ValueError`` naming the field when the template or Model is missing, or the name cannot
     name the Service."""
-    spec = FeatureExtractionService.from_dict(service).spec
-    if spec is None or spec.template is None:
-        raise ValueError("spec.template is required")
-    if spec.model is None or not spec.model.name:
-        raise ValueError("spec.model.name is required")
-    problem = service_name_error(service, FE_WORKER)
-    if problem:
-        raise ValueError(problem)
-    return spec
+    return check_model_worker_spec(service, FeatureExtractionService.from_dict(service).spec, FE_WORKER)
 
 
 def create_workers(ctx: Ctx, service: Obj, spec: FeatureExtractionServiceSpec, deployments: dict[str, Obj]) -> None:

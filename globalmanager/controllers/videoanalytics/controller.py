@@ -16,7 +16,7 @@ from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.kind import Kind
 from globalmanager.runtime.references import get_credential, get_referenced
 from globalmanager.runtime.reports import report_condition
-from globalmanager.runtime.services import edge_mesh_service_name, ensure_service, service_name_error
+from globalmanager.runtime.services import check_model_worker_spec, edge_mesh_service_name, ensure_service
 
 from ..reid.controller import OnePodJob
 from ..reid.workers import worker_pod
@@ -32,15 +32,7 @@ def model_refs(job: Obj) -> list[str]:
 
 
 def va_spec(job: Obj) -> JobSpecFields:
-    spec = VideoAnalyticsJob.from_dict(job).spec
-    if spec is None or spec.template is None:
-        raise ValueError("spec.template is required")
-    if spec.model is None or not spec.model.name:
-        raise ValueError("spec.model.name is required")
-    problem = service_name_error(job, VA_WORKER)
-    if problem:
-        raise ValueError(problem)
-    return spec
+    return check_model_worker_spec(job, VideoAnalyticsJob.from_dict(job).spec, VA_WORKER)
 
 
 def resolve_model(ctx: Ctx, job: Obj) -> Obj:
