@@ -145,7 +145,10 @@ class KindContext(Generic[S]):
     def update_job_status(self, job: Obj, mutate: Mutation) -> dict[str, Any] | None:
         """Write the status through the subresource; ``mutate`` changes only the fields this writer owns and is
         applied again to a fresh copy on conflict (see ``status.update_status``)."""
-        return update_status(self.job_client(meta.namespace(job)), job, mutate)
+        written = update_status(self.job_client(meta.namespace(job)), job, mutate)
+        if written is not None:
+            self.job_state(job).status_written_rv = meta.resource_version(written)
+        return written
 
     def job_is_live(self, job: Obj) -> bool:
         """Ask the API server (not the cache) whether ``job`` still exists, with the same UID, and is not being

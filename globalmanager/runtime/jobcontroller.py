@@ -194,8 +194,15 @@ class JobController(Generic[S]):
         if self.definition.replaces_workers_on_new_generation and meta.generation(old) != meta.generation(cur):
             # the job's workers are about to be replaced: their deletion must not trigger recreations
             self.prevent_recreation.add(f"{meta.namespace(cur)}/{meta.name(cur)}")
-        self.enqueue_controller(cur, immediate=True)
+        if not self._echoes_own_status_write(cur):
+            self.enqueue_controller(cur, immediate=True)
         self._to_edge(UPDATE, cur, old)
+
+    def _echoes_own_status_write(self, job: Obj) -> bool:
+        if not self.definition.ignores_own_status_writes:
+            return False
+        state = self.job_states.get(meta.uid(job))
+        return state is not None and state.status_written_rv == meta.resource_version(job)
 
     def delete_job(self, obj: Any) -> None:
         job = _unwrap(obj)

@@ -53,6 +53,7 @@ class JobState:
     finished_workers: dict[int, set[str]] = field(default_factory=dict)  # generation → workers whose pod finished
     finished_master: Mapping[str, Any] | None = None  # the finished master pod the delete handler saw go
     ended_stage_pod: tuple[str, float] | None = None  # (pod UID, timer value) when a stage pod was first seen ended
+    status_written_rv: str = ""  # the resourceVersion of the job's last status written by this controller
 
     def note_slot_created(self, slot_key: str) -> None:
         """Remember that ``slot_key`` had a worker (bounded: the oldest slots are forgotten first)."""

@@ -58,6 +58,10 @@ class Kind(Generic[S]):
       ElasticDL's finished master).
     * ``replaces_workers_on_new_generation``: a spec change replaces the workers on purpose, so their deletions
       then are not recreations (the job's key goes into ``prevent_recreation`` until its next sync).
+    * ``ignores_own_status_writes``: the update event that only echoes this controller's own status write (its
+      resourceVersion is the one the write returned) does not sync the job again — for a kind whose sync never
+      needs a second pass to act on what it wrote (it returns a ``Result`` when it does). The edge still gets the
+      update.
     """
 
     name: str
@@ -75,6 +79,7 @@ class Kind(Generic[S]):
     job_of: Callable[[KindContext[S], Obj], Obj | None] | None = None
     on_deleted: Callable[[KindContext[S], GroupVersionResource, Obj], None] | None = None
     replaces_workers_on_new_generation: bool = False
+    ignores_own_status_writes: bool = False
 
     def __post_init__(self) -> None:
         unknown = [str(g) for g in self.recreates if g not in self.owns]

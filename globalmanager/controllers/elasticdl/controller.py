@@ -288,5 +288,6 @@ KIND: Kind[None] = Kind(
     on_deleted=note_finished_master,
     job_of=job_of,
     replaces_workers_on_new_generation=True,
+    ignores_own_status_writes=True,  # the master pod's events drive every step; a status write needs no second pass
 )
 NAME = KIND.name

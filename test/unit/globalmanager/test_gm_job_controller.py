@@ -335,6 +335,22 @@ def test_a_new_generation_prevents_recreation_only_for_a_kind_that_replaces_its_
     replacing.queue.shut_down()
 
 
+def test_the_echo_of_its_own_status_write_wakes_a_job_only_when_its_kind_wants_a_second_pass():
+    cs = FakeClientset(_job("j", "u1"))
+    for ignores, echo_queued in ((False, 1), (True, 0)):
+        c = owning(cs, ignores_own_status_writes=ignores)
+        job = _cached_job(cs, c)
+        phase = f"P{ignores}"
+        written = c.ctx.update_job_status(job, lambda obj, p=phase: obj.setdefault("status", {}).update(phase=p) is None)
+        assert written is not None
+        c.update_job(job, written)  # the informer's event for that very write
+        assert c.queue.len() == echo_queued
+        other = {**written, "metadata": {**written["metadata"], "resourceVersion": "99"}}
+        c.update_job(written, other)  # anybody else's change always wakes it
+        assert c.queue.len() == 1
+        c.queue.shut_down()
+
+
 def test_should_recreate_and_recreate_refine_the_delete_handlers_self_healing():
     asked: list[tuple[str, str]] = []
 
