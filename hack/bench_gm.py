@@ -292,7 +292,7 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
     """One fresh sandbox and GM (``peer``: ``ours``, sedna-gm; ``go``, Go Sedna's); ``total`` objects created and
     followed to steady state (module doc). Go's GM has no metrics endpoint: its sync figures are ``None``."""
     from apis.clientset import Clientset
-    from globalmanager.config import DEFAULT_WORKERS
+    from globalmanager.config import DEFAULT_MAX_WORKERS, DEFAULT_WORKERS
 
     counts = plan(total, mix, kind)
     children: list[subprocess.Popen[bytes]] = []
@@ -354,7 +354,7 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
                 "kinds": counts,
                 "peer": peer,
                 "gm_workers": ("Go's default" if peer == "go" else dict(workers) if workers
-                               else f"sedna-gm's default ({DEFAULT_WORKERS} per controller)"),
+                               else f"sedna-gm's defaults ({DEFAULT_WORKERS} per controller, up to {DEFAULT_MAX_WORKERS} under a backlog)"),
                 "steady": steady,
                 "in_expected_state": len(watch.done),
                 "create_seconds": round(created - started, 2),
@@ -416,7 +416,7 @@ def compare(ours: Mapping[str, Any], go: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from globalmanager.config import DEFAULT_WORKERS
+    from globalmanager.config import DEFAULT_MAX_WORKERS, DEFAULT_WORKERS
 
     p = argparse.ArgumentParser(prog="python -m hack.bench_gm", description=__doc__.split("\n\n")[0])
     p.add_argument("--jobs", type=int, action="append", help="objects per run (repeatable; default 1000 and 10000)")
@@ -432,7 +432,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--run-seconds", type=float, default=1.0, help="how long the simulated pods run (1)")
     p.add_argument("--create-threads", type=int, default=8, help="parallel creating clients (8)")
     p.add_argument("--gm-workers", type=int, default=0,
-                   help=f"sync workers per controller (0: sedna-gm's default, {DEFAULT_WORKERS}, what users run)")
+                   help=f"sync workers per controller, fixed (0: sedna-gm's defaults, {DEFAULT_WORKERS} growing to "
+                        f"{DEFAULT_MAX_WORKERS} under a backlog: what users run)")
     p.add_argument("--resync", type=float, default=30.0, help="sedna-gm's minResyncPeriodSeconds (30, its default)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for steady state per run")
     p.add_argument("--profile-dir", type=Path, help="write py-spy profiles of the GM and the sandbox here")
