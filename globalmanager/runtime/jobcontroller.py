@@ -22,7 +22,7 @@ import functools
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import structlog
 from prometheus_client import CollectorRegistry
@@ -67,7 +67,11 @@ BACKOFF_BASE = 10.0  # Sedna's GetBackoff: base·2^(requeues−1) for non-immedi
 BACKOFF_MAX = 360.0
 
 
-def _unwrap(obj: Any) -> Any:
+Deleted = Obj | DeletedFinalStateUnknown
+"""What a delete handler gets: the object, or a tombstone when the watch missed its deletion."""
+
+
+def _unwrap(obj: Deleted) -> object:
     return obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
 
 
@@ -156,7 +160,7 @@ class JobController(Generic[S]):
         generic = self.informer_factory.for_resource(gvr)
         wake = functools.partial(self.wake_referencing, gvr)
 
-        def changed(old: Any, cur: Any) -> None:
+        def changed(old: Obj, cur: Obj) -> None:
             if old.get("spec") != cur.get("spec"):
                 wake(cur)
 
@@ -165,12 +169,12 @@ class JobController(Generic[S]):
         lister: Lister = generic.lister()
         return lister
 
-    def wake_referencing(self, gvr: GroupVersionResource, obj: Any) -> None:
+    def wake_referencing(self, gvr: GroupVersionResource, obj: Deleted) -> None:
         """Enqueue every job that references ``obj`` (an object of ``gvr``, or its tombstone), found by index."""
-        obj = _unwrap(obj)
-        if not isinstance(obj, Mapping):
+        referenced = _unwrap(obj)
+        if not isinstance(referenced, Mapping):
             return
-        key = f"{meta.namespace(obj)}/{meta.name(obj)}"
+        key = f"{meta.namespace(referenced)}/{meta.name(referenced)}"
         for job in self.job_informer.informer().get_indexer().by_index(f"references:{gvr.resource}", key):
             self.enqueue_controller(job, immediate=True)
 
@@ -179,16 +183,16 @@ class JobController(Generic[S]):
         """Go Sedna's ``GetBackoff``: ``10 s·2^(requeues−1)``, capped at 360 s."""
         return self.loop.get_backoff(key)
 
-    def enqueue_controller(self, obj: Any, immediate: bool = False) -> None:
+    def enqueue_controller(self, obj: Deleted, immediate: bool = False) -> None:
         """Queue the key of ``obj`` (or of a tombstone); without ``immediate``, after the key's current backoff."""
         self.loop.enqueue_controller(obj, immediate)
 
     # -- job handlers ---------------------------------------------------------------------------------------------
-    def add_job(self, job: Any) -> None:
+    def add_job(self, job: Obj) -> None:
         self.enqueue_controller(job, immediate=True)
         self._to_edge(INSERT, job)
 
-    def update_job(self, old: Any, cur: Any) -> None:
+    def update_job(self, old: Obj, cur: Obj) -> None:
         if meta.resource_version(old) == meta.resource_version(cur):
             return  # a periodic resync, not a change
         if self.definition.replaces_workers_on_new_generation and meta.generation(old) != meta.generation(cur):
@@ -204,7 +208,7 @@ class JobController(Generic[S]):
         state = self.job_states.get(meta.uid(job))
         return state is not None and state.status_written_rv == meta.resource_version(job)
 
-    def delete_job(self, obj: Any) -> None:
+    def delete_job(self, obj: Deleted) -> None:
         job = _unwrap(obj)
         if isinstance(job, Mapping):
             self.ctx.forget_job(f"{meta.namespace(job)}/{meta.name(job)}", meta.uid(job))
@@ -223,54 +227,54 @@ class JobController(Generic[S]):
         if job is not None:
             self.enqueue_controller(job, immediate)
 
-    def add_pod(self, pod: Any) -> None:
+    def add_pod(self, pod: Obj) -> None:
         # a pod already being deleted (seen after a restart) is only a reason to look at its job again;
         # a failed pod wakes its job after the backoff, as in Sedna
         immediate = meta.deletion_timestamp(pod) is not None or (pod.get("status") or {}).get("phase") != "Failed"
         self.ctx.observe_creation(PODS, pod)
         self._enqueue_owner(pod, immediate)
 
-    def update_pod(self, old: Any, cur: Any) -> None:
+    def update_pod(self, old: Obj, cur: Obj) -> None:
         if meta.resource_version(old) != meta.resource_version(cur):
             self.add_pod(cur)
 
-    def delete_pod(self, obj: Any) -> None:
+    def delete_pod(self, obj: Deleted) -> None:
         self._delete_owned(PODS, obj)
 
     # Go's deployment handlers: the owned-object handlers of DEPLOYMENTS
-    def add_deployment(self, deployment: Any) -> None:
+    def add_deployment(self, deployment: Obj) -> None:
         self._add_owned(DEPLOYMENTS, deployment)
 
-    def update_deployment(self, old: Any, cur: Any) -> None:
+    def update_deployment(self, old: Obj, cur: Obj) -> None:
         self._update_owned(DEPLOYMENTS, old, cur)
 
-    def delete_deployment(self, obj: Any) -> None:
+    def delete_deployment(self, obj: Deleted) -> None:
         self._delete_owned(DEPLOYMENTS, obj)
 
-    def _add_owned(self, gvr: GroupVersionResource, obj: Any) -> None:
+    def _add_owned(self, gvr: GroupVersionResource, obj: Obj) -> None:
         self.ctx.observe_creation(gvr, obj)
         self._enqueue_owner(obj, True)
 
-    def _update_owned(self, gvr: GroupVersionResource, old: Any, cur: Any) -> None:
+    def _update_owned(self, gvr: GroupVersionResource, old: Obj, cur: Obj) -> None:
         if meta.resource_version(old) != meta.resource_version(cur):
             self._enqueue_owner(cur, True)
 
-    def _delete_owned(self, gvr: GroupVersionResource, obj: Any) -> None:
+    def _delete_owned(self, gvr: GroupVersionResource, obj: Deleted) -> None:
         """Wake the object's job; recreate the object if it was deleted from under a live job."""
         kind = lookup(gvr).kind
-        obj = _unwrap(obj)
-        if not isinstance(obj, Mapping) or obj.get("kind", kind) != kind:
-            self._log.warning(f"delete handler of {gvr.resource}: not a {kind}; ignored", **object_identity(obj))
+        gone = _unwrap(obj)
+        if not isinstance(gone, Mapping) or gone.get("kind", kind) != kind:
+            self._log.warning(f"delete handler of {gvr.resource}: not a {kind}; ignored", **object_identity(gone))
             return
-        self.ctx.observe_creation(gvr, obj)  # created and deleted before the cache showed it
+        self.ctx.observe_creation(gvr, gone)  # created and deleted before the cache showed it
         if self.definition.on_deleted is not None:
-            self.definition.on_deleted(self.ctx, gvr, obj)  # before the job's sync can run
-        self._enqueue_owner(obj, True)
+            self.definition.on_deleted(self.ctx, gvr, gone)  # before the job's sync can run
+        self._enqueue_owner(gone, True)
         if gvr in self.definition.recreates:
             if self.definition.recreate is not None:
-                self.definition.recreate(self.ctx, gvr, obj)
+                self.definition.recreate(self.ctx, gvr, gone)
             else:
-                self.ctx.recreate_deleted(gvr, obj)
+                self.ctx.recreate_deleted(gvr, gone)
 
     # -- the edge -------------------------------------------------------------------------------------------------
     def _to_edge(self, operation: str, job: Obj, old: Obj | None = None) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 import structlog
 
 from apis import errors, meta
+from apis.meta import Obj
 from apis.record import NORMAL, WARNING
 from globalmanager.runtime.edge import DELETE, INSERT, IncompleteState, UpstreamMessage
 from globalmanager.runtime.metrics import controller_metrics
@@ -92,14 +93,14 @@ class DatasetController:
         self.edge.add_state_source("dataset", self.state_for)
 
     # -- handlers ---------------------------------------------------------------------------------------------------
-    def _enqueue(self, obj: Any) -> None:
+    def _enqueue(self, obj: Obj | DeletedFinalStateUnknown) -> None:
         self.loop.enqueue(deletion_handling_meta_namespace_key_func(obj))
 
-    def _update(self, old: Any, new: Any) -> None:
+    def _update(self, old: Obj, new: Obj) -> None:
         if not _only_status_changed(old, new):
             self._enqueue(new)
 
-    def _delete(self, obj: Any) -> None:
+    def _delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
         dataset = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         key = deletion_handling_meta_namespace_key_func(obj)
         placement = _Placement(node_of(dataset), dataset) if isinstance(dataset, Mapping) else None

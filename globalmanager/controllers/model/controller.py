@@ -23,10 +23,12 @@ from typing import Any
 import structlog
 
 from apis import errors, meta
+from apis.meta import Obj
 from globalmanager.runtime.credential import edge_copy, with_kind
 from globalmanager.runtime.edge import DELETE, INSERT, IncompleteState
 from globalmanager.runtime.metrics import controller_metrics
 from informers import (
+    DeletedFinalStateUnknown,
     ResourceEventHandlerFuncs,
     deletion_handling_meta_namespace_key_func,
     split_meta_namespace_key,
@@ -127,10 +129,10 @@ class ModelController:
             return set(self._routes.get(owner, set()))
 
     # -- controller ---------------------------------------------------------------------------------------------------
-    def _enqueue(self, obj: Any) -> None:
+    def _enqueue(self, obj: Obj | DeletedFinalStateUnknown) -> None:
         self.loop.enqueue(deletion_handling_meta_namespace_key_func(obj))
 
-    def _update(self, old: Any, new: Any) -> None:
+    def _update(self, old: Obj, new: Obj) -> None:
         if meta.resource_version(old) != meta.resource_version(new):
             self._enqueue(new)
 
