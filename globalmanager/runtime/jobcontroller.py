@@ -203,6 +203,8 @@ class JobController(Generic[S]):
         self._to_edge(UPDATE, cur, old)
 
     def _echoes_own_status_write(self, job: Obj) -> bool:
+        """Whether ``job`` is the echo of the status this controller last wrote, with no sync since that read an
+        older copy (``sync`` forgets the write then)."""
         if not self.definition.ignores_own_status_writes:
             return False
         state = self.job_states.get(meta.uid(job))
@@ -314,6 +316,11 @@ class JobController(Generic[S]):
         if job is None:
             self.ctx.forget_job(key)
             return None
+        state = self.job_states.get(meta.uid(job))
+        if state is not None and state.status_written_rv and state.status_written_rv != meta.resource_version(job):
+            # the cache does not show our last status write yet: this sync compares against an older status and
+            # may leave the written one as it is, so the write's echo must wake the job after all
+            state.status_written_rv = ""
         return self.definition.sync(self.ctx, key, job)
 
     def worker(self) -> None:

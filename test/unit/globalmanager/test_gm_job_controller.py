@@ -351,6 +351,20 @@ def test_the_echo_of_its_own_status_write_wakes_a_job_only_when_its_kind_wants_a
         c.queue.shut_down()
 
 
+def test_the_echo_wakes_the_job_after_all_when_a_sync_ran_on_a_cache_without_the_write():
+    """A sync between the write and its echo compares against the older status (and may leave the written one
+    alone: the master pod went Running meanwhile, the cache still says Running): the echo must sync again."""
+    cs = FakeClientset(_job("j", "u1"))
+    c = owning(cs, ignores_own_status_writes=True)
+    job = _cached_job(cs, c)
+    written = c.ctx.update_job_status(job, lambda obj: obj.setdefault("status", {}).update(phase="Pending") is None)
+    assert written is not None
+    assert c.sync("ns/j") is None  # the cache still holds the job as it was before the write
+    c.update_job(job, written)
+    assert c.queue.len() == 1
+    c.queue.shut_down()
+
+
 def test_should_recreate_and_recreate_refine_the_delete_handlers_self_healing():
     asked: list[tuple[str, str]] = []
 
