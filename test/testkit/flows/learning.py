@@ -13,6 +13,7 @@ from typing import Any
 from apis import meta
 from apis.resources import PODS
 
+from ..wait import wait_for
 from .base import Flow, FlowRun, Step
 from .checks import all_of, arm_status_conflict, conflict_taken, count_conditions, grow_dataset
 
@@ -57,8 +58,11 @@ def _inference_running(run: FlowRun) -> bool:
 
 
 def _remember_inference_pod(run: FlowRun) -> None:
-    (pod,) = _inference_pods(run)
-    run.memo["inference"] = meta.name(pod)
+    """The first round's inference pod, once it is the only one and runs (a restart at Deploy may still be under
+    way when the round's conditions are all there: the old pod deleted, the new one throttled for a moment)."""
+    pods = wait_for("the first round's inference pod", lambda: _inference_pods(run),
+                    check=lambda pods: len(pods) == 1 and (pods[0].get("status") or {}).get("phase") == "Running")
+    run.memo["inference"] = meta.name(pods[0])
 
 
 def _inference_restarted(run: FlowRun) -> bool:
