@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 
 from ...resources import VIDEO_ANALYTICS_JOBS
 from ...typed import Resource, api_field
-from .common import JobCondition, JobPhase, JobSpecFields, ModelRef, StageConditionType, required_metadata
-from .reid import JOB_COLUMNS, ReidJobStatus
+from .common import JobCondition, JobPhase, ModelRef, StageConditionType, required_metadata
+from .reid import JOB_COLUMNS, ReidJobSpec, ReidJobStatus
 
 __all__ = [
     "VideoAnalyticsJob",
@@ -26,8 +26,7 @@ VideoAnalyticsJobStatus = ReidJobStatus
 
 
 @dataclass(kw_only=True)
-class VideoAnalyticsJobSpec(JobSpecFields):
-    kafka_support: bool | None = api_field()
+class VideoAnalyticsJobSpec(ReidJobSpec):
     model: ModelRef | None = api_field(required=True, doc="The detection model (Go VideoAnalyticsModel).")
 
 

@@ -26,7 +26,7 @@ from apis import meta
 from apis.meta import Obj
 from apis.record import NORMAL
 from apis.resources import PODS, REID_JOBS
-from apis.sedna.v1alpha1 import JobSpecFields, ReidJob
+from apis.sedna.v1alpha1 import ReidJob, ReidJobSpec
 from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.jobspec import (
     BACKOFF_LIMIT_EXCEEDED,
@@ -55,7 +55,7 @@ TIME_FIELDS = ("lastHeartbeatTime", "lastTransitionTime")
 Ctx = KindContext[None]
 
 
-def reid_spec(job: Obj) -> JobSpecFields:
+def reid_spec(job: Obj) -> ReidJobSpec:
     """The typed spec; ``ValueError`` naming the field for a spec the view rejects."""
     spec = ReidJob.from_dict(job).spec
     if spec is None or spec.template is None:
@@ -67,8 +67,8 @@ def _no_references(ctx: Ctx, job: Obj) -> Obj | None:
     return None
 
 
-def _reid_source(ctx: Ctx, job: Obj, spec: JobSpecFields, refs: Obj | None) -> dict[str, Any]:
-    return {"template": spec.template, "kafkaSupport": bool(getattr(spec, "kafka_support", None)),
+def _reid_source(ctx: Ctx, job: Obj, spec: ReidJobSpec, refs: Obj | None) -> dict[str, Any]:
+    return {"template": spec.template, "kafkaSupport": bool(spec.kafka_support),
             "lcServer": ctx.lc_server}
 
 
@@ -90,9 +90,9 @@ class OnePodJob:
     that go with a running pod (a Service)."""
 
     worker_type: str
-    spec: Callable[[Obj], JobSpecFields] = reid_spec
+    spec: Callable[[Obj], ReidJobSpec] = reid_spec
     resolve: Callable[[Ctx, Obj], Obj | None] = _no_references
-    source: Callable[[Ctx, Obj, JobSpecFields, Obj | None], dict[str, Any]] = _reid_source
+    source: Callable[[Ctx, Obj, ReidJobSpec, Obj | None], dict[str, Any]] = _reid_source
     build: Callable[[Ctx, Obj, Obj | None, dict[str, Any]], dict[str, Any]] = _reid_pod
     companions: Callable[[Ctx, Obj], None] = _no_companions
 
@@ -111,7 +111,7 @@ class OnePodJob:
                          failed_message=f"the worker of {ctx.kind} failed")
         return Result(requeue=True) if retry else None
 
-    def _reconcile(self, ctx: Ctx, key: str, job: Obj, spec: JobSpecFields, obs: JobObservation) -> None:
+    def _reconcile(self, ctx: Ctx, key: str, job: Obj, spec: ReidJobSpec, obs: JobObservation) -> None:
         pods = ctx.owned(PODS, job)
         refs: Obj | None = None
         source: dict[str, Any] | None = None

@@ -11,7 +11,7 @@ from typing import Any
 from apis import meta
 from apis.meta import Obj
 from apis.resources import MODELS, PODS, SERVICES, VIDEO_ANALYTICS_JOBS
-from apis.sedna.v1alpha1 import JobSpecFields, VideoAnalyticsJob
+from apis.sedna.v1alpha1 import ReidJobSpec, VideoAnalyticsJob, VideoAnalyticsJobSpec
 from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.kind import Kind
 from globalmanager.runtime.references import get_credential, get_referenced
@@ -31,7 +31,7 @@ def model_refs(job: Obj) -> list[str]:
     return [str(((job.get("spec") or {}).get("model") or {}).get("name") or "")]
 
 
-def va_spec(job: Obj) -> JobSpecFields:
+def va_spec(job: Obj) -> VideoAnalyticsJobSpec:
     return check_model_worker_spec(job, VideoAnalyticsJob.from_dict(job).spec, VA_WORKER)
 
 
@@ -40,8 +40,8 @@ def resolve_model(ctx: Ctx, job: Obj) -> Obj:
     return get_referenced(ctx.lister(MODELS), "Model", meta.namespace(job), model_refs(job)[0])
 
 
-def pod_source(ctx: Ctx, job: Obj, spec: JobSpecFields, model: Obj | None) -> dict[str, Any]:
-    return {"template": spec.template, "kafkaSupport": bool(getattr(spec, "kafka_support", None)),
+def pod_source(ctx: Ctx, job: Obj, spec: ReidJobSpec, model: Obj | None) -> dict[str, Any]:
+    return {"template": spec.template, "kafkaSupport": bool(spec.kafka_support),
             "lcServer": ctx.lc_server, "model": (model or {}).get("spec")}
 
 
