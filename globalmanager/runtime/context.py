@@ -14,7 +14,9 @@ and ``prevent_recreation`` (keys of the jobs whose workers are being replaced on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -113,6 +115,7 @@ class KindContext(Generic[S]):
         self.kb_server = kb_server
         self.log = structlog.get_logger("globalmanager.controllers").bind(controller=kind.name)
         self._should_recreate = kind.should_recreate
+        self._sync_scope = threading.local()  # per worker thread: the UIDs found live during the current sync
 
     # -- the job --------------------------------------------------------------------------------------------------
     def typed(self, obj: Obj) -> dict[str, Any]:
@@ -152,12 +155,30 @@ class KindContext(Generic[S]):
 
     def job_is_live(self, job: Obj) -> bool:
         """Ask the API server (not the cache) whether ``job`` still exists, with the same UID, and is not being
-        deleted. Used before (re)creating workers: the cache may not have seen the job's deletion yet (Sedna #466)."""
+        deleted. Used before (re)creating workers: the cache may not have seen the job's deletion yet (Sedna #466).
+        Within one sync (``sync_scope``) a job found live is asked once: the sync's creations are one decision, and
+        what it creates after a deletion it could not see is owned, so the garbage collector removes it."""
+        confirmed: set[str] | None = getattr(self._sync_scope, "live", None)
+        uid = meta.uid(job)
+        if confirmed is not None and uid in confirmed:
+            return True
         try:
             live = self.job_client(meta.namespace(job)).get(meta.name(job))
         except errors.NotFoundError:
             return False
-        return meta.uid(live) == meta.uid(job) and meta.deletion_timestamp(live) is None
+        alive = meta.uid(live) == uid and meta.deletion_timestamp(live) is None
+        if alive and confirmed is not None:
+            confirmed.add(uid)
+        return alive
+
+    @contextmanager
+    def sync_scope(self) -> Iterator[None]:
+        """One sync of one job on this thread (``JobController`` wraps each sync in it)."""
+        self._sync_scope.live = set()
+        try:
+            yield
+        finally:
+            self._sync_scope.live = None
 
     def resolve_controller_ref(self, namespace: str, ref: Mapping[str, Any] | None) -> dict[str, Any] | None:
         """The job the controller reference points to, if it is of our kind, cached, and has the same UID."""

@@ -321,7 +321,8 @@ class JobController(Generic[S]):
             # the cache does not show our last status write yet: this sync compares against an older status and
             # may leave the written one as it is, so the write's echo must wake the job after all
             state.status_written_rv = ""
-        return self.definition.sync(self.ctx, key, job)
+        with self.ctx.sync_scope():
+            return self.definition.sync(self.ctx, key, job)
 
     def worker(self) -> None:
         self.loop.worker()

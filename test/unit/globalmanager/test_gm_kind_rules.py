@@ -105,3 +105,23 @@ def test_a_rule_that_asks_for_a_wake_up_and_creates_an_owned_object():
     (created,) = cs.core_v1().config_maps(NS).list()["items"]
     assert meta.name(created) == "r-waiting" and meta.is_controlled_by(created, job)
     assert events(cs) == [("Normal", "SuccessfulCreate")]
+
+
+
+def test_a_sync_asks_the_api_server_once_whether_its_job_is_live():
+    cs = FakeClientset(reid_job())
+    ctx = rule_context(REID, cs, WakeUps())
+    job = ctx.get_job(f"{NS}/r")
+    assert job is not None
+
+    def live_checks() -> int:
+        return len([a for a in cs.actions() if a.verb == "get" and a.resource == "reidjobs"])
+
+    with ctx.sync_scope():  # e.g. a sync creating three workers
+        assert [ctx.job_is_live(job) for _ in range(3)] == [True, True, True]
+    assert live_checks() == 1
+    assert ctx.job_is_live(job) and live_checks() == 2  # outside a sync: asked every time
+    cs.resource(r.REID_JOBS, NS).delete("r")
+    with ctx.sync_scope():  # the next sync asks again: the cache still shows the job, the API server has none
+        assert not ctx.job_is_live(job) and not ctx.job_is_live(job)
+    assert live_checks() == 4
