@@ -104,9 +104,6 @@ class KubeconfigSource:
         if done.returncode != 0:
             reason = said or f"the loader exited with status {done.returncode}"
             raise ConfigError(f"cannot load {self.describe()}: {reason}")
-        if said:
-            log.warning("the kubeconfig loader reported a problem", kubeconfig=self.display, context=self.context,
-                        detail=said)
         if len(done.stdout) > MAX_CHILD_OUTPUT:
             raise ConfigError(f"cannot load {self.describe()}: the loader's answer is larger than "
                               f"{MAX_CHILD_OUTPUT} bytes")
@@ -114,7 +111,11 @@ class KubeconfigSource:
             record = orjson.loads(done.stdout)
         except orjson.JSONDecodeError:
             raise ConfigError(f"cannot load {self.describe()}: the loader's answer is not JSON") from None
-        return record if isinstance(record, dict) else {"": record}  # _checked names what is wrong
+        if not isinstance(record, dict):
+            raise ConfigError(f"cannot load {self.describe()}: the loader's answer is not a JSON object")
+        if said:  # not the library's log (that is in "problems"): e.g. a warning of the interpreter
+            record["problems"] = [*(record.get("problems") or [])[:9], said]
+        return record
 
 
 def _tail(stream: IO[bytes]) -> str:
@@ -127,7 +128,7 @@ def _tail(stream: IO[bytes]) -> str:
 _RECORD_TYPES: dict[str, type | tuple[type, ...]] = {
     "host": str, "authorization": str, "expiry": (int, float), "verify_ssl": bool, "tls_server_name": str,
     "proxy": str, "ca_file": str, "ca_data": str, "cert_file": str, "cert_data": str, "key_file": str,
-    "key_data": str,
+    "key_data": str, "problems": list,
 }
 
 
@@ -139,7 +140,12 @@ def _checked(record: dict[str, Any], source: KubeconfigSource) -> dict[str, Any]
             continue
         if not isinstance(value, kind):
             raise ConfigError(f"cannot load {source.describe()}: the loader's answer has no valid {key!r}")
+    record["problems"] = [str(p)[:MAX_ERROR_CHARS] for p in record.get("problems") or []]
     return record
+
+
+def _problems(record: dict[str, Any]) -> str:
+    return "; ".join(record["problems"])
 
 
 def _decoded(record: dict[str, Any], key: str) -> bytes | None:
@@ -220,7 +226,7 @@ class KubeconfigRefresh:
                          expires_in_seconds=None if creds.expiry is None else round(creds.expiry - now))
                 self._creds = creds
                 return
-            problem = "the kubeconfig gave no credential"
+            problem = "the kubeconfig gave no credential" + (f" ({_problems(record)})" if record["problems"] else "")
         self._retry_at = now + RETRY_AFTER_FAILURE
         log.error("cannot renew the kubeconfig credential; keeping the current one, trying again later",
                   kubeconfig=self.source.display, context=self.source.context, error=problem[-MAX_ERROR_CHARS:],
@@ -239,6 +245,9 @@ def _apply(cfg: ClientConfig, creds: Credentials) -> None:
 def load_kubeconfig(source: KubeconfigSource) -> ClientConfig:
     """The configuration ``source`` resolves to; ``ConfigError`` when it cannot be loaded."""
     record = source.resolve()
+    if record["problems"]:
+        log.warning("the kubeconfig loader reported a problem", kubeconfig=source.display, context=source.context,
+                    problems=_problems(record))
     try:
         creds, files = _credentials(record, None, time.time())
         ca_data = _decoded(record, "ca")
