@@ -90,6 +90,7 @@ class KubeconfigSource:
         cmd = [sys.executable, "-m", CHILD_MODULE, *(["--context", self.context] if self.context else []), "--",
                *self.files]
         env = dict(os.environ)
+        env.pop("PYTHONPROFILEIMPORTTIME", None)  # the parent's diagnostics; in the child it is noise on stderr
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         with tempfile.TemporaryFile() as stderr:  # the child's diagnostics only; its answer goes through the pipe
             try:
