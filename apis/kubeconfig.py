@@ -114,8 +114,7 @@ class KubeconfigSource:
             raise ConfigError(f"cannot load {self.describe()}: the loader's answer is not JSON") from None
         if not isinstance(record, dict):
             raise ConfigError(f"cannot load {self.describe()}: the loader's answer is not a JSON object")
-        if said:  # not the library's log (that is in "problems"): e.g. a warning of the interpreter
-            record["problems"] = [*(record.get("problems") or [])[:9], said]
+        record["diagnostics"] = said  # what the library logged (a failed exec plugin), warnings
         return record
 
 
@@ -129,7 +128,7 @@ def _tail(stream: IO[bytes]) -> str:
 _RECORD_TYPES: dict[str, type | tuple[type, ...]] = {
     "host": str, "authorization": str, "expiry": (int, float), "verify_ssl": bool, "tls_server_name": str,
     "proxy": str, "ca_file": str, "ca_data": str, "cert_file": str, "cert_data": str, "key_file": str,
-    "key_data": str, "problems": list,
+    "key_data": str,
 }
 
 
@@ -141,12 +140,8 @@ def _checked(record: dict[str, Any], source: KubeconfigSource) -> dict[str, Any]
             continue
         if not isinstance(value, kind):
             raise ConfigError(f"cannot load {source.describe()}: the loader's answer has no valid {key!r}")
-    record["problems"] = [str(p)[:MAX_ERROR_CHARS] for p in record.get("problems") or []]
+    record.setdefault("diagnostics", "")  # in-process, the library logs to this process's loggers
     return record
-
-
-def _problems(record: dict[str, Any]) -> str:
-    return "; ".join(record["problems"])
 
 
 def _decoded(record: dict[str, Any], key: str) -> bytes | None:
@@ -227,7 +222,8 @@ class KubeconfigRefresh:
                          expires_in_seconds=None if creds.expiry is None else round(creds.expiry - now))
                 self._creds = creds
                 return
-            problem = "the kubeconfig gave no credential" + (f" ({_problems(record)})" if record["problems"] else "")
+            said = record["diagnostics"]
+            problem = "the kubeconfig gave no credential" + (f" ({said})" if said else "")
         self._retry_at = now + RETRY_AFTER_FAILURE
         log.error("cannot renew the kubeconfig credential; keeping the current one, trying again later",
                   kubeconfig=self.source.display, context=self.source.context, error=problem[-MAX_ERROR_CHARS:],
@@ -246,9 +242,9 @@ def _apply(cfg: ClientConfig, creds: Credentials) -> None:
 def load_kubeconfig(source: KubeconfigSource) -> ClientConfig:
     """The configuration ``source`` resolves to; ``ConfigError`` when it cannot be loaded."""
     record = source.resolve()
-    if record["problems"]:
+    if record["diagnostics"]:
         log.warning("the kubeconfig loader reported a problem", kubeconfig=source.display, context=source.context,
-                    problems=_problems(record))
+                    detail=record["diagnostics"])
     try:
         creds, files = _credentials(record, None, time.time())
         ca_data = _decoded(record, "ca")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import logging
 import os
 import shutil
 import sys
@@ -23,8 +22,6 @@ __all__ = ["resolve", "main"]
 
 # The same bound as apis.clientconfig.MAX_CREDENTIAL_BYTES (not imported: the child stays independent of the parent).
 MAX_CREDENTIAL_BYTES = 1024 * 1024
-
-MAX_PROBLEMS, MAX_PROBLEM_CHARS = 10, 500
 
 # The library caches the temporary files it writes (by content) in a module global: one resolution at a time.
 _lock = threading.Lock()
@@ -44,27 +41,15 @@ def _file_or_data(path: str | None, private_dir: str, what: str) -> tuple[str | 
     return None, base64.b64encode(data).decode("ascii")
 
 
-class _LibraryProblems(logging.Handler):
-    """What the ``kubernetes`` package logs while it loads (it logs a failed exec plugin and carries on without a
-    credential), kept for the answer."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if f"{os.sep}kubernetes{os.sep}" in record.pathname and len(self.messages) < MAX_PROBLEMS:
-            self.messages.append(record.getMessage()[:MAX_PROBLEM_CHARS])
-
-
 def resolve(files: list[str], context: str | None) -> dict[str, Any]:
     """The client settings of ``context`` (default: current-context) of the merged ``files``:
 
     ``host``; ``authorization`` (the whole Authorization header value, ``Bearer …`` or ``Basic …``, or null);
     ``expiry`` (epoch seconds when the token expires, else null); ``verify_ssl``; ``tls_server_name``; ``proxy``
     (the cluster's ``proxy-url``, else null: the environment's proxy is the parent's business); and for the CA, the
-    client certificate and key each ``<x>_file`` (a file the kubeconfig names) or ``<x>_data`` (base64 content);
-    ``problems``: what the library logged as warnings or errors while loading (a failed exec plugin).
+    client certificate and key each ``<x>_file`` (a file the kubeconfig names) or ``<x>_data`` (base64 content).
+    What the library only logs (a failed exec plugin, after which it carries on without a credential) goes to the
+    root logger: in the child, to stderr, which the parent reads.
     Raises the library's exceptions (``ConfigException``, YAML and OS errors) for a kubeconfig it cannot use."""
     from kubernetes.client import Configuration
     from kubernetes.config.config_exception import ConfigException
@@ -72,8 +57,6 @@ def resolve(files: list[str], context: str | None) -> dict[str, Any]:
 
     with _lock:
         private_dir = os.path.realpath(tempfile.mkdtemp(prefix="sedna-kubeconfig-"))
-        problems = _LibraryProblems()
-        logging.getLogger().addHandler(problems)
         try:
             merged = KubeConfigMerger(os.pathsep.join(files))
             if merged.config is None:
@@ -90,7 +73,6 @@ def resolve(files: list[str], context: str | None) -> dict[str, Any]:
                 "verify_ssl": bool(cfg.verify_ssl),
                 "tls_server_name": cfg.tls_server_name,
                 "proxy": getattr(loader, "proxy", None),  # only a proxy-url of the cluster
-                "problems": problems.messages,
             }
             for key, path, what in (("ca", cfg.ssl_ca_cert, "certificate authority"),
                                     ("cert", cfg.cert_file, "client certificate"),
@@ -98,7 +80,6 @@ def resolve(files: list[str], context: str | None) -> dict[str, Any]:
                 record[f"{key}_file"], record[f"{key}_data"] = _file_or_data(path, private_dir, what)
             return record
         finally:
-            logging.getLogger().removeHandler(problems)
             shutil.rmtree(private_dir, ignore_errors=True)
 
 

@@ -239,3 +239,16 @@ def test_a_fresh_process_never_imports_kubernetes(stub, tmp_path):
                           env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
     assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr
     assert stub.last().headers["authorization"] == "Bearer t"
+
+
+def test_what_the_library_only_logs_is_a_warning(stub, tmp_path, child_mode):
+    """The library logs a failed exec plugin and carries on without a credential (kubectl would fail later with
+    401): the child's words are logged as a warning."""
+    path, state = _exec_kubeconfig(tmp_path, stub.url)
+    (state / "fail").touch()
+    with capture_library_logs() as logs:
+        client = Clientset.from_kubeconfig(path)
+    client.close()
+    assert client.configuration.api_key == {}
+    assert [e["event"] for e in logs] == ["the kubeconfig loader reported a problem"]
+    assert "the identity provider is unreachable" in logs[0]["detail"]
