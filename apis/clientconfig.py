@@ -89,7 +89,7 @@ class ClientConfig:
 
     def with_host(self, host: str) -> ClientConfig:
         """A copy for ``host`` (credentials shared); an environment proxy is picked again for its scheme."""
-        copy = dataclasses.replace(self, host=host)
+        copy = dataclasses.replace(self, host=host, api_key=dict(self.api_key), api_key_prefix=dict(self.api_key_prefix))
         if self.proxy_from_env:
             copy.proxy = env_proxy(host)
         return copy
