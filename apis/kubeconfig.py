@@ -94,28 +94,56 @@ class KubeconfigSource:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         with tempfile.TemporaryFile() as stderr:  # the child's diagnostics only; its answer goes through the pipe
             try:
-                done = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr, env=env,
-                                      timeout=CHILD_TIMEOUT, check=False)
+                returncode, answer = _run_bounded(cmd, env, stderr)
             except subprocess.TimeoutExpired:
                 raise ConfigError(f"cannot load {self.describe()}: the loader did not finish within "
                                   f"{CHILD_TIMEOUT:g} s (an exec plugin waiting for input?)") from None
             except OSError as exc:
                 raise ConfigError(f"cannot load {self.describe()}: cannot start the loader: {exc}") from None
             said = _tail(stderr)
-        if done.returncode != 0:
-            reason = said or f"the loader exited with status {done.returncode}"
-            raise ConfigError(f"cannot load {self.describe()}: {reason}")
-        if len(done.stdout) > MAX_CHILD_OUTPUT:
+        if len(answer) > MAX_CHILD_OUTPUT:
             raise ConfigError(f"cannot load {self.describe()}: the loader's answer is larger than "
                               f"{MAX_CHILD_OUTPUT} bytes")
+        if returncode != 0:
+            reason = said or f"the loader exited with status {returncode}"
+            raise ConfigError(f"cannot load {self.describe()}: {reason}")
         try:
-            record = orjson.loads(done.stdout)
+            record = orjson.loads(answer)
         except orjson.JSONDecodeError:
             raise ConfigError(f"cannot load {self.describe()}: the loader's answer is not JSON") from None
         if not isinstance(record, dict):
             raise ConfigError(f"cannot load {self.describe()}: the loader's answer is not a JSON object")
         record["diagnostics"] = said  # what the library logged (a failed exec plugin), warnings
         return record
+
+
+def _run_bounded(cmd: list[str], env: dict[str, str], stderr: IO[bytes]) -> tuple[int, bytes]:
+    """Run the child: its exit status and at most ``MAX_CHILD_OUTPUT + 1`` bytes of its stdout (it is killed when
+    it writes more); ``subprocess.TimeoutExpired`` when it was killed after ``CHILD_TIMEOUT`` seconds."""
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr, env=env)
+    timed_out = threading.Event()
+
+    def on_timeout() -> None:
+        timed_out.set()
+        proc.kill()
+
+    timer = threading.Timer(CHILD_TIMEOUT, on_timeout)
+    timer.start()
+    try:
+        assert proc.stdout is not None  # stdout=PIPE
+        with proc.stdout:
+            answer = proc.stdout.read(MAX_CHILD_OUTPUT + 1)
+        if len(answer) > MAX_CHILD_OUTPUT:
+            proc.kill()
+        returncode = proc.wait()  # still bounded by the timer
+    finally:
+        timer.cancel()
+        if proc.poll() is None:  # an exception above: do not leave the child behind
+            proc.kill()
+            proc.wait()
+    if timed_out.is_set():
+        raise subprocess.TimeoutExpired(cmd, CHILD_TIMEOUT)
+    return returncode, answer
 
 
 def _tail(stream: IO[bytes]) -> str:

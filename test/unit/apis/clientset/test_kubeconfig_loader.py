@@ -252,3 +252,20 @@ def test_what_the_library_only_logs_is_a_warning(stub, tmp_path, child_mode):
     assert client.configuration.api_key == {}
     assert [e["event"] for e in logs] == ["the kubeconfig loader reported a problem"]
     assert "the identity provider is unreachable" in logs[0]["detail"]
+
+
+def test_a_loader_that_hangs_is_stopped(tmp_path, child_mode, monkeypatch):
+    plugin = tmp_path / "slow.py"
+    plugin.write_text("import time\ntime.sleep(5)\n")  # e.g. a plugin waiting for a login that never comes
+    path = _write_kubeconfig(tmp_path, "http://127.0.0.1:1", {"exec": {
+        "apiVersion": "client.authentication.k8s.io/v1", "command": sys.executable, "args": [str(plugin)]}})
+    monkeypatch.setattr(kubeconfig, "CHILD_TIMEOUT", 0.5)
+    with pytest.raises(ConfigError, match=r"the loader did not finish within 0\.5 s"):
+        Clientset.from_kubeconfig(path)
+
+
+def test_the_loaders_answer_is_bounded(tmp_path, child_mode, monkeypatch):
+    path = _write_kubeconfig(tmp_path, "http://127.0.0.1:1", {"token": "x" * 200})
+    monkeypatch.setattr(kubeconfig, "MAX_CHILD_OUTPUT", 100)
+    with pytest.raises(ConfigError, match="the loader's answer is larger than 100 bytes"):
+        Clientset.from_kubeconfig(path)
