@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-def __getattr__(attr: str):  # lazy: the real clientset pulls in the kubernetes package
+def __getattr__(attr: str):  # lazy: the real clientset pulls in urllib3 and its configuration loaders
     if attr == "Clientset":
         from .clientset import Clientset
 

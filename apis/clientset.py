@@ -1,8 +1,9 @@
 """The real clientset: every verb over HTTP, raw JSON, objects as plain dicts.
 
-The ``kubernetes`` package is used only to load configuration, auth and TLS (kubeconfig, in-cluster service account,
-``kubernetes.client.Configuration``); requests go through ``apis.http_transport`` and watches through
-``apis.http_watch``. Errors: a non-2xx answer raises the typed ``apis.errors.ApiError``; no answer at all raises
+The configuration is an ``apis.clientconfig.ClientConfig`` (or a ``kubernetes.client.Configuration``, read
+duck-typed). This process never imports the ``kubernetes`` package for it: ``from_url`` and ``in_cluster``
+(``apis.incluster``) are native, and ``from_kubeconfig`` has the package read the kubeconfig in a short-lived child
+process (``apis.kubeconfig``). Requests go through ``apis.http_transport`` and watches through ``apis.http_watch``. Errors: a non-2xx answer raises the typed ``apis.errors.ApiError``; no answer at all raises
 ``ApiConnectionError`` — a refused connection is ``ApiConnectionRefusedError``, also the built-in
 ``ConnectionRefusedError``.
 """
@@ -24,6 +25,7 @@ from .client import (  # noqa: F401 (re-export)
     PatchBody,
     ResourceClient,
 )
+from .clientconfig import ClientConfig, ConfigError
 from .http_transport import (
     DEFAULT_USER_AGENT,
     ApiConnectionError,
@@ -35,6 +37,8 @@ from .http_transport import (
     is_connection_refused,
 )
 from .http_watch import HTTPWatch
+from .incluster import SERVICE_CERT_FILENAME, SERVICE_TOKEN_FILENAME, in_cluster_config
+from .kubeconfig import KubeconfigSource, load_kubeconfig
 from .logs import get_logger
 from .resources import GroupVersionResource, ResourceInfo, lookup
 from .watch import ListOptions
@@ -44,6 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Clientset",
+    "ClientConfig",
     "ClientOptions",
     "HTTPResourceClient",
     "ConfigError",
@@ -66,10 +71,6 @@ DEFAULT_FIELD_MANAGER = "sedna-controlplane"
 DEFAULT_WATCH_IDLE_TIMEOUT = 300.0
 # With timeoutSeconds the server closes the watch itself; the client gives it this much extra time.
 WATCH_TIMEOUT_MARGIN = 30.0
-
-
-class ConfigError(Exception):
-    """The client configuration (kubeconfig, in-cluster environment, address) is missing or unusable."""
 
 
 def _segment(value: str, what: str) -> str:
@@ -237,19 +238,13 @@ def _delete_options(
     return body
 
 
-def _new_configuration() -> Any:
-    from kubernetes.client import Configuration
-
-    return Configuration()
-
-
-def _pin_proxy(cfg: Any) -> None:
-    """Keep the proxy the loaded configuration has (from the kubeconfig or the environment). A kubeconfig token's
-    refresh hook, which runs before every request, sets the host again, and a configuration whose proxy came from
-    the environment re-reads the whole environment each time (a quarter of a request's client CPU); the
-    connection pool was made with this proxy anyway."""
-    if hasattr(type(cfg), "proxy"):
-        cfg.proxy = cfg.proxy
+def _with_host(configuration: Any, host: str) -> Any:
+    """A copy of ``configuration`` for ``host``; the caller's configuration is never changed."""
+    if isinstance(configuration, ClientConfig):
+        return configuration.with_host(host)
+    configuration = copy.copy(configuration)  # a kubernetes.client.Configuration: its host setter picks the proxy
+    configuration.host = host
+    return configuration
 
 
 class ClientOptions(TypedDict, total=False):
@@ -268,8 +263,9 @@ class ClientOptions(TypedDict, total=False):
 class Clientset(ClientsetBase):
     """A clientset for one API server. Thread-safe; share one per process and ``close()`` it at the end.
 
-    ``configuration`` is a ``kubernetes.client.Configuration`` (host, bearer token incl. refresh hook, basic auth,
-    client certificate, CA, verify_ssl, proxy); ``master`` overrides its host (like ``--master``). Timeouts are
+    ``configuration`` is an ``apis.clientconfig.ClientConfig`` or a ``kubernetes.client.Configuration`` (host, bearer
+    token incl. refresh hook, basic auth, client certificate, CA, verify_ssl, proxy); ``master`` overrides its host
+    (like ``--master``). Timeouts are
     seconds: ``connect_timeout`` for every request, ``request_timeout`` for the answer of a non-watch request,
     ``watch_idle_timeout`` for the silence that ends a watch started without ``timeout_seconds``.
     """
@@ -288,8 +284,7 @@ class Clientset(ClientsetBase):
         pool_maxsize: int | None = None,
     ) -> None:
         if master:
-            configuration = copy.copy(configuration)  # never change the caller's configuration
-            configuration.host = master
+            configuration = _with_host(configuration, master)
         if watch_idle_timeout <= 0:
             raise ValueError("watch_idle_timeout must be positive seconds")
         self.configuration = configuration
@@ -338,10 +333,7 @@ class Clientset(ClientsetBase):
         **options: Unpack[ClientOptions],
     ) -> Clientset:
         """A clientset for ``host`` with an optional bearer ``token``."""
-        cfg = _new_configuration()
-        cfg.host = host
-        cfg.verify_ssl = verify
-        cfg.ssl_ca_cert = ca_file
+        cfg = ClientConfig.for_host(host, verify_ssl=verify, ssl_ca_cert=ca_file)
         if token:
             cfg.api_key = {"BearerToken": token}
             cfg.api_key_prefix = {"BearerToken": "Bearer"}
@@ -358,48 +350,27 @@ class Clientset(ClientsetBase):
     ) -> Clientset:
         """Load ``path`` (default ``$KUBECONFIG``, then ``~/.kube/config``; a ``:``-separated list is merged) with
         ``context`` (default: current-context). With ``master`` and no kubeconfig file, connect to ``master``
-        without credentials (as client-go's BuildConfigFromFlags does)."""
-        from kubernetes import config as kconfig
+        without credentials (as client-go's BuildConfigFromFlags does).
 
+        The ``kubernetes`` package reads the file, in a short-lived child process unless it is already imported
+        here (``apis.kubeconfig``); an expiring token (exec plugin, OIDC) is renewed the same way."""
         path = path or os.environ.get("KUBECONFIG") or "~/.kube/config"
         files = [os.path.expanduser(p) for p in path.split(os.pathsep) if p]
-        cfg = _new_configuration()
         if not any(os.path.isfile(f) for f in files):
             if master:
                 log.warning("kubeconfig not found; using --master without credentials", kubeconfig=path, master=master)
-                cfg.host = master
-                return cls(cfg, **options)
+                return cls(ClientConfig.for_host(master), **options)
             raise ConfigError(f"kubeconfig {path!r} not found (pass a path, set $KUBECONFIG, or use in_cluster())")
-        try:
-            kconfig.load_kube_config(
-                config_file=os.pathsep.join(files), context=context, client_configuration=cfg, persist_config=False
-            )
-        except Exception as exc:  # ConfigException, YAML and OS errors all mean the same to the caller
-            where = f"kubeconfig {path!r}" + (f" context {context!r}" if context else "")
-            raise ConfigError(f"cannot load {where}: {exc}") from exc
-        if master:
-            cfg.host = master  # before pinning: the host setter picks the environment's proxy for its scheme
-        _pin_proxy(cfg)
-        return cls(cfg, **options)
+        cfg = load_kubeconfig(KubeconfigSource(tuple(files), context, path))
+        return cls(cfg, master=master, **options)
 
     @classmethod
     def in_cluster(
         cls, *, token_file: str | None = None, ca_file: str | None = None, **options: Unpack[ClientOptions]
     ) -> Clientset:
-        """The pod's service account: ``KUBERNETES_SERVICE_HOST``/``_PORT`` and the mounted token (re-read every
-        minute) and CA. ``token_file``/``ca_file`` override the standard mount paths."""
-        from kubernetes.config import incluster_config as ic
-
-        cfg = _new_configuration()
-        loader = ic.InClusterConfigLoader(
-            token_filename=token_file or ic.SERVICE_TOKEN_FILENAME,
-            cert_filename=ca_file or ic.SERVICE_CERT_FILENAME,
-            try_refresh_token=True,
-        )
-        try:
-            loader.load_and_set(cfg)
-        except Exception as exc:
-            raise ConfigError(f"cannot load the in-cluster configuration: {exc}") from exc
+        """The pod's service account: ``KUBERNETES_SERVICE_HOST``/``_PORT`` and the mounted token (re-read
+        whenever it changes) and CA. ``token_file``/``ca_file`` override the standard mount paths."""
+        cfg = in_cluster_config(token_file or SERVICE_TOKEN_FILENAME, ca_file or SERVICE_CERT_FILENAME)
         return cls(cfg, **options)
 
     @classmethod

@@ -1,5 +1,6 @@
-"""HTTP transport of the real clientset: one thread-safe urllib3 pool per clientset, auth and TLS taken from a
-``kubernetes.client.Configuration``, raw JSON in and out (orjson, parsed once).
+"""HTTP transport of the real clientset: one thread-safe urllib3 pool per clientset, auth and TLS taken from an
+``apis.clientconfig.ClientConfig`` (or a ``kubernetes.client.Configuration``: the same attribute names), raw JSON in
+and out (orjson, parsed once).
 
 Guarantees:
 - A non-2xx answer raises the typed ``apis.errors.ApiError`` built from the ``Status`` body (``from_http``), also
@@ -113,7 +114,7 @@ def connection_error(method: str, url: str, exc: BaseException) -> ApiConnection
 
 
 def _pool_manager(cfg: Any, maxsize: int) -> urllib3.PoolManager:
-    """A pool manager with the TLS, proxy and socket settings of a kubernetes ``Configuration``."""
+    """A pool manager with the TLS, proxy and socket settings of the configuration."""
     kw: dict[str, Any] = {
         "cert_reqs": ssl.CERT_REQUIRED if getattr(cfg, "verify_ssl", True) else ssl.CERT_NONE,
         "ca_certs": getattr(cfg, "ssl_ca_cert", None),

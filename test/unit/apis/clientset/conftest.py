@@ -6,6 +6,7 @@ wait on ``stub.gate()`` events, bounded by a timeout and all released at teardow
 
 from __future__ import annotations
 
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -90,7 +91,10 @@ Route = Callable[[Recorded, Responder], None]
 
 
 class StubServer:
-    def __init__(self) -> None:
+    """``ssl_context``: serve HTTPS with it (a context that requires client certificates makes a handshake without
+    one fail, so an answered request proves the client presented one)."""
+
+    def __init__(self, ssl_context: ssl.SSLContext | None = None) -> None:
         self.requests: list[Recorded] = []
         self.routes: dict[tuple[str, str], Route] = {}
         self._gates: list[threading.Event] = []
@@ -125,12 +129,16 @@ class StubServer:
         self.server.handle_error = lambda request, address: None  # clients that hang up mid-answer are expected
         self.server.daemon_threads = False  # server_close() joins every handler thread
         self.server.block_on_close = True
+        self.scheme = "http"
+        if ssl_context is not None:
+            self.server.socket = ssl_context.wrap_socket(self.server.socket, server_side=True)
+            self.scheme = "https"
         self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05})
 
     @property
     def url(self) -> str:
         host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"{self.scheme}://{host}:{port}"
 
     def on(self, method: str, path: str, route: Route) -> None:
         self.routes[(method, path)] = route
@@ -177,6 +185,22 @@ def stub() -> Iterator[StubServer]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def make_stub() -> Iterator[Callable[..., StubServer]]:
+    """``make_stub(ssl_context=None)``: another started stub server (e.g. an HTTPS one), stopped at teardown."""
+    servers: list[StubServer] = []
+
+    def make(ssl_context: ssl.SSLContext | None = None) -> StubServer:
+        server = StubServer(ssl_context)
+        server.start()
+        servers.append(server)
+        return server
+
+    yield make
+    for server in servers:
+        server.stop()
 
 
 @pytest.fixture
