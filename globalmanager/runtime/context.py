@@ -71,6 +71,17 @@ def recreation_key(gvr: GroupVersionResource, namespace: str, name: str) -> str:
     return f"{namespace}/{name}" if gvr == PODS else f"{gvr.resource}:{namespace}/{name}"
 
 
+MAX_CREATED_NAMED = 10  # objects named in one SuccessfulCreate Event: its message stays bounded
+
+
+def created_message(created: list[str]) -> str:
+    """``created pod a, service b and pod c`` (the first ``MAX_CREATED_NAMED``, then how many more)."""
+    named = created[:MAX_CREATED_NAMED]
+    if len(created) > len(named):
+        return f"created {', '.join(named)} and {len(created) - len(named)} more"
+    return "created " + (f"{', '.join(named[:-1])} and {named[-1]}" if len(named) > 1 else named[0])
+
+
 class KindContext(Generic[S]):
     """The narrow context of one kind's rules; built by ``JobController``. ``state`` is the kind's own state."""
 
@@ -173,12 +184,17 @@ class KindContext(Generic[S]):
 
     @contextmanager
     def sync_scope(self) -> Iterator[None]:
-        """One sync of one job on this thread (``JobController`` wraps each sync in it)."""
-        self._sync_scope.live = set()
+        """One sync of one job on this thread (``JobController`` wraps each sync in it): its liveness answer is
+        reused, and what it creates is told in one ``SuccessfulCreate`` Event at its end."""
+        scope = self._sync_scope
+        scope.live, scope.created = set(), []
         try:
             yield
         finally:
-            self._sync_scope.live = None
+            created: list[tuple[Obj, str]] = scope.created
+            scope.live, scope.created = None, None
+            if created:
+                self.events.event(created[0][0], NORMAL, "SuccessfulCreate", created_message([c for _, c in created]))
 
     def resolve_controller_ref(self, namespace: str, ref: Mapping[str, Any] | None) -> dict[str, Any] | None:
         """The job the controller reference points to, if it is of our kind, cached, and has the same UID."""
@@ -358,8 +374,9 @@ class KindContext(Generic[S]):
         return True
 
     def create_owned(self, gvr: GroupVersionResource, job: Obj, obj: dict[str, Any], what: str = "") -> dict[str, Any] | None:
-        """Create ``obj`` for ``job``; Event ``SuccessfulCreate`` and the created object, ``None`` when it exists
-        already (our cache is behind), or Event ``FailedCreate`` and the error raised."""
+        """Create ``obj`` for ``job``; Event ``SuccessfulCreate`` (one per sync, at its end: ``sync_scope``) and the
+        created object, ``None`` when it exists already (our cache is behind), or Event ``FailedCreate`` and the
+        error raised."""
         what = what or lookup(gvr).kind
         name = meta.name(obj) or meta.generate_name(obj)
         key = f"{meta.namespace(job)}/{meta.name(job)}"
@@ -372,7 +389,11 @@ class KindContext(Generic[S]):
             self.events.event(job, WARNING, "FailedCreate", f"error creating {what} {name}: {exc.message}")
             raise
         self.log.info(f"created {what}", key=key, name=meta.name(created))
-        self.events.event(job, NORMAL, "SuccessfulCreate", f"created {what} {meta.name(created)}")
+        told_later: list[tuple[Obj, str]] | None = getattr(self._sync_scope, "created", None)
+        if told_later is not None:
+            told_later.append((job, f"{what} {meta.name(created)}"))
+        else:
+            self.events.event(job, NORMAL, "SuccessfulCreate", created_message([f"{what} {meta.name(created)}"]))
         return created
 
     def update_owned(self, gvr: GroupVersionResource, job: Obj, obj: dict[str, Any], what: str = "") -> dict[str, Any]:

@@ -135,7 +135,12 @@ def test_creates_the_aggregation_pod_its_service_and_a_training_pod_per_worker(f
     assert svc["spec"]["ports"] == [{"name": "tcp-0", "protocol": "TCP", "port": 7363, "targetPort": 7363}]
     status = job["status"]
     assert status["phase"] == "Running" and status["active"] == 3 and status["startTime"]
-    assert [e[1] for e in h.events()].count("SuccessfulCreate") == 4
+    (created,) = [e[2] for e in h.events() if e[1] == "SuccessfulCreate"]  # one Event for the sync's creations
+    (agg,) = [meta.name(p) for p in h.objects(r.PODS) if "-aggregation-" in meta.name(p)]
+    trainers = {meta.name(p) for p in h.objects(r.PODS)} - {agg}
+    head, _, last = created.rpartition(" and pod ")
+    first, _, second = head.partition(f"created pod {agg}, aggregation service {NAME}-aggregation, pod ")
+    assert first == "" and {second, last} == trainers, created  # in the order created
 
 
 def test_s3_transmitter_mounts_the_aggregation_data_path_with_its_credentials(fl):

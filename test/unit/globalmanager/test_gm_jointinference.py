@@ -118,7 +118,8 @@ def test_creates_cloud_deployment_service_and_edge_deployment_with_sednas_env(ji
     status = svc["status"]
     assert status["startTime"] and status["active"] == 2 and status["failed"] == 0
     assert [c["type"] for c in status["conditions"]] == ["Pending"]
-    assert [e[1] for e in h.events()].count("SuccessfulCreate") == 3
+    (created,) = [e[2] for e in h.events() if e[1] == "SuccessfulCreate"]  # one Event for the sync's creations
+    assert created.count("deployment ") == 2 and f"service {NAME}-cloud" in created, created
 
 
 def test_status_follows_deployment_health_and_a_failed_service_recovers(ji):

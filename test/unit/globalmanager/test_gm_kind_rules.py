@@ -15,6 +15,7 @@ from apis.fake import FakeClientset
 from apis.record import EventRecorder
 from globalmanager.controllers.reid import KIND as REID
 from globalmanager.runtime import Kind, KindContext, RecordingEdgeLink, UpstreamMessage
+from globalmanager.runtime.context import MAX_CREATED_NAMED, created_message
 from globalmanager.runtime.jobstate import JobStates
 from globalmanager.runtime.metrics import controller_metrics
 from globalmanager.runtime.selfheal import RECREATION_TTL
@@ -125,3 +126,10 @@ def test_a_sync_asks_the_api_server_once_whether_its_job_is_live():
     with ctx.sync_scope():  # the next sync asks again: the cache still shows the job, the API server has none
         assert not ctx.job_is_live(job) and not ctx.job_is_live(job)
     assert live_checks() == 4
+
+
+def test_a_syncs_creations_are_told_in_one_bounded_event():
+    assert created_message(["pod a"]) == "created pod a"
+    assert created_message(["pod a", "service b", "pod c"]) == "created pod a, service b and pod c"
+    many = [f"pod p{i}" for i in range(MAX_CREATED_NAMED + 5)]
+    assert created_message(many) == f"created {', '.join(many[:MAX_CREATED_NAMED])} and 5 more"
