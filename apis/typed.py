@@ -21,17 +21,23 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import threading
 import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
+from cachetools import LRUCache
+
 from .resources import GroupVersionResource, ResourceInfo, lookup
 
 __all__ = ["ApiType", "Resource", "api_field", "schema_of", "camel_case"]
 
 T = TypeVar("T", bound="ApiType")
+R = TypeVar("R", bound="Resource")
+
+VIEW_CACHE_SIZE = 2048  # objects whose last view is kept (one entry per object UID)
 
 _META_KEY = "apis.typed"
 
@@ -174,6 +180,10 @@ class ApiType:
         return out
 
 
+_VIEWS: LRUCache[tuple[type, str], tuple[tuple[Any, Any, Any], Resource]] = LRUCache(maxsize=VIEW_CACHE_SIZE)
+_VIEWS_LOCK = threading.Lock()
+
+
 @dataclass(kw_only=True)
 class Resource(ApiType):
     """A top-level object (``apiVersion``, ``kind``, ``metadata``, then the subclass's ``spec``/``status``).
@@ -190,6 +200,26 @@ class Resource(ApiType):
     @classmethod
     def info(cls) -> ResourceInfo:
         return lookup(cls.GVR)
+
+    @classmethod
+    def view_of(cls: type[R], obj: Mapping[str, Any]) -> R:
+        """``from_dict(obj)``, remembered while ``obj``'s ``metadata``, ``spec`` and ``status`` are the very dicts
+        it was built from: an informer's objects are shared and never changed (an update brings new dicts), so a
+        controller syncing a job many times between its updates parses it once. The view is shared: never change
+        it. Errors are not remembered (the next call raises them again)."""
+        parts = (obj.get("metadata"), obj.get("spec"), obj.get("status"))
+        uid = parts[0].get("uid") if isinstance(parts[0], Mapping) else None
+        if not uid:
+            return cls.from_dict(obj)
+        key = (cls, uid)
+        with _VIEWS_LOCK:
+            hit = _VIEWS.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], parts, strict=True)):
+            return typing.cast(R, hit[1])
+        view = cls.from_dict(obj)
+        with _VIEWS_LOCK:
+            _VIEWS[key] = (parts, view)
+        return view
 
     @property
     def name(self) -> str:

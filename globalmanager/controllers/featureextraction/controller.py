@@ -47,7 +47,7 @@ def model_refs(service: Obj) -> list[str]:
     """The service's Model (indexed, so that its events wake exactly these services); none for a spec the typed view
     rejects (such a service fails ``InvalidSpec`` whatever its Model)."""
     try:
-        spec = FeatureExtractionService.from_dict(service).spec
+        spec = FeatureExtractionService.view_of(service).spec
     except ValueError:
         return []
     return [spec.model.name] if spec is not None and spec.model is not None and spec.model.name else []
@@ -56,7 +56,7 @@ def model_refs(service: Obj) -> list[str]:
 def fe_spec(service: Obj) -> FeatureExtractionServiceSpec:
     """The typed spec; ``ValueError`` naming the field when the template or Model is missing, or the name cannot
     name the Service."""
-    return check_model_worker_spec(service, FeatureExtractionService.from_dict(service).spec, FE_WORKER)
+    return check_model_worker_spec(service, FeatureExtractionService.view_of(service).spec, FE_WORKER)
 
 
 def create_workers(ctx: Ctx, service: Obj, spec: FeatureExtractionServiceSpec, deployments: dict[str, Obj]) -> None:

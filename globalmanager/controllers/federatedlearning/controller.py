@@ -64,7 +64,7 @@ Ctx = KindContext[None]
 
 def fl_spec(job: Obj) -> FLJobSpec:
     """The typed spec; ``ValueError`` naming the field for a spec the job cannot run with."""
-    spec = FederatedLearningJob.from_dict(job).spec
+    spec = FederatedLearningJob.view_of(job).spec
     if spec is None:
         raise ValueError("spec is required")
     if spec.aggregation_worker is None or spec.aggregation_worker.template is None:

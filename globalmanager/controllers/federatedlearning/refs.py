@@ -23,7 +23,7 @@ __all__ = ["dataset_names", "dataset_refs", "model_names", "model_refs", "readab
 def readable_spec(job: Obj) -> FLJobSpec | None:
     """The typed spec, ``None`` when the view rejects it."""
     try:
-        return FederatedLearningJob.from_dict(job).spec
+        return FederatedLearningJob.view_of(job).spec
     except ValueError:
         return None
 

@@ -51,7 +51,7 @@ __all__ = ["hot_update_enabled", "il_spec", "model_names", "plan"]
 
 def il_spec(job: Obj) -> ILJobSpec:
     """The typed spec; ``ValueError`` naming the field for a spec the view rejects."""
-    spec = IncrementalLearningJob.from_dict(job).spec
+    spec = IncrementalLearningJob.view_of(job).spec
     if spec is None:
         raise ValueError("spec is required")
     return spec

@@ -47,7 +47,7 @@ def model_refs(service: Obj) -> list[str]:
     """The Models a service uses (indexed, so that a Model's events wake exactly these services); none for a spec
     the typed view rejects (such a service fails ``InvalidSpec`` whatever its Models)."""
     try:
-        spec = JointInferenceService.from_dict(service).spec or JointInferenceServiceSpec()
+        spec = JointInferenceService.view_of(service).spec or JointInferenceServiceSpec()
     except ValueError:
         return []
     workers = (worker_of(spec, worker_type) for worker_type in WORKER_SPEC)
@@ -57,7 +57,7 @@ def model_refs(service: Obj) -> list[str]:
 def ji_spec(service: Obj) -> JointInferenceServiceSpec:
     """The typed spec; ``ValueError`` naming the field when a worker lacks its template or Model, or the name cannot
     name the cloud Service."""
-    spec = JointInferenceService.from_dict(service).spec or JointInferenceServiceSpec()
+    spec = JointInferenceService.view_of(service).spec or JointInferenceServiceSpec()
     for worker_type, field in WORKER_SPEC.items():
         worker = worker_of(spec, worker_type)
         if worker is None or worker.template is None or worker.model is None or not worker.model.name:

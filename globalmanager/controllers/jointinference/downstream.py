@@ -15,7 +15,7 @@ __all__ = ["edge_node", "to_edge"]
 def edge_node(service: Obj) -> str:
     """The node of the edge worker; ``""`` when the spec names none (or is not a JointInferenceService's)."""
     try:
-        spec = JointInferenceService.from_dict(service).spec
+        spec = JointInferenceService.view_of(service).spec
     except ValueError:
         return ""
     template = (spec.edge_worker.template if spec is not None and spec.edge_worker is not None else None) or {}

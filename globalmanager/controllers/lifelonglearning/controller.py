@@ -42,7 +42,7 @@ _POLICY = Policy(restart_on_deploy_ready=True, deploy_running_completes=False)
 
 def ll_spec(job: Obj) -> LLJobSpec:
     """The typed spec; ``ValueError`` naming the field for a spec the view rejects."""
-    spec = LifelongLearningJob.from_dict(job).spec
+    spec = LifelongLearningJob.view_of(job).spec
     if spec is None:
         raise ValueError("spec is required")
     return spec

@@ -85,7 +85,7 @@ class TrackingServiceRules:
     def spec(self, service: Obj) -> SearchSpec:
         """The typed spec; ``ValueError`` naming the field when a worker's template is missing, or the name cannot
         name a worker's Service."""
-        spec = self.view.from_dict(service).spec
+        spec = self.view.view_of(service).spec
         if spec is None or spec.reid_workers is None or spec.reid_workers.template is None:
             raise ValueError("spec.reidWorkers.template is required")
         if self.user_worker:

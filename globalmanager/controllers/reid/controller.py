@@ -57,7 +57,7 @@ Ctx = KindContext[None]
 
 def reid_spec(job: Obj) -> ReidJobSpec:
     """The typed spec; ``ValueError`` naming the field for a spec the view rejects."""
-    spec = ReidJob.from_dict(job).spec
+    spec = ReidJob.view_of(job).spec
     if spec is None or spec.template is None:
         raise ValueError("spec.template is required")
     return spec

@@ -32,7 +32,7 @@ def model_refs(job: Obj) -> list[str]:
 
 
 def va_spec(job: Obj) -> VideoAnalyticsJobSpec:
-    return check_model_worker_spec(job, VideoAnalyticsJob.from_dict(job).spec, VA_WORKER)
+    return check_model_worker_spec(job, VideoAnalyticsJob.view_of(job).spec, VA_WORKER)
 
 
 def resolve_model(ctx: Ctx, job: Obj) -> Obj:

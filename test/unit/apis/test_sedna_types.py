@@ -237,3 +237,16 @@ def test_map_of_views_round_trips_and_reports_key_paths():
     assert view.to_dict() == data
     with pytest.raises(ValueError, match=r"^byKey\[k\]\.level: expected integer"):
         _Outer.from_dict({"byKey": {"k": {"level": "two"}}})
+
+
+def test_view_of_parses_an_object_once_while_its_dicts_are_the_same():
+    job = {"apiVersion": "sedna.io/v1alpha1", "kind": "FederatedLearningJob",
+           "metadata": {"name": "fl", "namespace": "default", "uid": "u-1"},
+           "spec": {"aggregationWorker": {"model": {"name": "m"}}}}
+    first = v1.FederatedLearningJob.view_of(job)
+    assert v1.FederatedLearningJob.view_of(dict(job)) is first  # a shallow copy (what a lister hands out) hits
+    updated = {**job, "spec": {"aggregationWorker": {"model": {"name": "m2"}}}}  # an update brings new dicts
+    second = v1.FederatedLearningJob.view_of(updated)
+    assert second is not first and second.spec is not None and second.spec.aggregation_worker is not None
+    assert second.spec.aggregation_worker.model is not None and second.spec.aggregation_worker.model.name == "m2"
+    assert v1.FederatedLearningJob.view_of({**job, "metadata": {"name": "fl"}}) is not first  # no UID: parsed
