@@ -57,7 +57,16 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from hack._procs import cpu_seconds, memory_mb, start_gm, start_go_gm, start_sandbox, stop_processes  # noqa: E402
+from hack import bench_gm_edge as il_edge  # noqa: E402
+from hack._procs import (  # noqa: E402
+    cpu_seconds,
+    free_port,
+    memory_mb,
+    start_gm,
+    start_go_gm,
+    start_sandbox,
+    stop_processes,
+)
 
 NS = "bench"
 RUN_SECONDS = "sandbox.sedna.io/run-seconds"
@@ -98,20 +107,10 @@ def federated_learning_job(name: str, run_seconds: float) -> dict[str, Any]:
 
 
 def incremental_learning_job(name: str, run_seconds: float) -> dict[str, Any]:
-    """A job whose train trigger never fires without an LC: the GM's own work is its first condition
-    (``Train/Waiting``) and its inference worker on the deploy node."""
-    def template(node: str) -> dict[str, Any]:
-        return {"spec": {"nodeName": node, "containers": [{"name": "w", "image": "il:bench"}]}}
-
+    """A job for the edge nodes of ``hack.bench_gm_edge``: with their LCs and the worker simulator running it goes
+    through one round, without them it stays at its first condition (``Train/Waiting``)."""
     return {"apiVersion": "sedna.io/v1alpha1", "kind": "IncrementalLearningJob",
-            "metadata": {"name": name, "namespace": NS},
-            "spec": {"dataset": {"name": "data-1", "trainProb": 0.8}, "initialModel": {"name": "little"},
-                     "trainSpec": {"template": template("edge-2"), "trigger": {"checkPeriodSeconds": 60, "condition": {
-                         "operator": ">", "threshold": 500, "metric": "num_of_samples"}}},
-                     "evalSpec": {"template": template("edge-2")},
-                     "deploySpec": {"model": {"name": "big"}, "hardExampleMining": {"name": "IBT"}, "template": template("edge-2"), "trigger": {
-                         "condition": {"operator": ">", "threshold": 0.1, "metric": "precision_delta"}}},
-                     "outputDir": "/output"}}
+            "metadata": {"name": name, "namespace": NS}, "spec": il_edge.il_job_spec(run_seconds)}
 
 
 def _phase_succeeded(obj: Mapping[str, Any]) -> bool:
@@ -121,11 +120,6 @@ def _phase_succeeded(obj: Mapping[str, Any]) -> bool:
 def _last_condition_running(obj: Mapping[str, Any]) -> bool:
     conditions = (obj.get("status") or {}).get("conditions") or []
     return bool(conditions) and conditions[-1].get("type") == "Running"
-
-
-def _train_waiting(obj: Mapping[str, Any]) -> bool:
-    conditions = (obj.get("status") or {}).get("conditions") or []
-    return bool(conditions) and (conditions[-1].get("stage"), conditions[-1].get("type")) == ("Train", "Waiting")
 
 
 @dataclass(frozen=True)
@@ -144,10 +138,11 @@ KINDS = {
     "FederatedLearningJob": Kind("FederatedLearning", "sedna.io/v1alpha1", "fl", federated_learning_job,
                                  _phase_succeeded),
     "IncrementalLearningJob": Kind("IncrementalLearning", "sedna.io/v1alpha1", "il", incremental_learning_job,
-                                   _train_waiting),
+                                   il_edge.deploy_completed),
 }
 MIX = ("ElasticAIJob", "JointInferenceService", "FederatedLearningJob")
 GO_KINDS = ("FederatedLearningJob", "JointInferenceService", "IncrementalLearningJob")  # Go Sedna has no ElasticAIJob
+EDGE_KINDS = ("IncrementalLearningJob",)  # run with LCs and the worker simulator (hack.bench_gm_edge) unless told not
 
 
 def referenced_objects() -> list[dict[str, Any]]:
@@ -234,10 +229,14 @@ class Profiler:
         return str(self.out) if self.out.exists() else None
 
 
-class StateWatch:
-    """An informer per kind in this process, counting the objects in their expected state."""
+Check = Callable[[Mapping[str, Any]], bool]
 
-    def __init__(self, cs: Any, counts: Mapping[str, int]) -> None:
+
+class StateWatch:
+    """An informer per kind in this process, counting the objects in their expected state (``done``: per kind,
+    default ``KINDS[kind].done``) and keeping the latest copy of each (``latest``, read-only)."""
+
+    def __init__(self, cs: Any, counts: Mapping[str, int], done: Mapping[str, Check] | None = None) -> None:
         from apis import resources as r
         from informers import ResourceEventHandlerFuncs, SharedInformerFactory
 
@@ -246,17 +245,19 @@ class StateWatch:
         self.done_at = 0.0
         self.phased: set[tuple[str, str]] = set()  # objects with a phase (or a condition) at all
         self.all_phased_at = 0.0
+        self.latest: dict[tuple[str, str], Mapping[str, Any]] = {}
         self.cond = threading.Condition()
         self.factory = SharedInformerFactory(cs, namespace=NS)
         for kind in counts:
-            check = KINDS[kind].done
+            check = (done or {}).get(kind, KINDS[kind].done)
 
-            def seen(obj: Any, kind: str = kind, check: Callable[[Mapping[str, Any]], bool] = check) -> None:
+            def seen(obj: Any, kind: str = kind, check: Check = check) -> None:
                 if not isinstance(obj, Mapping):
                     return
                 key = (kind, obj["metadata"]["name"])
                 status = obj.get("status") or {}
                 with self.cond:
+                    self.latest[key] = obj
                     if key not in self.phased and (status.get("phase") or status.get("conditions")):
                         self.phased.add(key)
                         if len(self.phased) == self.expected:
@@ -288,13 +289,18 @@ class StateWatch:
 def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_threads: int = 8,
              workers: Mapping[str, int] | None = None, resync: float = 30.0, timeout: float = 600.0,
              profile_dir: Path | None = None, profile_gil: bool = True,
-             sandbox_args: list[str] | None = None, kind: str = "ElasticAIJob", peer: str = "ours") -> dict[str, Any]:
+             sandbox_args: list[str] | None = None, kind: str = "ElasticAIJob", peer: str = "ours",
+             edge: bool | None = None) -> dict[str, Any]:
     """One fresh sandbox and GM (``peer``: ``ours``, sedna-gm; ``go``, Go Sedna's); ``total`` objects created and
-    followed to steady state (module doc). Go's GM has no metrics endpoint: its sync figures are ``None``."""
+    followed to steady state (module doc). Go's GM has no metrics endpoint: its sync figures are ``None``. ``edge``
+    (default: for ``EDGE_KINDS``): our LCs and the worker simulator run the edge side (``hack.bench_gm_edge``)."""
     from apis.clientset import Clientset
     from globalmanager.config import DEFAULT_MAX_WORKERS, DEFAULT_WORKERS
 
     counts = plan(total, mix, kind)
+    edge = (not mix and kind in EDGE_KINDS) if edge is None else edge
+    done_at = {} if edge else {"IncrementalLearningJob": il_edge.train_waiting}  # no LC: the GM's own work only
+    edge_side: il_edge.EdgeSide | None = None
     children: list[subprocess.Popen[bytes]] = []
     stop = threading.Event()
     with tempfile.TemporaryDirectory(prefix="sedna-bench-gm-") as tmp:
@@ -308,21 +314,26 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
                 for obj in referenced_objects():
                     cs.resource(_gvr_of(obj), NS).create(obj)
             gm_url: str | None = None
+            edge_port = free_port()
             if peer == "go":
-                go_gm = start_go_gm(workdir, kubeconfig)
+                go_gm = start_go_gm(workdir, kubeconfig, edge_port=edge_port)
                 if isinstance(go_gm, str):
                     return {"objects": total, "kinds": counts, "peer": peer, "skipped": go_gm}
                 gm = go_gm
             else:
                 gm, gm_url = start_gm(workdir, kubeconfig,
-                                      {"minResyncPeriodSeconds": resync, "workers": dict(workers or {})})
+                                      {"minResyncPeriodSeconds": resync, "workers": dict(workers or {})},
+                                      edge_port=edge_port)
             children.append(gm)
-            watch = StateWatch(cs, counts)
+            if edge:
+                edge_side = il_edge.start_edge(workdir, kubeconfig, f"127.0.0.1:{edge_port}")
+            watch = StateWatch(cs, counts, done_at)
             watch.start(stop)
             time.sleep(1.0 if peer != "go" else 5.0)  # let the GM settle after its caches synced (Go: no readyz)
             idle_rss = rss_mb(gm.pid)
             before = GMMetrics.scrape(gm_url) if gm_url else GMMetrics()
             gm_cpu0, api_cpu0, own_cpu0 = cpu_seconds(gm.pid), cpu_seconds(api.pid), time.process_time()
+            edge_cpu0 = edge_side.cpu_seconds() if edge_side else {}
             profilers = []
             if profile_dir is not None:
                 profile_dir.mkdir(parents=True, exist_ok=True)
@@ -343,6 +354,8 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
             ended = watch.done_at if steady else time.time()
             gm_cpu, api_cpu = cpu_seconds(gm.pid) - gm_cpu0, cpu_seconds(api.pid) - api_cpu0
             own_cpu = time.process_time() - own_cpu0
+            edge_cpu = {name: round(cpu - edge_cpu0[name], 2) for name, cpu in edge_side.cpu_seconds().items()} \
+                if edge_side else {}
             after = GMMetrics.scrape(gm_url) if gm_url else GMMetrics()
             profiles = {name: p.stop() for name, p in profilers}
             gm_rss, gm_peak_rss = memory_mb(gm.pid)
@@ -353,6 +366,7 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
                 "objects": total,
                 "kinds": counts,
                 "peer": peer,
+                "edge": "our sedna-lc on " + " and ".join(il_edge.EDGE_NODES) + ", workersim" if edge else None,
                 "gm_workers": ("Go's default" if peer == "go" else dict(workers) if workers
                                else f"sedna-gm's defaults ({DEFAULT_WORKERS} per controller, up to {DEFAULT_MAX_WORKERS} under a backlog)"),
                 "steady": steady,
@@ -378,16 +392,33 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
                 "gm_peak_rss_mb": round(gm_peak_rss, 1),
                 "rss_per_job_kb": round((gm_rss - idle_rss) * 1024 / total, 1),
             }
+            if edge_side:
+                result.update(edge_figures(edge_cpu, edge_side.peak_rss_mb(), elapsed, watch))
             if profiles:
                 result["profiles"] = profiles
             if not steady:
                 log_name = "go-gm.log" if peer == "go" else "gm.log"
                 result["gm_log_tail"] = (workdir / log_name).read_text(errors="replace")[-2000:]
+                if edge_side:
+                    result["edge_log_tails"] = edge_side.log_tails()
             cs.close()
             return result
         finally:
             stop.set()
+            if edge_side:
+                edge_side.stop()
             stop_processes(*reversed(children))
+
+
+def edge_figures(edge_cpu: Mapping[str, float], edge_peak_rss: Mapping[str, float], elapsed: float,
+                 watch: StateWatch) -> dict[str, Any]:
+    """The edge side's CPU (per process, and their sum's share of one core) and peak RSS, and how many jobs have
+    each condition and went through a whole round (``hack.bench_gm_edge.ROUND``)."""
+    return {"edge_cpu_seconds": dict(edge_cpu),
+            "edge_cpu_share": round(sum(edge_cpu.values()) / elapsed, 2) if elapsed > 0 else None,
+            "edge_peak_rss_mb": dict(edge_peak_rss),
+            "condition_counts": il_edge.condition_counts(watch.latest.values()),
+            "full_rounds": il_edge.full_rounds(watch.latest.values())}
 
 
 def _gvr_of(obj: Mapping[str, Any]) -> Any:
@@ -429,7 +460,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=1, help="paired rounds per size (1)")
     p.add_argument("--go-timeout", type=float, default=300.0,
                    help="seconds Go's GM gets per run (300); the run then reports how far it got")
-    p.add_argument("--run-seconds", type=float, default=1.0, help="how long the simulated pods run (1)")
+    p.add_argument("--run-seconds", type=float, default=1.0,
+                   help="how long the simulated pods run (an IncrementalLearningJob's workers: work) (1)")
+    p.add_argument("--no-edge", action="store_true",
+                   help="IncrementalLearningJob without LCs and workersim: done at its first condition Train/Waiting")
     p.add_argument("--create-threads", type=int, default=8, help="parallel creating clients (8)")
     p.add_argument("--gm-workers", type=int, default=0,
                    help=f"sync workers per controller, fixed (0: sedna-gm's defaults, {DEFAULT_WORKERS} growing to "
@@ -458,7 +492,7 @@ def main(argv: list[str] | None = None) -> int:
                                workers=workers, resync=args.resync,
                                timeout=args.go_timeout if peer == "go" else args.timeout,
                                profile_dir=args.profile_dir, profile_gil=not args.profile_wall, kind=args.kind,
-                               peer=peer)
+                               peer=peer, edge=False if args.no_edge else None)
                 pair[peer] = run
                 out["runs"].append(run)
                 print(json.dumps(run), file=sys.stderr, flush=True)
