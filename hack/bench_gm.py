@@ -143,6 +143,7 @@ KINDS = {
 MIX = ("ElasticAIJob", "JointInferenceService", "FederatedLearningJob")
 GO_KINDS = ("FederatedLearningJob", "JointInferenceService", "IncrementalLearningJob")  # Go Sedna has no ElasticAIJob
 EDGE_KINDS = ("IncrementalLearningJob",)  # run with LCs and the worker simulator (hack.bench_gm_edge) unless told not
+IL_WORK_SECONDS = 5.0  # an IncrementalLearningJob's train/eval work by default (test/interop: WORK_SECONDS)
 
 
 def referenced_objects() -> list[dict[str, Any]]:
@@ -366,6 +367,7 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
                 "objects": total,
                 "kinds": counts,
                 "peer": peer,
+                "run_seconds": run_seconds,
                 "edge": "our sedna-lc on " + " and ".join(il_edge.EDGE_NODES) + ", workersim" if edge else None,
                 "gm_workers": ("Go's default" if peer == "go" else dict(workers) if workers
                                else f"sedna-gm's defaults ({DEFAULT_WORKERS} per controller, up to {DEFAULT_MAX_WORKERS} under a backlog)"),
@@ -413,11 +415,12 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
 def edge_figures(edge_cpu: Mapping[str, float], edge_peak_rss: Mapping[str, float], elapsed: float,
                  watch: StateWatch) -> dict[str, Any]:
     """The edge side's CPU (per process, and their sum's share of one core) and peak RSS, and how many jobs have
-    each condition and went through a whole round (``hack.bench_gm_edge.ROUND``)."""
+    each condition, are at each last condition and went through a whole round (``hack.bench_gm_edge.ROUND``)."""
     return {"edge_cpu_seconds": dict(edge_cpu),
             "edge_cpu_share": round(sum(edge_cpu.values()) / elapsed, 2) if elapsed > 0 else None,
             "edge_peak_rss_mb": dict(edge_peak_rss),
             "condition_counts": il_edge.condition_counts(watch.latest.values()),
+            "last_conditions": il_edge.last_conditions(watch.latest.values()),
             "full_rounds": il_edge.full_rounds(watch.latest.values())}
 
 
@@ -460,8 +463,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=1, help="paired rounds per size (1)")
     p.add_argument("--go-timeout", type=float, default=300.0,
                    help="seconds Go's GM gets per run (300); the run then reports how far it got")
-    p.add_argument("--run-seconds", type=float, default=1.0,
-                   help="how long the simulated pods run (an IncrementalLearningJob's workers: work) (1)")
+    p.add_argument("--run-seconds", type=float,
+                   help="how long the simulated pods run (1; an IncrementalLearningJob's train and eval workers work "
+                        f"{IL_WORK_SECONDS:g} s before they report, as real ones take a while: Go's GM loses the "
+                        "report of a worker that ends before it saw the pod Running)")
     p.add_argument("--no-edge", action="store_true",
                    help="IncrementalLearningJob without LCs and workersim: done at its first condition Train/Waiting")
     p.add_argument("--create-threads", type=int, default=8, help="parallel creating clients (8)")
@@ -488,7 +493,9 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.rounds):
             pair: dict[str, dict[str, Any]] = {}
             for peer in peers:
-                run = run_size(n, mix=args.mix, run_seconds=args.run_seconds, create_threads=args.create_threads,
+                run_seconds = args.run_seconds or (IL_WORK_SECONDS if args.kind in EDGE_KINDS and not args.no_edge
+                                                   and not args.mix else 1.0)
+                run = run_size(n, mix=args.mix, run_seconds=run_seconds, create_threads=args.create_threads,
                                workers=workers, resync=args.resync,
                                timeout=args.go_timeout if peer == "go" else args.timeout,
                                profile_dir=args.profile_dir, profile_gil=not args.profile_wall, kind=args.kind,

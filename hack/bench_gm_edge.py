@@ -23,8 +23,8 @@ from typing import Any
 from hack._procs import cpu_seconds, memory_mb, stop_processes, use_testkit
 
 __all__ = ["CHECK_PERIOD_SECONDS", "DATASET_NODE", "EDGE_NODES", "ROUND", "SAMPLES", "THRESHOLD", "WORKER_NODE",
-           "EdgeSide", "condition_counts", "deploy_completed", "full_rounds", "il_job_spec", "start_edge",
-           "train_waiting"]
+           "EdgeSide", "condition_counts", "deploy_completed", "full_rounds", "il_job_spec", "last_conditions",
+           "start_edge", "train_waiting"]
 
 DATASET_NODE, WORKER_NODE = "edge-1", "edge-2"
 EDGE_NODES = (DATASET_NODE, WORKER_NODE)
@@ -76,6 +76,16 @@ def condition_counts(objs: Iterable[Mapping[str, Any]]) -> dict[str, int]:
         for stage, kind in set(_stages(obj)):
             name = f"{stage}/{kind}"
             counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def last_conditions(objs: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """How many objects are at each ``stage/type`` as their last condition (where the unfinished ones wait)."""
+    counts: dict[str, int] = {}
+    for obj in objs:
+        stages = _stages(obj)
+        name = f"{stages[-1][0]}/{stages[-1][1]}" if stages else "-"
+        counts[name] = counts.get(name, 0) + 1
     return dict(sorted(counts.items()))
 
 
