@@ -1,0 +1,55 @@
+"""The pure parts of ``hack.bench_gm`` and ``hack.bench_gm_edge``: what an IncrementalLearningJob run creates, when a
+job counts as done, and how its conditions are summed up (no benchmark runs here)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hack import bench_gm
+from hack import bench_gm_edge as il_edge
+
+
+def job(*stages: str) -> dict[str, Any]:
+    return {"metadata": {"name": "il"}, "status": {"conditions": [
+        {"stage": s.split("/")[0], "type": s.split("/")[1]} for s in stages]}}
+
+
+WHOLE_ROUND = ("Train/Waiting", "Train/Ready", "Train/Starting", "Train/Running", "Train/Completed", "Eval/Waiting",
+               "Eval/Ready", "Eval/Starting", "Eval/Running", "Eval/Completed", "Deploy/Waiting", "Deploy/Ready",
+               "Deploy/Completed", "Train/Waiting")
+
+
+def test_an_il_job_is_done_after_one_round_not_at_its_first_condition():
+    done = bench_gm.KINDS["IncrementalLearningJob"].done
+    assert not done(job("Train/Waiting"))
+    assert not done(job(*WHOLE_ROUND[:10]))
+    assert done(job(*WHOLE_ROUND))  # back at Train/Waiting for the next round: still done
+    assert not done({"metadata": {"name": "il"}})
+    assert il_edge.train_waiting(job("Train/Waiting")) and not il_edge.train_waiting({"status": {}})
+
+
+def test_the_il_job_names_the_edge_nodes_and_fires_on_the_seeded_dataset():
+    spec = bench_gm.incremental_learning_job("il-00001", 5.0)["spec"]
+    assert spec["dataset"]["name"] == "data-1"
+    dataset = next(o for o in bench_gm.referenced_objects() if o["metadata"]["name"] == "data-1")
+    assert (dataset["spec"]["nodeName"], dataset["spec"]["url"]) == (il_edge.DATASET_NODE, il_edge.DATASET_URL)
+    for part in ("trainSpec", "evalSpec", "deploySpec"):
+        template = spec[part]["template"]
+        assert template["spec"]["nodeName"] == il_edge.WORKER_NODE
+        assert template["metadata"]["annotations"]["sandbox.sedna.io/worker-delay-seconds"] == "5.0"
+    condition = spec["trainSpec"]["trigger"]["condition"]
+    assert il_edge.SAMPLES * spec["dataset"]["trainProb"] > condition["threshold"]  # fires at the first check
+
+
+def test_condition_counts_count_each_condition_once_per_job():
+    jobs = [job(*WHOLE_ROUND), job(*WHOLE_ROUND[:6]), job()]
+    counts = il_edge.condition_counts(jobs)
+    assert counts["Train/Waiting"] == 2 and counts["Eval/Waiting"] == 2 and counts["Deploy/Completed"] == 1
+    assert il_edge.last_conditions(jobs) == {"-": 1, "Eval/Waiting": 1, "Train/Waiting": 1}
+
+
+def test_a_full_round_needs_every_stage_and_no_failure():
+    # Go's GM completes a stage from the pod's phase when it lost the worker's report: no Train/Running
+    lost_report = [s for s in WHOLE_ROUND if s != "Train/Running"]
+    failed = [*WHOLE_ROUND[:10], "Eval/Failed", "Deploy/Completed"]
+    assert il_edge.full_rounds([job(*WHOLE_ROUND), job(*lost_report), job(*failed)]) == 1
