@@ -49,7 +49,7 @@ def test_condition_counts_count_each_condition_once_per_job():
 
 
 def test_a_full_round_needs_every_stage_and_no_failure():
-    # Go's GM completes a stage from the pod's phase when it lost the worker's report: no Train/Running
+    # a stage whose pod the GM never saw Running (it ended first) has no Running: the worker's report was lost
     lost_report = [s for s in WHOLE_ROUND if s != "Train/Running"]
     failed = [*WHOLE_ROUND[:10], "Eval/Failed", "Deploy/Completed"]
     assert il_edge.full_rounds([job(*WHOLE_ROUND), job(*lost_report), job(*failed)]) == 1
