@@ -451,8 +451,9 @@ def machine() -> dict[str, Any]:
 
 
 def compare(ours: Mapping[str, Any], go: Mapping[str, Any]) -> dict[str, Any]:
-    """Ours against Go on one paired round: time, CPU per job and peak RSS as ratios ours / Go (Go's figures over
-    the part it finished when it ran out of time: ``go_done`` of ``objects``)."""
+    """Ours against Go on one paired round: time (to steady state, and until every object had a phase or a
+    condition), CPU per job and peak RSS as ratios ours / Go (Go's figures over the part it finished when it ran out
+    of time: ``go_done`` of ``objects``)."""
     def ratio(key: str) -> float | None:
         a, b = ours.get(key), go.get(key)
         return round(a / b, 2) if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b else None
@@ -460,6 +461,7 @@ def compare(ours: Mapping[str, Any], go: Mapping[str, Any]) -> dict[str, Any]:
     return {"objects": ours["objects"], "go_done": go.get("in_expected_state"), "go_steady": go.get("steady"),
             "steady_seconds": [ours.get("steady_seconds"), go.get("steady_seconds")],
             "time_ratio": ratio("steady_seconds") if go.get("steady") else None,
+            "phase_set_ratio": ratio("phase_set_seconds"),  # None unless both had every object phased
             "cpu_per_job_ratio": ratio("gm_cpu_ms_per_job") if go.get("steady") else None,
             "peak_rss_ratio": ratio("gm_peak_rss_mb")}
 

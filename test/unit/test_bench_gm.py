@@ -53,3 +53,14 @@ def test_a_full_round_needs_every_stage_and_no_failure():
     lost_report = [s for s in WHOLE_ROUND if s != "Train/Running"]
     failed = [*WHOLE_ROUND[:10], "Eval/Failed", "Deploy/Completed"]
     assert il_edge.full_rounds([job(*WHOLE_ROUND), job(*lost_report), job(*failed)]) == 1
+
+
+def test_a_paired_round_compares_what_both_finished():
+    ours = {"objects": 100, "steady": True, "steady_seconds": 22.0, "phase_set_seconds": 2.0,
+            "gm_cpu_ms_per_job": 90.0, "gm_peak_rss_mb": 60.0}
+    capped = {"objects": 100, "steady": False, "in_expected_state": 0, "steady_seconds": 240.0,
+              "phase_set_seconds": 200.0, "gm_cpu_ms_per_job": 30.0, "gm_peak_rss_mb": 50.0}
+    paired = bench_gm.compare(ours, capped)
+    assert (paired["go_done"], paired["time_ratio"], paired["cpu_per_job_ratio"]) == (0, None, None)
+    assert (paired["phase_set_ratio"], paired["peak_rss_ratio"]) == (0.01, 1.2)
+    assert bench_gm.compare(ours, {**capped, "phase_set_seconds": None})["phase_set_ratio"] is None
