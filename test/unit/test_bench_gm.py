@@ -1,11 +1,12 @@
-"""The pure parts of ``hack.bench_gm`` and ``hack.bench_gm_edge``: what an IncrementalLearningJob run creates, when a
-job counts as done, and how its conditions are summed up (no benchmark runs here)."""
+"""The pure parts of ``hack.bench_gm``, ``hack.bench_gm_kinds`` and ``hack.bench_gm_edge``: what an
+IncrementalLearningJob run creates, when a job counts as done, how its conditions are summed up and how a paired round
+compares (no benchmark runs here)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from hack import bench_gm
+from hack import bench_gm, bench_gm_kinds
 from hack import bench_gm_edge as il_edge
 
 
@@ -20,7 +21,7 @@ WHOLE_ROUND = ("Train/Waiting", "Train/Ready", "Train/Starting", "Train/Running"
 
 
 def test_an_il_job_is_done_after_one_round_not_at_its_first_condition():
-    done = bench_gm.KINDS["IncrementalLearningJob"].done
+    done = bench_gm_kinds.KINDS["IncrementalLearningJob"].done
     assert not done(job("Train/Waiting"))
     assert not done(job(*WHOLE_ROUND[:10]))
     assert done(job(*WHOLE_ROUND))  # back at Train/Waiting for the next round: still done
@@ -29,9 +30,9 @@ def test_an_il_job_is_done_after_one_round_not_at_its_first_condition():
 
 
 def test_the_il_job_names_the_edge_nodes_and_fires_on_the_seeded_dataset():
-    spec = bench_gm.incremental_learning_job("il-00001", 5.0)["spec"]
+    spec = bench_gm_kinds.incremental_learning_job("il-00001", 5.0)["spec"]
     assert spec["dataset"]["name"] == "data-1"
-    dataset = next(o for o in bench_gm.referenced_objects() if o["metadata"]["name"] == "data-1")
+    dataset = next(o for o in bench_gm_kinds.referenced_objects() if o["metadata"]["name"] == "data-1")
     assert (dataset["spec"]["nodeName"], dataset["spec"]["url"]) == (il_edge.DATASET_NODE, il_edge.DATASET_URL)
     for part in ("trainSpec", "evalSpec", "deploySpec"):
         template = spec[part]["template"]
