@@ -34,17 +34,17 @@ sedna-gm as users do, with its defaults.
 
 IncrementalLearningJobs run with real edge halves (``hack.bench_gm_edge``): our ``sedna-lc`` on ``edge-1`` (the
 Dataset, an index of 20 samples: every job's train trigger fires at its LC's first check, every second) and on
-``edge-2`` (every job's workers), connected to whichever GM runs, and the worker simulator playing the pods (train and
-eval work ``--run-seconds``, 5 s by default for this kind, as real ones take a while: Go's GM sends the job to
-the worker's node only once it saw the pod Running, and completes a stage without the model when the pod ended
-first, so with 1 s workers hardly any of its jobs gets past ``Eval/Waiting``). A job is done after one round, ``Deploy/Completed``;
-``phase_set_seconds`` is then the time until every job had its first condition, ``Train/Waiting`` (the GM's own
-work). Added per run: ``edge_cpu_seconds``/``edge_cpu_share`` and ``edge_peak_rss_mb`` of the two LCs and the worker
-simulator (they share the machine), ``condition_counts`` (jobs with each ``stage/type`` condition),
-``last_conditions`` (where each job is at the end: an unfinished Go run shows where its jobs wait) and
-``full_rounds`` (jobs with ``Train``/``Eval`` ``Running`` and ``Completed`` and ``Deploy/Completed``, none
-``Failed``: a stage whose pod the GM never saw Running, so that it completed it from the pod's end and the
-worker's report was lost, has no ``Running``).
+``edge-2`` (every job's workers), connected to whichever GM runs, and the worker simulator playing the pods. Train and
+eval workers work ``--run-seconds``, 5 s by default for this kind, as real ones take a while: Go's GM sends the job
+to the worker's node only once it saw the pod Running, and completes a stage without the model when the pod ended
+first, so with 1 s workers hardly any of its jobs gets past ``Eval/Waiting``. A job is done after one round,
+``Deploy/Completed``; ``phase_set_seconds`` is then the time until every job had its first condition,
+``Train/Waiting`` (the GM's own work). Added per run: ``edge_cpu_seconds``/``edge_cpu_share`` and
+``edge_peak_rss_mb`` of the two LCs and the worker simulator (they share the machine), ``condition_counts`` (jobs
+with each ``stage/type`` condition), ``last_conditions`` (where each job is at the end: an unfinished Go run shows
+where its jobs wait) and ``full_rounds`` (jobs with ``Train``/``Eval`` ``Running`` and ``Completed`` and
+``Deploy/Completed``, none ``Failed``: a stage whose pod the GM never saw Running, so that it completed it from the
+pod's end and the worker's report was lost, has no ``Running``).
 ``--no-edge`` runs them without LCs, done at ``Train/Waiting``.
 
 ``run_size`` is the code path other benchmarks reuse (``hack.bench_sandbox`` runs it with 200 jobs).
