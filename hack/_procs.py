@@ -25,7 +25,7 @@ SAMPLES = REPO / "charts" / "sedna" / "samples"
 STOP = threading.Event()
 
 __all__ = ["CRDS", "REPO", "SAMPLES", "STOP", "Stopped", "child_env", "cpu_seconds", "free_port", "memory_mb",
-           "pause", "start_gm", "start_go_gm", "start_sandbox", "stop_processes", "wait_http"]
+           "pause", "start_gm", "start_go_gm", "start_sandbox", "stop_processes", "use_testkit", "wait_http"]
 
 
 class Stopped(Exception):
@@ -130,12 +130,17 @@ def start_gm(workdir: Path, kubeconfig: Path, config: Mapping[str, Any], *,
     return proc, url
 
 
+def use_testkit() -> None:
+    """Make ``test/testkit`` importable (its process helpers are shared with the benchmarks: ``testkit.procs``)."""
+    if str(REPO / "test") not in sys.path:
+        sys.path.insert(0, str(REPO / "test"))
+
+
 def start_go_gm(workdir: Path, kubeconfig: Path, *, edge_port: int | None = None) -> subprocess.Popen[bytes] | str:
     """Go Sedna's own ``sedna-gm`` (the benchmarks' peer) watching every namespace, its log in ``<workdir>/go-gm.log``;
     returns the process once its edge link listens, or why it cannot run here (binaries from ``$SEDNA_GO_BIN_DIR``,
     else ``../shared/go-sedna``, decompressed once into ``~/.cache/sedna-controlplane``: ``testkit.gosedna``)."""
-    if str(REPO / "test") not in sys.path:
-        sys.path.insert(0, str(REPO / "test"))
+    use_testkit()
     from testkit.gosedna import go_binaries
     from testkit.procs import port_open
 

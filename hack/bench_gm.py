@@ -28,9 +28,24 @@ The peer (issue 29): ``--peer go`` runs Go Sedna's own ``sedna-gm`` (``../shared
 ``$SEDNA_GO_BIN_DIR``; the run reports ``skipped`` with the reason where it is absent) on the same sandbox and the same
 work, ``--peer both`` runs ours then Go's on fresh sandboxes per round and adds ``paired`` (ours / Go ratios of
 time, CPU per job and peak RSS). Go Sedna has no ElasticAIJob: ``--kind FederatedLearningJob``,
-``JointInferenceService`` or ``IncrementalLearningJob`` (done at its first condition ``Train/Waiting``: without an
-LC its trigger never fires). Go's client-go keeps 5 QPS, so its runs are capped (``--go-timeout``) and report how far
-they got (``in_expected_state``). ``--gm-workers 0`` (the default) runs sedna-gm as users do, with its defaults.
+``JointInferenceService`` or ``IncrementalLearningJob``. Go's client-go keeps 5 QPS, so its runs are capped
+(``--go-timeout``) and report how far they got (``in_expected_state``). ``--gm-workers 0`` (the default) runs
+sedna-gm as users do, with its defaults.
+
+IncrementalLearningJobs run with real edge halves (``hack.bench_gm_edge``): our ``sedna-lc`` on ``edge-1`` (the
+Dataset, an index of 20 samples: every job's train trigger fires at its LC's first check, every second) and on
+``edge-2`` (every job's workers), connected to whichever GM runs, and the worker simulator playing the pods. Train and
+eval workers work ``--run-seconds``, 5 s by default for this kind, as real ones take a while: Go's GM sends the job
+to the worker's node only once it saw the pod Running, and completes a stage without the model when the pod ended
+first, so with 1 s workers hardly any of its jobs gets past ``Eval/Waiting``. A job is done after one round,
+``Deploy/Completed``; ``phase_set_seconds`` is then the time until every job had its first condition,
+``Train/Waiting`` (the GM's own work). Added per run: ``edge_cpu_seconds``/``edge_cpu_share`` and
+``edge_peak_rss_mb`` of the two LCs and the worker simulator (they share the machine), ``condition_counts`` (jobs
+with each ``stage/type`` condition), ``last_conditions`` (where each job is at the end: an unfinished Go run shows
+where its jobs wait) and ``full_rounds`` (jobs with ``Train``/``Eval`` ``Running`` and ``Completed`` and
+``Deploy/Completed``, none ``Failed``: a stage whose pod the GM never saw Running, so that it completed it from the
+pod's end and the worker's report was lost, has no ``Running``).
+``--no-edge`` runs them without LCs, done at ``Train/Waiting``.
 
 ``run_size`` is the code path other benchmarks reuse (``hack.bench_sandbox`` runs it with 200 jobs).
 """
@@ -57,115 +72,25 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from hack._procs import cpu_seconds, memory_mb, start_gm, start_go_gm, start_sandbox, stop_processes  # noqa: E402
-
-NS = "bench"
-RUN_SECONDS = "sandbox.sedna.io/run-seconds"
-
-
-# -- what is created and what "done" means ---------------------------------------------------------------------------
-def elastic_ai_job(name: str, run_seconds: float) -> dict[str, Any]:
-    return {"apiVersion": "elasticdl.org/v1alpha1", "kind": "ElasticAIJob",
-            "metadata": {"name": name, "namespace": NS, "annotations": {RUN_SECONDS: str(run_seconds)}},
-            "spec": {"jobArgs": ["--model_zoo /model_zoo"], "master": {"image": "elasticdl:bench"}}}
-
-
-def joint_inference_service(name: str, run_seconds: float) -> dict[str, Any]:
-    def worker(model: str, node: str) -> dict[str, Any]:
-        return {"model": {"name": model},
-                "template": {"spec": {"nodeName": node, "containers": [{"name": "w", "image": "ji:bench"}]}}}
-
-    edge = worker("little", "edge-1")
-    edge["hardExampleMining"] = {"name": "IBT", "parameters": [{"key": "threshold", "value": "0.9"}]}
-    return {"apiVersion": "sedna.io/v1alpha1", "kind": "JointInferenceService",
-            "metadata": {"name": name, "namespace": NS},
-            "spec": {"edgeWorker": edge, "cloudWorker": worker("big", "cloud-1")}}
-
-
-def federated_learning_job(name: str, run_seconds: float) -> dict[str, Any]:
-    steer = {"annotations": {RUN_SECONDS: str(run_seconds)}}
-
-    def trainer(i: int) -> dict[str, Any]:
-        return {"dataset": {"name": f"data-{i}"},
-                "template": {"metadata": steer, "spec": {"nodeName": f"edge-{i}", "containers": [
-                    {"name": "t", "image": "fl-train:bench"}]}}}
-
-    return {"apiVersion": "sedna.io/v1alpha1", "kind": "FederatedLearningJob",
-            "metadata": {"name": name, "namespace": NS},
-            "spec": {"aggregationWorker": {"model": {"name": "agg"}, "template": {"metadata": steer, "spec": {
-                "nodeName": "cloud-1", "containers": [{"name": "a", "image": "fl-agg:bench"}]}}},
-                "trainingWorkers": [trainer(1), trainer(2)]}}
-
-
-def incremental_learning_job(name: str, run_seconds: float) -> dict[str, Any]:
-    """A job whose train trigger never fires without an LC: the GM's own work is its first condition
-    (``Train/Waiting``) and its inference worker on the deploy node."""
-    def template(node: str) -> dict[str, Any]:
-        return {"spec": {"nodeName": node, "containers": [{"name": "w", "image": "il:bench"}]}}
-
-    return {"apiVersion": "sedna.io/v1alpha1", "kind": "IncrementalLearningJob",
-            "metadata": {"name": name, "namespace": NS},
-            "spec": {"dataset": {"name": "data-1", "trainProb": 0.8}, "initialModel": {"name": "little"},
-                     "trainSpec": {"template": template("edge-2"), "trigger": {"checkPeriodSeconds": 60, "condition": {
-                         "operator": ">", "threshold": 500, "metric": "num_of_samples"}}},
-                     "evalSpec": {"template": template("edge-2")},
-                     "deploySpec": {"model": {"name": "big"}, "hardExampleMining": {"name": "IBT"}, "template": template("edge-2"), "trigger": {
-                         "condition": {"operator": ">", "threshold": 0.1, "metric": "precision_delta"}}},
-                     "outputDir": "/output"}}
-
-
-def _phase_succeeded(obj: Mapping[str, Any]) -> bool:
-    return (obj.get("status") or {}).get("phase") == "Succeeded"
-
-
-def _last_condition_running(obj: Mapping[str, Any]) -> bool:
-    conditions = (obj.get("status") or {}).get("conditions") or []
-    return bool(conditions) and conditions[-1].get("type") == "Running"
-
-
-def _train_waiting(obj: Mapping[str, Any]) -> bool:
-    conditions = (obj.get("status") or {}).get("conditions") or []
-    return bool(conditions) and (conditions[-1].get("stage"), conditions[-1].get("type")) == ("Train", "Waiting")
-
-
-@dataclass(frozen=True)
-class Kind:
-    controller: str  # the sedna-gm controller that reconciles it
-    api_version: str
-    prefix: str  # object names: <prefix>-<i>
-    build: Callable[[str, float], dict[str, Any]]
-    done: Callable[[Mapping[str, Any]], bool]
-
-
-KINDS = {
-    "ElasticAIJob": Kind("ElasticAIJob", "elasticdl.org/v1alpha1", "eaij", elastic_ai_job, _phase_succeeded),
-    "JointInferenceService": Kind("JointInference", "sedna.io/v1alpha1", "ji", joint_inference_service,
-                                  _last_condition_running),
-    "FederatedLearningJob": Kind("FederatedLearning", "sedna.io/v1alpha1", "fl", federated_learning_job,
-                                 _phase_succeeded),
-    "IncrementalLearningJob": Kind("IncrementalLearning", "sedna.io/v1alpha1", "il", incremental_learning_job,
-                                   _train_waiting),
-}
-MIX = ("ElasticAIJob", "JointInferenceService", "FederatedLearningJob")
-GO_KINDS = ("FederatedLearningJob", "JointInferenceService", "IncrementalLearningJob")  # Go Sedna has no ElasticAIJob
-
-
-def referenced_objects() -> list[dict[str, Any]]:
-    """The Models and Datasets the mixed kinds name (shared by all of them)."""
-    objs: list[dict[str, Any]] = [
-        {"apiVersion": "sedna.io/v1alpha1", "kind": "Model", "metadata": {"name": name, "namespace": NS},
-         "spec": {"url": f"/models/{name}.pb", "format": "pb"}} for name in ("little", "big", "agg")]
-    objs += [{"apiVersion": "sedna.io/v1alpha1", "kind": "Dataset", "metadata": {"name": f"data-{i}", "namespace": NS},
-              "spec": {"url": f"/data/{i}.txt", "format": "txt", "nodeName": f"edge-{i}"}} for i in (1, 2)]
-    return objs
-
-
-def plan(total: int, mix: bool, kind: str = "ElasticAIJob") -> dict[str, int]:
-    """How many objects of each kind: all of ``kind``, or ``total`` split evenly over ``MIX``."""
-    if not mix:
-        return {kind: total}
-    share, extra = divmod(total, len(MIX))
-    return {k: share + (1 if i < extra else 0) for i, k in enumerate(MIX)}
+from hack import bench_gm_edge as il_edge  # noqa: E402
+from hack._procs import (  # noqa: E402
+    cpu_seconds,
+    free_port,
+    memory_mb,
+    start_gm,
+    start_go_gm,
+    start_sandbox,
+    stop_processes,
+)
+from hack.bench_gm_kinds import (  # noqa: E402
+    EDGE_KINDS,
+    GO_KINDS,
+    IL_WORK_SECONDS,
+    KINDS,
+    NS,
+    plan,
+    referenced_objects,
+)
 
 
 # -- measurements ------------------------------------------------------------------------------------------------------
@@ -234,10 +159,14 @@ class Profiler:
         return str(self.out) if self.out.exists() else None
 
 
-class StateWatch:
-    """An informer per kind in this process, counting the objects in their expected state."""
+Check = Callable[[Mapping[str, Any]], bool]
 
-    def __init__(self, cs: Any, counts: Mapping[str, int]) -> None:
+
+class StateWatch:
+    """An informer per kind in this process, counting the objects in their expected state (``done``: per kind,
+    default ``KINDS[kind].done``) and keeping the latest copy of each (``latest``, read-only)."""
+
+    def __init__(self, cs: Any, counts: Mapping[str, int], done: Mapping[str, Check] | None = None) -> None:
         from apis import resources as r
         from informers import ResourceEventHandlerFuncs, SharedInformerFactory
 
@@ -246,17 +175,19 @@ class StateWatch:
         self.done_at = 0.0
         self.phased: set[tuple[str, str]] = set()  # objects with a phase (or a condition) at all
         self.all_phased_at = 0.0
+        self.latest: dict[tuple[str, str], Mapping[str, Any]] = {}
         self.cond = threading.Condition()
         self.factory = SharedInformerFactory(cs, namespace=NS)
         for kind in counts:
-            check = KINDS[kind].done
+            check = (done or {}).get(kind, KINDS[kind].done)
 
-            def seen(obj: Any, kind: str = kind, check: Callable[[Mapping[str, Any]], bool] = check) -> None:
+            def seen(obj: Any, kind: str = kind, check: Check = check) -> None:
                 if not isinstance(obj, Mapping):
                     return
                 key = (kind, obj["metadata"]["name"])
                 status = obj.get("status") or {}
                 with self.cond:
+                    self.latest[key] = obj
                     if key not in self.phased and (status.get("phase") or status.get("conditions")):
                         self.phased.add(key)
                         if len(self.phased) == self.expected:
@@ -288,13 +219,18 @@ class StateWatch:
 def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_threads: int = 8,
              workers: Mapping[str, int] | None = None, resync: float = 30.0, timeout: float = 600.0,
              profile_dir: Path | None = None, profile_gil: bool = True,
-             sandbox_args: list[str] | None = None, kind: str = "ElasticAIJob", peer: str = "ours") -> dict[str, Any]:
+             sandbox_args: list[str] | None = None, kind: str = "ElasticAIJob", peer: str = "ours",
+             edge: bool | None = None) -> dict[str, Any]:
     """One fresh sandbox and GM (``peer``: ``ours``, sedna-gm; ``go``, Go Sedna's); ``total`` objects created and
-    followed to steady state (module doc). Go's GM has no metrics endpoint: its sync figures are ``None``."""
+    followed to steady state (module doc). Go's GM has no metrics endpoint: its sync figures are ``None``. ``edge``
+    (default: for ``EDGE_KINDS``): our LCs and the worker simulator run the edge side (``hack.bench_gm_edge``)."""
     from apis.clientset import Clientset
     from globalmanager.config import DEFAULT_MAX_WORKERS, DEFAULT_WORKERS
 
     counts = plan(total, mix, kind)
+    edge = (not mix and kind in EDGE_KINDS) if edge is None else edge
+    done_at = {} if edge else {"IncrementalLearningJob": il_edge.train_waiting}  # no LC: the GM's own work only
+    edge_side: il_edge.EdgeSide | None = None
     children: list[subprocess.Popen[bytes]] = []
     stop = threading.Event()
     with tempfile.TemporaryDirectory(prefix="sedna-bench-gm-") as tmp:
@@ -308,21 +244,26 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
                 for obj in referenced_objects():
                     cs.resource(_gvr_of(obj), NS).create(obj)
             gm_url: str | None = None
+            edge_port = free_port()
             if peer == "go":
-                go_gm = start_go_gm(workdir, kubeconfig)
+                go_gm = start_go_gm(workdir, kubeconfig, edge_port=edge_port)
                 if isinstance(go_gm, str):
                     return {"objects": total, "kinds": counts, "peer": peer, "skipped": go_gm}
                 gm = go_gm
             else:
                 gm, gm_url = start_gm(workdir, kubeconfig,
-                                      {"minResyncPeriodSeconds": resync, "workers": dict(workers or {})})
+                                      {"minResyncPeriodSeconds": resync, "workers": dict(workers or {})},
+                                      edge_port=edge_port)
             children.append(gm)
-            watch = StateWatch(cs, counts)
+            if edge:
+                edge_side = il_edge.start_edge(workdir, kubeconfig, f"127.0.0.1:{edge_port}")
+            watch = StateWatch(cs, counts, done_at)
             watch.start(stop)
             time.sleep(1.0 if peer != "go" else 5.0)  # let the GM settle after its caches synced (Go: no readyz)
             idle_rss = rss_mb(gm.pid)
             before = GMMetrics.scrape(gm_url) if gm_url else GMMetrics()
             gm_cpu0, api_cpu0, own_cpu0 = cpu_seconds(gm.pid), cpu_seconds(api.pid), time.process_time()
+            edge_cpu0 = edge_side.cpu_seconds() if edge_side else {}
             profilers = []
             if profile_dir is not None:
                 profile_dir.mkdir(parents=True, exist_ok=True)
@@ -343,6 +284,8 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
             ended = watch.done_at if steady else time.time()
             gm_cpu, api_cpu = cpu_seconds(gm.pid) - gm_cpu0, cpu_seconds(api.pid) - api_cpu0
             own_cpu = time.process_time() - own_cpu0
+            edge_cpu = {name: round(cpu - edge_cpu0[name], 2) for name, cpu in edge_side.cpu_seconds().items()} \
+                if edge_side else {}
             after = GMMetrics.scrape(gm_url) if gm_url else GMMetrics()
             profiles = {name: p.stop() for name, p in profilers}
             gm_rss, gm_peak_rss = memory_mb(gm.pid)
@@ -353,6 +296,8 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
                 "objects": total,
                 "kinds": counts,
                 "peer": peer,
+                "run_seconds": run_seconds,
+                "edge": "our sedna-lc on " + " and ".join(il_edge.EDGE_NODES) + ", workersim" if edge else None,
                 "gm_workers": ("Go's default" if peer == "go" else dict(workers) if workers
                                else f"sedna-gm's defaults ({DEFAULT_WORKERS} per controller, up to {DEFAULT_MAX_WORKERS} under a backlog)"),
                 "steady": steady,
@@ -378,16 +323,34 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
                 "gm_peak_rss_mb": round(gm_peak_rss, 1),
                 "rss_per_job_kb": round((gm_rss - idle_rss) * 1024 / total, 1),
             }
+            if edge_side:
+                result.update(edge_figures(edge_cpu, edge_side.peak_rss_mb(), elapsed, watch))
             if profiles:
                 result["profiles"] = profiles
             if not steady:
                 log_name = "go-gm.log" if peer == "go" else "gm.log"
                 result["gm_log_tail"] = (workdir / log_name).read_text(errors="replace")[-2000:]
+                if edge_side:
+                    result["edge_log_tails"] = edge_side.log_tails()
             cs.close()
             return result
         finally:
             stop.set()
+            if edge_side:
+                edge_side.stop()
             stop_processes(*reversed(children))
+
+
+def edge_figures(edge_cpu: Mapping[str, float], edge_peak_rss: Mapping[str, float], elapsed: float,
+                 watch: StateWatch) -> dict[str, Any]:
+    """The edge side's CPU (per process, and their sum's share of one core) and peak RSS, and how many jobs have
+    each condition, are at each last condition and went through a whole round (``hack.bench_gm_edge.ROUND``)."""
+    return {"edge_cpu_seconds": dict(edge_cpu),
+            "edge_cpu_share": round(sum(edge_cpu.values()) / elapsed, 2) if elapsed > 0 else None,
+            "edge_peak_rss_mb": dict(edge_peak_rss),
+            "condition_counts": il_edge.condition_counts(watch.latest.values()),
+            "last_conditions": il_edge.last_conditions(watch.latest.values()),
+            "full_rounds": il_edge.full_rounds(watch.latest.values())}
 
 
 def _gvr_of(obj: Mapping[str, Any]) -> Any:
@@ -402,8 +365,9 @@ def machine() -> dict[str, Any]:
 
 
 def compare(ours: Mapping[str, Any], go: Mapping[str, Any]) -> dict[str, Any]:
-    """Ours against Go on one paired round: time, CPU per job and peak RSS as ratios ours / Go (Go's figures over
-    the part it finished when it ran out of time: ``go_done`` of ``objects``)."""
+    """Ours against Go on one paired round: time (to steady state, and until every object had a phase or a
+    condition), CPU per job and peak RSS as ratios ours / Go (Go's figures over the part it finished when it ran out
+    of time: ``go_done`` of ``objects``)."""
     def ratio(key: str) -> float | None:
         a, b = ours.get(key), go.get(key)
         return round(a / b, 2) if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b else None
@@ -411,6 +375,7 @@ def compare(ours: Mapping[str, Any], go: Mapping[str, Any]) -> dict[str, Any]:
     return {"objects": ours["objects"], "go_done": go.get("in_expected_state"), "go_steady": go.get("steady"),
             "steady_seconds": [ours.get("steady_seconds"), go.get("steady_seconds")],
             "time_ratio": ratio("steady_seconds") if go.get("steady") else None,
+            "phase_set_ratio": ratio("phase_set_seconds"),  # None unless both had every object phased
             "cpu_per_job_ratio": ratio("gm_cpu_ms_per_job") if go.get("steady") else None,
             "peak_rss_ratio": ratio("gm_peak_rss_mb")}
 
@@ -429,7 +394,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=1, help="paired rounds per size (1)")
     p.add_argument("--go-timeout", type=float, default=300.0,
                    help="seconds Go's GM gets per run (300); the run then reports how far it got")
-    p.add_argument("--run-seconds", type=float, default=1.0, help="how long the simulated pods run (1)")
+    p.add_argument("--run-seconds", type=float,
+                   help="how long the simulated pods run (1; an IncrementalLearningJob's train and eval workers work "
+                        f"{IL_WORK_SECONDS:g} s before they report, as real ones take a while: Go's GM loses the "
+                        "report of a worker that ends before it saw the pod Running)")
+    p.add_argument("--no-edge", action="store_true",
+                   help="IncrementalLearningJob without LCs and workersim: done at its first condition Train/Waiting")
     p.add_argument("--create-threads", type=int, default=8, help="parallel creating clients (8)")
     p.add_argument("--gm-workers", type=int, default=0,
                    help=f"sync workers per controller, fixed (0: sedna-gm's defaults, {DEFAULT_WORKERS} growing to "
@@ -454,11 +424,13 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.rounds):
             pair: dict[str, dict[str, Any]] = {}
             for peer in peers:
-                run = run_size(n, mix=args.mix, run_seconds=args.run_seconds, create_threads=args.create_threads,
+                run_seconds = args.run_seconds or (IL_WORK_SECONDS if args.kind in EDGE_KINDS and not args.no_edge
+                                                   and not args.mix else 1.0)
+                run = run_size(n, mix=args.mix, run_seconds=run_seconds, create_threads=args.create_threads,
                                workers=workers, resync=args.resync,
                                timeout=args.go_timeout if peer == "go" else args.timeout,
                                profile_dir=args.profile_dir, profile_gil=not args.profile_wall, kind=args.kind,
-                               peer=peer)
+                               peer=peer, edge=False if args.no_edge else None)
                 pair[peer] = run
                 out["runs"].append(run)
                 print(json.dumps(run), file=sys.stderr, flush=True)

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from hack.bench_gm import elastic_ai_job
+from hack.bench_gm_kinds import elastic_ai_job
 
 __all__ = ["cache_memory_per_pod", "served_pod"]
 
