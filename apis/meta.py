@@ -189,7 +189,9 @@ def format_time(dt: datetime) -> str:
     """RFC 3339 in UTC with second precision, as the API server writes timestamps."""
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    dt = dt.astimezone(timezone.utc)
+    # an f-string rather than strftime: this runs for every write the sandbox stores (a hot path), ~3x faster
+    return f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}Z"
 
 
 def now_rfc3339() -> str:

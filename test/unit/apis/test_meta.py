@@ -295,3 +295,8 @@ def test_field_selectors():
 def test_field_selector_errors(bad):
     with pytest.raises(ValueError, match="invalid field selector"):
         meta.parse_field_selector(bad)
+
+
+def test_format_time_pads_the_year_to_four_digits():
+    # RFC 3339 years are 4 digits; glibc's strftime wrote "999-01-01..."
+    assert meta.format_time(datetime(999, 1, 1, tzinfo=timezone.utc)) == "0999-01-01T00:00:00Z"
