@@ -69,10 +69,12 @@ class _HasGVK(Protocol):
 
 def metadata(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """``obj["metadata"]``, or an empty mapping when the object has none."""
-    if not isinstance(obj, Mapping):
+    # `type(...) is dict` first: isinstance against the Mapping ABC is several times slower, and this is asked
+    # for every object on the informers' and the sandbox's hot paths (plain dicts nearly always).
+    if type(obj) is not dict and not isinstance(obj, Mapping):
         return _EMPTY
     md = obj.get("metadata")
-    return md if isinstance(md, Mapping) else _EMPTY
+    return md if type(md) is dict or isinstance(md, Mapping) else _EMPTY
 
 
 def namespace(obj: Mapping[str, Any] | None) -> str:
