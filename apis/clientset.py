@@ -3,9 +3,9 @@
 The configuration is an ``apis.clientconfig.ClientConfig`` (or a ``kubernetes.client.Configuration``, read
 duck-typed). This process never imports the ``kubernetes`` package for it: ``from_url`` and ``in_cluster``
 (``apis.incluster``) are native, and ``from_kubeconfig`` has the package read the kubeconfig in a short-lived child
-process (``apis.kubeconfig``). Requests go through ``apis.http_transport`` and watches through ``apis.http_watch``. Errors: a non-2xx answer raises the typed ``apis.errors.ApiError``; no answer at all raises
-``ApiConnectionError`` — a refused connection is ``ApiConnectionRefusedError``, also the built-in
-``ConnectionRefusedError``.
+process (``apis.kubeconfig``). Requests go through ``apis.http_transport`` and watches through ``apis.http_watch``.
+Errors: a non-2xx answer raises the typed ``apis.errors.ApiError``; no answer at all raises ``ApiConnectionError``
+— a refused connection is ``ApiConnectionRefusedError``, also the built-in ``ConnectionRefusedError``.
 """
 
 from __future__ import annotations
@@ -265,8 +265,7 @@ class Clientset(ClientsetBase):
 
     ``configuration`` is an ``apis.clientconfig.ClientConfig`` or a ``kubernetes.client.Configuration`` (host, bearer
     token incl. refresh hook, basic auth, client certificate, CA, verify_ssl, proxy); ``master`` overrides its host
-    (like ``--master``). Timeouts are
-    seconds: ``connect_timeout`` for every request, ``request_timeout`` for the answer of a non-watch request,
+    (like ``--master``). Timeouts are seconds: ``connect_timeout`` for every request, ``request_timeout`` for the answer of a non-watch request,
     ``watch_idle_timeout`` for the silence that ends a watch started without ``timeout_seconds``.
     """
 

@@ -126,7 +126,7 @@ class KindContext(Generic[S]):
         self.kb_server = kb_server
         self.log = structlog.get_logger("globalmanager.controllers").bind(controller=kind.name)
         self._should_recreate = kind.should_recreate
-        self._sync_scope = threading.local()  # per worker thread: the UIDs found live during the current sync
+        self._sync_scope = threading.local()  # per worker thread: the current sync's live UIDs and creations
 
     # -- the job --------------------------------------------------------------------------------------------------
     def typed(self, obj: Obj) -> dict[str, Any]:
@@ -183,18 +183,18 @@ class KindContext(Generic[S]):
         return alive
 
     @contextmanager
-    def sync_scope(self) -> Iterator[None]:
-        """One sync of one job on this thread (``JobController`` wraps each sync in it): its liveness answer is
+    def sync_scope(self, job: Obj) -> Iterator[None]:
+        """One sync of ``job`` on this thread (``JobController`` wraps each sync in it): its liveness answer is
         reused, and what it creates is told in one ``SuccessfulCreate`` Event at its end."""
         scope = self._sync_scope
         scope.live, scope.created = set(), []
         try:
             yield
         finally:
-            created: list[tuple[Obj, str]] = scope.created
+            created: list[str] = scope.created
             scope.live, scope.created = None, None
             if created:
-                self.events.event(created[0][0], NORMAL, "SuccessfulCreate", created_message([c for _, c in created]))
+                self.events.event(job, NORMAL, "SuccessfulCreate", created_message(created))
 
     def resolve_controller_ref(self, namespace: str, ref: Mapping[str, Any] | None) -> dict[str, Any] | None:
         """The job the controller reference points to, if it is of our kind, cached, and has the same UID."""
@@ -389,9 +389,9 @@ class KindContext(Generic[S]):
             self.events.event(job, WARNING, "FailedCreate", f"error creating {what} {name}: {exc.message}")
             raise
         self.log.info(f"created {what}", key=key, name=meta.name(created))
-        told_later: list[tuple[Obj, str]] | None = getattr(self._sync_scope, "created", None)
+        told_later: list[str] | None = getattr(self._sync_scope, "created", None)
         if told_later is not None:
-            told_later.append((job, f"{what} {meta.name(created)}"))
+            told_later.append(f"{what} {meta.name(created)}")
         else:
             self.events.event(job, NORMAL, "SuccessfulCreate", created_message([f"{what} {meta.name(created)}"]))
         return created

@@ -321,7 +321,7 @@ class JobController(Generic[S]):
             # the cache does not show our last status write yet: this sync compares against an older status and
             # may leave the written one as it is, so the write's echo must wake the job after all
             state.status_written_rv = ""
-        with self.ctx.sync_scope():
+        with self.ctx.sync_scope(job):
             return self.definition.sync(self.ctx, key, job)
 
     def worker(self) -> None:

@@ -118,12 +118,12 @@ def test_a_sync_asks_the_api_server_once_whether_its_job_is_live():
     def live_checks() -> int:
         return len([a for a in cs.actions() if a.verb == "get" and a.resource == "reidjobs"])
 
-    with ctx.sync_scope():  # e.g. a sync creating three workers
+    with ctx.sync_scope(job):  # e.g. a sync creating three workers
         assert [ctx.job_is_live(job) for _ in range(3)] == [True, True, True]
     assert live_checks() == 1
     assert ctx.job_is_live(job) and live_checks() == 2  # outside a sync: asked every time
     cs.resource(r.REID_JOBS, NS).delete("r")
-    with ctx.sync_scope():  # the next sync asks again: the cache still shows the job, the API server has none
+    with ctx.sync_scope(job):  # the next sync asks again: the cache still shows the job, the API server has none
         assert not ctx.job_is_live(job) and not ctx.job_is_live(job)
     assert live_checks() == 4
 
