@@ -33,11 +33,17 @@ class RunningLC:
                        db_path=str(db or tmp / "lc.db"), dataset_check_period=0.2)
         self.lc = LocalController(cfg, CollectorRegistry())
         self.stop = threading.Event()
-        self.result: dict[str, int] = {}
-        self.thread = threading.Thread(target=lambda: self.result.setdefault("code", self.lc.run(self.stop)),
-                                       daemon=True)
+        self.code: int | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
         wait_for("the worker API", lambda: self.lc.server._httpd is not None)
+
+    def _run(self) -> None:
+        try:
+            self.code = self.lc.run(self.stop)
+        except BaseException as exc:  # re-raised by close(): the test fails with the LC's own error
+            self.error = exc
 
     def wait_connected(self) -> None:
         wait_for("connected to the GM", lambda: http_get(self.url + "/readyz")[0] == 200)
@@ -50,7 +56,10 @@ class RunningLC:
         self.stop.set()
         self.thread.join(15)
         assert not self.thread.is_alive()
-        return self.result["code"]
+        if self.error is not None:
+            raise AssertionError(f"the LC's run() raised {self.error!r}") from self.error
+        assert self.code is not None
+        return self.code
 
 
 def lc_resource(rootfs: Path, kind: str, namespace: str, name: str) -> Any:

@@ -15,6 +15,7 @@ with it. The GM appends only when the type changes (Go: ``latestCondition.Type !
 | Ready              | Deploy         | otherwise (IL hot update)           | –                  | Starting           |
 | Starting/Running   | Deploy         | pod Running, ``deploy_running_completes`` | –            | Completed          |
 | Starting/Running   | any            | pod Running                         | ANNOTATE_NODE      | Running            |
+| Starting           | Train/Eval     | pod Succeeded                       | ANNOTATE_NODE      | Running            |
 | Starting/Running   | any            | pod Succeeded / Failed              | –                  | Completed / Failed |
 | Completed          | Train→Eval→Deploy→Train | –                          | –                  | next stage/Waiting |
 | Failed             | any            | –                                   | –                  | Train/Waiting      |
@@ -105,6 +106,10 @@ def next_step(stage: str | None, ctype: str | None, pod_phase: str | None, polic
                 return Step(stage=stage, type=COMPLETED)
             return Step(ANNOTATE_NODE, stage, RUNNING if ctype != RUNNING else "")
         if pod_phase == "Succeeded":
+            if ctype == STARTING and stage in (TRAIN, EVAL):
+                # it ran, but ended before the GM saw it run: the job goes to that node's LC only at Running, and
+                # that LC holds the worker's report (the stage's output) until it has the job
+                return Step(ANNOTATE_NODE, stage, RUNNING)
             return Step(stage=stage, type=COMPLETED)
         if pod_phase == "Failed":
             return Step(stage=stage, type=FAILED)

@@ -119,12 +119,13 @@ def test_key_dropped_after_max_retries():
         raise ValueError("always")
 
     c, s = scripted(behaviour, "ns/a", max_retries=2)
-    stop, t = run_controller(c)
+    stop, t = run_controller(c)  # the informer's add event queues ns/a (once: a second add could sync it again)
     try:
-        c.queue.add("ns/a")
         assert s.done.wait(5)
+        wait_for("the key dropped after its third failed sync", lambda: count(c, "dropped") == 1)
     finally:
         stop_controller(c, stop, t)
+    assert s.seen == ["ns/a"] * 3
     assert count(c, "dropped") == 1 and count(c, "error") == 2
 
 

@@ -54,7 +54,11 @@ ROWS: list[tuple[tuple[Policy, ...], str | None, str | None, str | None, Step]] 
       for t in ("Starting", "Running")),
     *(((IL_COLD,), "Deploy", t, "Running", Step(NONE, "Deploy", "Completed")) for t in ("Starting", "Running")),
     # Starting/Running: pod ended
-    *((ALL, s, t, "Succeeded", Step(NONE, s, "Completed")) for s in ("Train", "Eval", "Deploy") for t in ("Starting", "Running")),
+    # (a Train/Eval pod that ended before the GM saw it run goes through Running: its node's LC, which holds the
+    # worker's report, gets the job only then)
+    *((ALL, s, "Starting", "Succeeded", Step(ANNOTATE_NODE, s, "Running")) for s in ("Train", "Eval")),
+    *((ALL, s, t, "Succeeded", Step(NONE, s, "Completed")) for s, t in (("Train", "Running"), ("Eval", "Running"),
+                                                                         ("Deploy", "Starting"), ("Deploy", "Running"))),
     *((ALL, s, t, "Failed", Step(NONE, s, "Failed")) for s in ("Train", "Eval", "Deploy") for t in ("Starting", "Running")),
     *((ALL, s, t, p, Step()) for s in ("Train", "Eval", "Deploy") for t in ("Starting", "Running") for p in (None, "Pending")),
     # Completed → next stage Waiting; Failed → Train/Waiting
@@ -116,7 +120,8 @@ CASES = [
         ("Train", "Ready", "Running"), ("Eval", "Ready", "Pending"), ("Deploy", "Ready", "Running"),
         ("Train", "Starting", "Running"), ("Eval", "Starting", "Running"), ("Deploy", "Starting", "Running"),
         ("Train", "Running", "Running"), ("Deploy", "Running", "Running"),
-        ("Train", "Running", "Succeeded"), ("Eval", "Starting", "Succeeded"), ("Deploy", "Running", "Succeeded"),
+        ("Train", "Running", "Succeeded"), ("Train", "Starting", "Succeeded"), ("Eval", "Starting", "Succeeded"),
+        ("Deploy", "Running", "Succeeded"),
         ("Train", "Running", "Failed"), ("Eval", "Running", "Failed"), ("Deploy", "Starting", "Failed"),
         ("Train", "Starting", "Pending"),
         ("Train", "Completed", None), ("Eval", "Completed", None), ("Deploy", "Completed", None),

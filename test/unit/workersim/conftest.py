@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,9 @@ def _record_logging_error(self: logging.Handler, record: logging.LogRecord) -> N
 
 
 def _record_thread_exception(args: threading.ExceptHookArgs) -> None:
-    _failures.append(f"thread {args.thread.name if args.thread else '?'} died: {args.exc_type.__name__}: {args.exc_value}")
+    where = "".join(traceback.format_tb(args.exc_traceback)) if args.exc_traceback else ""
+    _failures.append(f"thread {args.thread.name if args.thread else '?'} died: {args.exc_type.__name__}: "
+                     f"{args.exc_value}\n{where}")
     _thread_excepthook(args)
 
 
