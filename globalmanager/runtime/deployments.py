@@ -11,7 +11,8 @@ what their status says.
   ``NotOwnedError``. ``scale_deployment`` sets its ``replicas`` alone (no rollout) when the job's spec names them.
 * ``deployment_failure(d)``: why a Deployment failed (``Progressing=False`` with ``ProgressDeadlineExceeded``, or
   ``ReplicaFailure=True``), ``""`` otherwise; ``deployment_available(d)``: ``Available=True``. A Deployment that is
-  neither is still progressing, which is not a failure.
+  neither is still progressing, which is not a failure. ``deployment_update_matters(old, cur)``: whether an update
+  can change what a sync does with the Deployment (the owned-update handler wakes the job only then).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "deployment_failure",
     "deployment_from_template",
     "deployment_name",
+    "deployment_update_matters",
     "ensure_deployment",
     "inject_deployment_param",
     "scale_deployment",
@@ -151,6 +153,23 @@ def deployment_failure(deployment: Mapping[str, Any]) -> str:
     if replica_failure is not None and replica_failure.get("status") == "True":
         return replica_failure.get("message") or replica_failure.get("reason") or "replica failure"
     return ""
+
+
+# what a sync reads of a Deployment's metadata (the spec hash is an annotation); its status it reads only through
+# deployment_failure and deployment_available
+_READ_METADATA = ("uid", "labels", "annotations", "ownerReferences", "deletionTimestamp")
+
+
+def deployment_update_matters(old: Mapping[str, Any], cur: Mapping[str, Any]) -> bool:
+    """False when ``cur`` differs from ``old`` only where no sync looks: status fields other than the health
+    (replica counts, ``observedGeneration``, a condition's timestamps) and server-set metadata. The deployment
+    controller writes such updates several times per rollout; each woke the job for a sync that did nothing."""
+    if old.get("spec") != cur.get("spec"):
+        return True
+    old_md, cur_md = old.get("metadata") or {}, cur.get("metadata") or {}
+    if any(old_md.get(field) != cur_md.get(field) for field in _READ_METADATA):
+        return True
+    return (deployment_failure(old), deployment_available(old)) != (deployment_failure(cur), deployment_available(cur))
 
 
 def deployment_available(deployment: Mapping[str, Any]) -> bool:

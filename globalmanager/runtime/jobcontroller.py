@@ -47,6 +47,7 @@ from workqueue import RateLimiter
 
 from . import reports
 from .context import KindContext
+from .deployments import deployment_update_matters
 from .edge import DELETE, INSERT, UPDATE, EdgeLink, InvalidReport, UpstreamMessage
 from .indexes import CONTROLLER_UID_INDEX, controller_uid_index_func, ensure_index, reference_index_func
 from .jobstate import JobStates
@@ -258,8 +259,11 @@ class JobController(Generic[S]):
         self._enqueue_owner(obj, True)
 
     def _update_owned(self, gvr: GroupVersionResource, old: Obj, cur: Obj) -> None:
-        if meta.resource_version(old) != meta.resource_version(cur):
-            self._enqueue_owner(cur, True)
+        if meta.resource_version(old) == meta.resource_version(cur):
+            return
+        if gvr == DEPLOYMENTS and not deployment_update_matters(old, cur):
+            return
+        self._enqueue_owner(cur, True)
 
     def _delete_owned(self, gvr: GroupVersionResource, obj: Deleted) -> None:
         """Wake the object's job; recreate the object if it was deleted from under a live job."""

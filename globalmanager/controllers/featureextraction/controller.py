@@ -93,5 +93,6 @@ RULES: ServiceRules[FeatureExtractionServiceSpec] = ServiceRules(
 KIND: Kind[None] = Kind(
     name="FeatureExtraction", resource=FEATURE_EXTRACTION_SERVICES, sync=RULES.sync, owns=(DEPLOYMENTS, SERVICES),
     recreates=(DEPLOYMENTS,), references={MODELS: model_refs}, from_edge=owner_info_metrics,
+    ignores_own_status_writes=True,  # the status is derived from the spec and the workers: a second pass finds it so
 )
 NAME = KIND.name

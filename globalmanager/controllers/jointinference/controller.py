@@ -118,5 +118,6 @@ KIND: Kind[None] = Kind(
     name="JointInference", resource=JOINT_INFERENCE_SERVICES, sync=RULES.sync,
     owns=(DEPLOYMENTS, SERVICES, HORIZONTAL_POD_AUTOSCALERS), recreates=(DEPLOYMENTS,), references={MODELS: model_refs},
     checks_nodes=True, to_edge=to_edge, from_edge=owner_info_metrics,
+    ignores_own_status_writes=True,  # the status is derived from the spec and the workers: a second pass finds it so
 )
 NAME = KIND.name

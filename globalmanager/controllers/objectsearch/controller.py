@@ -189,5 +189,6 @@ class TrackingServiceRules:
 OBJECT_SEARCH = TrackingServiceRules(view=ObjectSearchService, user_worker=True)
 
 KIND: Kind[None] = Kind(name="ObjectSearch", resource=OBJECT_SEARCH_SERVICES, sync=OBJECT_SEARCH.rules.sync,
-                        owns=(PODS, DEPLOYMENTS, SERVICES), recreates=(DEPLOYMENTS,))
+                        owns=(PODS, DEPLOYMENTS, SERVICES), recreates=(DEPLOYMENTS,),
+                        ignores_own_status_writes=True)  # the status is derived from the spec and the workers
 NAME = KIND.name

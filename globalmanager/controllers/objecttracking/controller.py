@@ -25,5 +25,6 @@ __all__ = ["KIND", "NAME"]
 OBJECT_TRACKING = TrackingServiceRules(view=ObjectTrackingService, user_worker=False)
 
 KIND: Kind[None] = Kind(name="ObjectTracking", resource=OBJECT_TRACKING_SERVICES, sync=OBJECT_TRACKING.rules.sync,
-                        owns=(PODS, DEPLOYMENTS, SERVICES), recreates=(DEPLOYMENTS,))
+                        owns=(PODS, DEPLOYMENTS, SERVICES), recreates=(DEPLOYMENTS,),
+                        ignores_own_status_writes=True)  # the status is derived from the spec and the workers
 NAME = KIND.name

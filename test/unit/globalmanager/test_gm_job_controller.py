@@ -263,11 +263,49 @@ def test_owned_objects_are_found_by_index_and_mapped_back_with_the_uid_check():
     c.add_deployment(_owned("Deployment", "d3", _job("j", "old-uid")))  # a former job of the same name
     c.update_deployment(_owned("Deployment", "d1", job), _owned("Deployment", "d1", job))  # resync: same RV
     assert c.queue.len() == 0
-    c.update_deployment(_owned("Deployment", "d1", job), _owned("Deployment", "d1", job, rv="2"))
+    relabelled = _owned("Deployment", "d1", job, rv="2")
+    relabelled["metadata"]["labels"] = {"changed": "yes"}
+    c.update_deployment(_owned("Deployment", "d1", job), relabelled)
     c.add_pod(_owned("Pod", "p", job))
     assert c.queue.len() == 1  # both woke ns/j once
     c.queue.shut_down()
     other.queue.shut_down()
+
+
+def _deployment(job: dict[str, Any], rv: str, available: str, **status: Any) -> dict[str, Any]:
+    d = _owned("Deployment", "d1", job, rv=rv)
+    d["spec"] = {"replicas": 1, "template": {"spec": {"containers": [{"name": "w", "image": "i"}]}}}
+    d["status"] = {"conditions": [{"type": "Available", "status": available, "lastUpdateTime": f"t{rv}"}], **status}
+    return d
+
+
+def test_a_deployment_update_wakes_its_job_only_when_a_sync_could_act_on_it():
+    cs = FakeClientset()
+    c = owning(cs, SharedInformerFactory(cs))
+    job = _job("j", "u1")
+    c.job_informer.informer().get_indexer().add(job)
+    first = _deployment(job, "1", "False")
+    # the deployment controller's bookkeeping: counts, observedGeneration, a condition's timestamp
+    counted = _deployment(job, "2", "False", replicas=1, updatedReplicas=1, observedGeneration=1)
+    c.update_deployment(first, counted)
+    assert c.queue.len() == 0
+    available = _deployment(job, "3", "True", replicas=1, availableReplicas=1)  # its health changed
+    c.update_deployment(counted, available)
+    assert c.queue.len() == 1
+    assert c.queue.get() == ("ns/j", False)
+    c.queue.done("ns/j")
+    rescaled = _deployment(job, "4", "True", replicas=1, availableReplicas=1)
+    rescaled["spec"]["replicas"] = 2  # its spec changed (a sync restores what the job says)
+    c.update_deployment(available, rescaled)
+    assert c.queue.len() == 1
+    assert c.queue.get() == ("ns/j", False)
+    c.queue.done("ns/j")
+    annotated = _deployment(job, "5", "True", replicas=1, availableReplicas=1)
+    annotated["spec"]["replicas"] = 2
+    annotated["metadata"]["annotations"] = {"sedna.io/spec-hash": "other"}  # what the sync compares with the job
+    c.update_deployment(rescaled, annotated)
+    assert c.queue.len() == 1
+    c.queue.shut_down()
 
 
 def test_per_job_state_is_dropped_when_the_job_goes():
