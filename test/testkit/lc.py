@@ -33,11 +33,17 @@ class RunningLC:
                        db_path=str(db or tmp / "lc.db"), dataset_check_period=0.2)
         self.lc = LocalController(cfg, CollectorRegistry())
         self.stop = threading.Event()
-        self.result: dict[str, int] = {}
-        self.thread = threading.Thread(target=lambda: self.result.setdefault("code", self.lc.run(self.stop)),
-                                       daemon=True)
+        self.code: int | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="running-lc", daemon=True)
         self.thread.start()
         wait_for("the worker API", lambda: self.lc.server._httpd is not None)
+
+    def _run(self) -> None:
+        try:
+            self.code = self.lc.run(self.stop)
+        except BaseException as exc:  # kept for close(), which raises it in the test's thread
+            self.error = exc
 
     def wait_connected(self) -> None:
         wait_for("connected to the GM", lambda: http_get(self.url + "/readyz")[0] == 200)
@@ -49,8 +55,11 @@ class RunningLC:
     def close(self) -> int:
         self.stop.set()
         self.thread.join(15)
-        assert not self.thread.is_alive()
-        return self.result["code"]
+        assert not self.thread.is_alive(), "the LC did not stop within 15 s"
+        if self.error is not None:
+            raise AssertionError("the LC's run() raised") from self.error
+        assert self.code is not None
+        return self.code
 
 
 def lc_resource(rootfs: Path, kind: str, namespace: str, name: str) -> Any:
