@@ -35,14 +35,14 @@ class RunningLC:
         self.stop = threading.Event()
         self.code: int | None = None
         self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread = threading.Thread(target=self._run, name="running-lc", daemon=True)
         self.thread.start()
         wait_for("the worker API", lambda: self.lc.server._httpd is not None)
 
     def _run(self) -> None:
         try:
             self.code = self.lc.run(self.stop)
-        except BaseException as exc:  # re-raised by close(): the test fails with the LC's own error
+        except BaseException as exc:  # kept for close(), which raises it in the test's thread
             self.error = exc
 
     def wait_connected(self) -> None:
@@ -55,9 +55,9 @@ class RunningLC:
     def close(self) -> int:
         self.stop.set()
         self.thread.join(15)
-        assert not self.thread.is_alive()
+        assert not self.thread.is_alive(), "the LC did not stop within 15 s"
         if self.error is not None:
-            raise AssertionError(f"the LC's run() raised {self.error!r}") from self.error
+            raise AssertionError("the LC's run() raised") from self.error
         assert self.code is not None
         return self.code
 

@@ -254,3 +254,19 @@ def test_backoff_grows_with_jitter_to_its_cap_and_resets():
     assert backoff.next() == 0.5
     draws = [Backoff(0.5, 30.0).next() for _ in range(20)]
     assert all(0.25 <= d <= 0.5 for d in draws) and len(set(draws)) > 1
+
+
+def test_running_lc_close_raises_what_the_lcs_run_raised(tmp_path, our_gm, monkeypatch):
+    """``RunningLC.close`` used to fail with ``KeyError: 'code'`` (and the LC's thread died with the real error, which
+    another directory's thread guard then blamed on its own test): it now raises the LC's own exception."""
+    lc = RunningLC(tmp_path, our_gm)
+    real_close = lc.lc.store.close
+
+    def failing_close() -> None:
+        real_close()
+        raise OSError(9, "Bad file descriptor")
+
+    monkeypatch.setattr(lc.lc.store, "close", failing_close)
+    with pytest.raises(AssertionError, match="the LC's run\\(\\) raised") as raised:
+        lc.close()
+    assert isinstance(raised.value.__cause__, OSError) and raised.value.__cause__.errno == 9

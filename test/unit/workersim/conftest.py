@@ -1,6 +1,8 @@
 """Fixtures of the worker simulator's unit tests: a FakeClientset, an LC stand-in and a started simulator; and a
 guard: no test may leave a log call that failed (``--- Logging error ---``, e.g. a worker thread writing to a test's
-closed stream) or an exception that ended a thread (issue 27 item 14)."""
+closed stream) or an exception that ended a thread (issue 27 item 14). The hooks are installed for the whole session
+(at collection) but record only once the first worker simulator test started: what another directory's test left is
+not ours to blame (pytest's own thread-exception warning reports it there)."""
 
 from __future__ import annotations
 
@@ -20,19 +22,22 @@ from workersim import LCClient, WorkerSimulator
 # what went wrong outside the test's own code, from any thread, since the last test ended (installed for the whole
 # session, so that a failure between two tests is seen by the next one)
 _failures: list[str] = []
+_armed = threading.Event()  # set by the first worker simulator test's guard
 _handle_error = logging.Handler.handleError
 _thread_excepthook = threading.excepthook
 
 
 def _record_logging_error(self: logging.Handler, record: logging.LogRecord) -> None:
-    _failures.append(f"logging error in thread {threading.current_thread().name}: {record.getMessage()!r}")
+    if _armed.is_set():
+        _failures.append(f"logging error in thread {threading.current_thread().name}: {record.getMessage()!r}")
     _handle_error(self, record)
 
 
 def _record_thread_exception(args: threading.ExceptHookArgs) -> None:
-    where = "".join(traceback.format_tb(args.exc_traceback)) if args.exc_traceback else ""
-    _failures.append(f"thread {args.thread.name if args.thread else '?'} died: {args.exc_type.__name__}: "
-                     f"{args.exc_value}\n{where}")
+    if _armed.is_set():
+        where = "".join(traceback.format_tb(args.exc_traceback)) if args.exc_traceback else ""
+        _failures.append(f"thread {args.thread.name if args.thread else '?'} died: {args.exc_type.__name__}: "
+                         f"{args.exc_value}\n{where}")
     _thread_excepthook(args)
 
 
@@ -42,6 +47,7 @@ threading.excepthook = _record_thread_exception
 
 @pytest.fixture(autouse=True)
 def _no_logging_error_nor_dead_thread() -> Iterator[None]:
+    _armed.set()
     yield
     failures = list(_failures)
     _failures.clear()
