@@ -160,7 +160,7 @@ class ResourceEndpoints:
         obj = self._decode_object(body, headers)
         warnings = self._field_validation(req, query, obj, "CreateOptions")
         self.namespaces.admit("create", req, meta.name(obj))
-        created = self.tracker.create(req.gvr, obj, req.namespace, dry_run=dry)
+        created = self.tracker.create(req.gvr, obj, req.namespace, dry_run=dry, copy=False)  # only serialized
         return self._answer(201, req, created, headers, query, warnings)
 
     def update(self, req: ResourceRequest, query: dict[str, builtins.list[str]], body: bytes, headers: Headers) -> Response:
@@ -173,7 +173,8 @@ class ResourceEndpoints:
                 f"the name of the object ({body_name}) does not match the name on the URL ({req.name})"
             )
         self.namespaces.admit("update", req, req.name)
-        updated = self.tracker.update(req.gvr, obj, req.namespace, subresource=req.subresource, dry_run=dry)
+        updated = self.tracker.update(req.gvr, obj, req.namespace, subresource=req.subresource, dry_run=dry,
+                                      copy=False)  # only serialized
         return self._answer(200, req, updated, headers, query, warnings)
 
     def patch(self, req: ResourceRequest, query: dict[str, builtins.list[str]], body: bytes, headers: Headers) -> Response:

@@ -200,14 +200,21 @@ class ObjectTracker:
         return meta.deep_copy(stored)
 
     def create(
-        self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "", dry_run: bool = False
+        self,
+        gvr: GroupVersionResource,
+        obj: dict[str, Any],
+        namespace: str = "",
+        dry_run: bool = False,
+        *,
+        copy: bool = True,
     ) -> dict[str, Any]:
+        """``copy=False``: the answer is the stored object itself, for a writer that only reads or serializes it."""
         with self._lock:
             info = self.resource_info(gvr)
             stored = self._create_locked(info, obj, namespace, keep_identity=False, reject_rv=True, dry_run=dry_run)
             if not dry_run:
                 self._gc.collect_if_dangling(info, stored)
-        return meta.deep_copy(stored)
+        return meta.deep_copy(stored) if copy else stored
 
     def _create_locked(
         self,
@@ -299,7 +306,10 @@ class ObjectTracker:
         namespace: str = "",
         subresource: str | None = None,
         dry_run: bool = False,
+        *,
+        copy: bool = True,
     ) -> dict[str, Any]:
+        """``copy=False``: the answer is the stored object itself, for a writer that only reads or serializes it."""
         if not isinstance(obj, dict):
             raise BadRequestError(f"the object must be a JSON object, got {type(obj).__name__}")
         with self._lock:
@@ -307,7 +317,7 @@ class ObjectTracker:
             new = bounded_copy(obj)
             check_decodes(info, new, drop_unknown=True)
             stored = self._update_locked(info, new, namespace, subresource, conditional=True, dry_run=dry_run)
-        return meta.deep_copy(stored)
+        return meta.deep_copy(stored) if copy else stored
 
     def _update_locked(
         self,
