@@ -459,7 +459,8 @@ class PodSimulator:
     def _write_status(self, pod: Mapping[str, Any], status: dict[str, Any]) -> dict[str, Any]:
         updated = dict(pod)
         updated["status"] = status
-        return self._wrote(self.tracker.update(PODS, updated, meta.namespace(pod), subresource="status"))
+        # the stored pod itself: the simulator only reads it (its next status is built as a new dict)
+        return self._wrote(self.tracker.update(PODS, updated, meta.namespace(pod), subresource="status", copy=False))
 
     def _wrote(self, pod: dict[str, Any]) -> dict[str, Any]:
         """Remember the resourceVersion of a pod this simulator just wrote (its own watch event needs no sync)."""

@@ -27,11 +27,23 @@ class TrackerAPI(Protocol):
 
     def watch(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> Watch: ...
 
-    def create(self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]: ...
+    def create(
+        self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "", *, copy: bool = True
+    ) -> dict[str, Any]:
+        """``copy=False``: the stored object itself (read-only) is the answer."""
+        ...
 
     def update(
-        self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "", subresource: str | None = None
-    ) -> dict[str, Any]: ...
+        self,
+        gvr: GroupVersionResource,
+        obj: dict[str, Any],
+        namespace: str = "",
+        subresource: str | None = None,
+        *,
+        copy: bool = True,
+    ) -> dict[str, Any]:
+        """``copy=False``: the stored object itself (read-only) is the answer."""
+        ...
 
     def bind(self, namespace: str, name: str, node_name: str) -> dict[str, Any]: ...
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from apis import meta
 from apis.errors import ApiError, BadRequestError, NotFoundError, new_invalid, new_not_found
-from apis.resources import CUSTOM_RESOURCE_DEFINITIONS
+from apis.resources import CUSTOM_RESOURCE_DEFINITIONS, EVENTS_V1
 from apis.watch import ListOptions
 
 from . import tables
@@ -115,7 +115,16 @@ class ResourceEndpoints:
             raise new_invalid(options_kind, "", [cause], "meta.k8s.io")
         if obj is None or directive == "Ignore":
             return {}
-        unknown = self.tracker.unknown_fields(req.gvr, obj)
+        return self._unknown_field_answer(req, directive, self.tracker.unknown_fields(req.gvr, obj))
+
+    def _walks_once(self, req: ResourceRequest, query: dict[str, list[str]]) -> bool:
+        """Under Warn, a built-in kind's unknown fields come from the write's own decoding walk (one walk, not two);
+        Strict must refuse before writing, and a custom resource's come from its CRD's pruning."""
+        directive = query_value(query, "fieldValidation") or "Warn"
+        return directive == "Warn" and req.gvr != EVENTS_V1 and not self.tracker.is_custom(req.info)
+
+    @staticmethod
+    def _unknown_field_answer(req: ResourceRequest, directive: str, unknown: list[str]) -> dict[str, str]:
         if not unknown:
             return {}
         problems = [f'unknown field "{path}"' for path in unknown]
@@ -158,22 +167,32 @@ class ResourceEndpoints:
     def create(self, req: ResourceRequest, query: dict[str, builtins.list[str]], body: bytes, headers: Headers) -> Response:
         dry = dry_run(query.get("dryRun"), "CreateOptions")
         obj = self._decode_object(body, headers)
-        warnings = self._field_validation(req, query, obj, "CreateOptions")
+        once = self._walks_once(req, query)
+        warnings = self._field_validation(req, query, None if once else obj, "CreateOptions")
         self.namespaces.admit("create", req, meta.name(obj))
-        created = self.tracker.create(req.gvr, obj, req.namespace, dry_run=dry)
+        unknown: list[str] = []
+        created = self.tracker.create(req.gvr, obj, req.namespace, dry_run=dry, copy=False,  # only serialized
+                                      unknown=unknown if once else None)
+        if once:
+            warnings = self._unknown_field_answer(req, "Warn", unknown)
         return self._answer(201, req, created, headers, query, warnings)
 
     def update(self, req: ResourceRequest, query: dict[str, builtins.list[str]], body: bytes, headers: Headers) -> Response:
         dry = dry_run(query.get("dryRun"), "UpdateOptions")
         obj = self._decode_object(body, headers)
-        warnings = self._field_validation(req, query, obj, "UpdateOptions")
+        once = self._walks_once(req, query)
+        warnings = self._field_validation(req, query, None if once else obj, "UpdateOptions")
         body_name = meta.name(obj)
         if body_name != req.name:  # an update names its object in the body too, as kube-apiserver's checkName wants
             raise BadRequestError(
                 f"the name of the object ({body_name}) does not match the name on the URL ({req.name})"
             )
         self.namespaces.admit("update", req, req.name)
-        updated = self.tracker.update(req.gvr, obj, req.namespace, subresource=req.subresource, dry_run=dry)
+        unknown: list[str] = []
+        updated = self.tracker.update(req.gvr, obj, req.namespace, subresource=req.subresource, dry_run=dry,
+                                      copy=False, unknown=unknown if once else None)  # only serialized
+        if once:
+            warnings = self._unknown_field_answer(req, "Warn", unknown)
         return self._answer(200, req, updated, headers, query, warnings)
 
     def patch(self, req: ResourceRequest, query: dict[str, builtins.list[str]], body: bytes, headers: Headers) -> Response:

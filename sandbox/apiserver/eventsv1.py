@@ -200,10 +200,13 @@ class EventsV1Tracker:
         return EventsV1Watch(self._tracker.watch(EVENTS, namespace, self._core_options(options)))
 
     def create(
-        self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "", dry_run: bool = False
+        self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "", dry_run: bool = False,
+        *, copy: bool = True, unknown: list[str] | None = None,
     ) -> dict[str, Any]:
+        """``copy=False``: the stored object itself (read-only) is the answer (an events.k8s.io Event is always a
+        new, converted one); ``unknown`` as for ``ObjectTracker.create`` (not for events.k8s.io Events)."""
         if gvr != EVENTS_V1:
-            return self._tracker.create(gvr, obj, namespace, dry_run=dry_run)
+            return self._tracker.create(gvr, obj, namespace, dry_run=dry_run, copy=copy, unknown=unknown)
         core = self._checked_core(obj)
         if namespace:
             core.setdefault("metadata", {}).setdefault("namespace", namespace)
@@ -219,9 +222,13 @@ class EventsV1Tracker:
         namespace: str = "",
         subresource: str | None = None,
         dry_run: bool = False,
+        *,
+        copy: bool = True,
+        unknown: list[str] | None = None,
     ) -> dict[str, Any]:
         if gvr != EVENTS_V1:
-            return self._tracker.update(gvr, obj, namespace, subresource=subresource, dry_run=dry_run)
+            return self._tracker.update(gvr, obj, namespace, subresource=subresource, dry_run=dry_run, copy=copy,
+                                        unknown=unknown)
         core = self._checked_core(obj)
         old = self._tracker.get(EVENTS, namespace or meta.namespace(obj), meta.name(obj))
         causes = _validate_update(core, old)

@@ -36,21 +36,25 @@ __all__ = [
 ]
 
 
-def check_decodes(info: ResourceInfo, obj: dict[str, Any], patched: bool = False, drop_unknown: bool = False) -> None:
+def check_decodes(
+    info: ResourceInfo, obj: dict[str, Any], patched: bool = False, drop_unknown: bool = False
+) -> list[str]:
     """Raise what kube-apiserver answers when ``obj`` does not decode into the kind's Go type (see the module doc);
     ``patched``: ``obj`` is the result of a patch; ``drop_unknown``: then remove, in place, the fields of a built-in
     kind's object that its Go type does not have, as decoding drops them (custom resources are pruned against their
-    CRD schema by ``admit_*``), in the same walk unless ``patched``, whose error quotes the object as it was."""
+    CRD schema by ``admit_*``), in the same walk unless ``patched``, whose error quotes the object as it was.
+    Answers the paths of a built-in kind's unknown fields (what ``unknown_fields`` finds, from the same walk)."""
     try:
         definition = schemas.kind_definition_name(info.gvr.api_version, info.kind)
         if definition is not None:
             unknown = check_kind(definition, obj, drop_unknown=drop_unknown and not patched)
             if drop_unknown and patched and unknown:  # the second walk only drops what the first found
                 check_kind(definition, obj, drop_unknown=True)
-        elif not isinstance(obj, dict):
+            return sorted(unknown)
+        if not isinstance(obj, dict):
             raise DecodeError(f"json: cannot unmarshal {type(obj).__name__} into Go value of type unstructured.Unstructured")
-        else:
-            check_object_meta(obj.get("metadata"))
+        check_object_meta(obj.get("metadata"))
+        return []
     except DecodeError as err:
         raise _decode_error(info, err, obj if patched else None) from None
 

@@ -200,14 +200,25 @@ class ObjectTracker:
         return meta.deep_copy(stored)
 
     def create(
-        self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "", dry_run: bool = False
+        self,
+        gvr: GroupVersionResource,
+        obj: dict[str, Any],
+        namespace: str = "",
+        dry_run: bool = False,
+        *,
+        copy: bool = True,
+        unknown: list[str] | None = None,
     ) -> dict[str, Any]:
+        """``copy=False``: the answer is the stored object itself, for a writer that only reads or serializes it;
+        ``unknown``: gets the paths of the unknown fields of a built-in kind's body (``fieldValidation=Warn``'s
+        warnings) that the decoding check dropped, found by that same walk."""
         with self._lock:
             info = self.resource_info(gvr)
-            stored = self._create_locked(info, obj, namespace, keep_identity=False, reject_rv=True, dry_run=dry_run)
+            stored = self._create_locked(info, obj, namespace, keep_identity=False, reject_rv=True, dry_run=dry_run,
+                                         unknown=unknown)
             if not dry_run:
                 self._gc.collect_if_dangling(info, stored)
-        return meta.deep_copy(stored)
+        return meta.deep_copy(stored) if copy else stored
 
     def _create_locked(
         self,
@@ -218,13 +229,16 @@ class ObjectTracker:
         reject_rv: bool,
         patched: bool = False,
         dry_run: bool = False,
+        unknown: list[str] | None = None,
     ) -> dict[str, Any]:
         """Create ``obj``; ``reject_rv``: a given resourceVersion is an error (POST); otherwise it is dropped;
         ``patched``: ``obj`` is the result of an apply patch (decoding errors are the patch's 422)."""
         if not isinstance(obj, dict):
             raise BadRequestError(f"the object must be a JSON object, got {type(obj).__name__}")
         new = bounded_copy(obj, patched=patched)  # bounds first: a hostile document is never walked twice
-        check_decodes(info, new, patched, drop_unknown=True)
+        dropped = check_decodes(info, new, patched, drop_unknown=True)
+        if unknown is not None:
+            unknown.extend(dropped)
         check_type_meta(info, new)
         ns = resolve_namespace(info, namespace, new)
         md = new["metadata"]
@@ -299,15 +313,21 @@ class ObjectTracker:
         namespace: str = "",
         subresource: str | None = None,
         dry_run: bool = False,
+        *,
+        copy: bool = True,
+        unknown: list[str] | None = None,
     ) -> dict[str, Any]:
+        """``copy=False`` and ``unknown`` as for ``create``."""
         if not isinstance(obj, dict):
             raise BadRequestError(f"the object must be a JSON object, got {type(obj).__name__}")
         with self._lock:
             info = self._registry.resource_info(gvr, subresource)
             new = bounded_copy(obj)
-            check_decodes(info, new, drop_unknown=True)
+            dropped = check_decodes(info, new, drop_unknown=True)
+            if unknown is not None:
+                unknown.extend(dropped)
             stored = self._update_locked(info, new, namespace, subresource, conditional=True, dry_run=dry_run)
-        return meta.deep_copy(stored)
+        return meta.deep_copy(stored) if copy else stored
 
     def _update_locked(
         self,

@@ -248,3 +248,28 @@ def test_concurrent_writers_get_unique_increasing_rvs(tracker: ObjectTracker) ->
     for t in threads:
         t.join(timeout=10)
     assert sorted(rvs) == list(range(1, 201))
+
+
+def test_create_and_update_answer_a_copy_unless_asked_for_the_stored_object(tracker: ObjectTracker) -> None:
+    copied = tracker.create(r.PODS, make_pod("a"), "default")
+    copied["metadata"]["labels"] = {"changed": "by the caller"}  # a copy: the store does not see it
+    assert "labels" not in (tracker.peek(r.PODS, "default", "a") or {})["metadata"]
+    stored = tracker.create(r.PODS, make_pod("b"), "default", copy=False)
+    assert stored is tracker.peek(r.PODS, "default", "b")
+    updated = tracker.update(r.PODS, {**stored, "status": {"phase": "Running"}}, "default", subresource="status",
+                             copy=False)
+    assert updated is tracker.peek(r.PODS, "default", "b") and updated["status"]["phase"] == "Running"
+    assert tracker.update(r.PODS, {**updated}, "default") is not tracker.peek(r.PODS, "default", "b")
+
+
+def test_a_write_reports_the_unknown_fields_its_decoding_walk_dropped(tracker: ObjectTracker) -> None:
+    pod = make_pod("a")
+    pod["spec"]["containers"][0]["imagePullPolcy"] = "Always"
+    unknown: list[str] = []
+    created = tracker.create(r.PODS, pod, "default", unknown=unknown)
+    assert unknown == ["spec.containers[0].imagePullPolcy"]
+    assert unknown == tracker.unknown_fields(r.PODS, pod)  # what fieldValidation's own walk finds
+    assert "imagePullPolcy" not in created["spec"]["containers"][0]
+    unknown.clear()
+    tracker.update(r.PODS, {**created, "bogus": 1}, "default", subresource="status", unknown=unknown)
+    assert unknown == ["bogus"]
