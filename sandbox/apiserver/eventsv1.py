@@ -16,6 +16,7 @@ deprecated fields unset; most fields immutable), with the core field paths kube-
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
@@ -201,7 +202,7 @@ class EventsV1Tracker:
 
     def create(
         self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "", dry_run: bool = False,
-        *, copy: bool = True, unknown: list[str] | None = None,
+        *, copy: bool = True, unknown: builtins.list[str] | None = None,
     ) -> dict[str, Any]:
         """``copy=False``: the stored object itself (read-only) is the answer (an events.k8s.io Event is always a
         new, converted one); ``unknown`` as for ``ObjectTracker.create`` (not for events.k8s.io Events)."""
@@ -224,7 +225,7 @@ class EventsV1Tracker:
         dry_run: bool = False,
         *,
         copy: bool = True,
-        unknown: list[str] | None = None,
+        unknown: builtins.list[str] | None = None,
     ) -> dict[str, Any]:
         if gvr != EVENTS_V1:
             return self._tracker.update(gvr, obj, namespace, subresource=subresource, dry_run=dry_run, copy=copy,

@@ -37,6 +37,7 @@ checks that) and deleting one does not empty it.
 
 from __future__ import annotations
 
+import builtins
 import threading
 import time
 import uuid
@@ -315,7 +316,7 @@ class ObjectTracker:
         dry_run: bool = False,
         *,
         copy: bool = True,
-        unknown: list[str] | None = None,
+        unknown: builtins.list[str] | None = None,
     ) -> dict[str, Any]:
         """``copy=False`` and ``unknown`` as for ``create``."""
         if not isinstance(obj, dict):
