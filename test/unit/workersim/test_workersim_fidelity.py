@@ -42,13 +42,16 @@ def test_a_hot_update_directory_replaced_after_the_pod_started_is_invisible_to_i
     make_simulator(pod_logs_dir=tmp_path / "logs")
     pod = run_pod(hot_update_pod())
     directory = rootfs / HOT_DIR
-    wait_for("the pod's mount (created at start)", directory.is_dir)
+    log = tmp_path / "logs" / "default" / f"{pod['metadata']['name']}.log"
+    # its mounts are open once it logs its start (the directory alone shows up before the pod opened it)
+    wait_for("the worker's start", lambda: log.read_text() if log.exists() else "",
+             check=lambda t: "worker started" in t)
+    assert directory.is_dir()
     # the node replaces the directory: the pod keeps the one it mounted (moved away here, so it can still be written)
     mounted = directory.with_name("helmet.mounted")
     directory.rename(mounted)
     directory.mkdir()
     write_config(directory, "v1")
-    log = tmp_path / "logs" / "default" / f"{pod['metadata']['name']}.log"
     wait_for("the SDK's complaint about the config it cannot read",
              lambda: log.read_text() if log.exists() else "", check=lambda t: "fail to parse model hot update" in t)
     write_config(mounted, "v2")
