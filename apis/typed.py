@@ -24,7 +24,7 @@ import re
 import threading
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
@@ -32,10 +32,11 @@ from cachetools import LRUCache
 
 from .resources import GroupVersionResource, ResourceInfo, lookup
 
-__all__ = ["ApiType", "Resource", "api_field", "schema_of", "camel_case"]
+__all__ = ["ApiType", "Resource", "api_field", "schema_of", "camel_case", "spec_of"]
 
 T = TypeVar("T", bound="ApiType")
 R = TypeVar("R", bound="Resource")
+V = TypeVar("V", bound="ApiType")
 
 VIEW_CACHE_SIZE = 2048  # objects whose last view is kept (one entry per object UID)
 
@@ -180,7 +181,8 @@ class ApiType:
         return out
 
 
-_VIEWS: LRUCache[tuple[type, str], tuple[tuple[Any, Any, Any], Resource]] = LRUCache(maxsize=VIEW_CACHE_SIZE)
+# (view type, object UID) -> (the dicts the view was built from, the view); Resource views and spec views alike
+_VIEWS: LRUCache[tuple[type, str], tuple[tuple[Any, ...], ApiType]] = LRUCache(maxsize=VIEW_CACHE_SIZE)
 _VIEWS_LOCK = threading.Lock()
 
 
@@ -203,23 +205,13 @@ class Resource(ApiType):
 
     @classmethod
     def view_of(cls: type[R], obj: Mapping[str, Any]) -> R:
-        """``from_dict(obj)``, remembered while ``obj``'s ``metadata``, ``spec`` and ``status`` are the very dicts
-        it was built from: an informer's objects are shared and never changed (an update brings new dicts), so a
-        controller syncing a job many times between its updates parses it once. The view is shared: never change
-        it. Errors are not remembered (the next call raises them again)."""
+        """``from_dict(obj)``, remembered while ``obj``'s ``metadata``, ``spec`` and ``status`` are the dicts (or
+        equal to the dicts) it was built from: an informer's objects are shared and never changed (an update brings
+        new dicts), so a controller syncing a job many times between its updates parses it once. The view is shared
+        and its free-form parts may be those of an earlier, equal dict: never change it. Errors are not remembered
+        (the next call raises them again)."""
         parts = (obj.get("metadata"), obj.get("spec"), obj.get("status"))
-        uid = parts[0].get("uid") if isinstance(parts[0], Mapping) else None
-        if not uid:
-            return cls.from_dict(obj)
-        key = (cls, uid)
-        with _VIEWS_LOCK:
-            hit = _VIEWS.get(key)
-        if hit is not None and all(a is b for a, b in zip(hit[0], parts, strict=True)):
-            return typing.cast(R, hit[1])
-        view = cls.from_dict(obj)
-        with _VIEWS_LOCK:
-            _VIEWS[key] = (parts, view)
-        return view
+        return _remembered(cls, obj, parts, lambda: cls.from_dict(obj))
 
     @property
     def name(self) -> str:
@@ -228,6 +220,39 @@ class Resource(ApiType):
     @property
     def namespace(self) -> str:
         return (self.metadata or {}).get("namespace") or ""
+
+
+def spec_of(spec_type: type[T], obj: Mapping[str, Any]) -> T | None:
+    """The view of ``obj``'s ``spec`` alone (``None`` when it has none), as ``Resource.view_of`` would give it but
+    without parsing the status: a controller that reads only the spec pays nothing for status updates (a learning
+    job's conditions). Remembered while ``obj``'s ``spec`` is (or equals) the dict it was built from; shared, never
+    change it. ``ValueError`` names the field as ``spec.<path>``."""
+    spec = obj.get("spec")
+    if spec is None:
+        return None
+    return _remembered(spec_type, obj, (spec,), lambda: spec_type.from_dict(spec, "spec"))
+
+
+def _remembered(cls: type, obj: Mapping[str, Any], parts: tuple[Any, ...], build: Callable[[], V]) -> V:
+    """``build()``, or the view built before for ``obj`` (by UID) from the same ``parts``: the very dicts, or equal
+    ones (an update decodes new dicts for the parts it left alone; comparing them costs far less than a parse)."""
+    metadata = obj.get("metadata")
+    uid = metadata.get("uid") if isinstance(metadata, Mapping) else None
+    if not uid:
+        return build()
+    key = (cls, uid)
+    with _VIEWS_LOCK:
+        hit = _VIEWS.get(key)
+    if hit is not None and all(a is b or a == b for a, b in zip(hit[0], parts, strict=True)):
+        view = typing.cast(V, hit[1])
+        if any(a is not b for a, b in zip(hit[0], parts, strict=True)):
+            with _VIEWS_LOCK:  # equal content in new dicts (an update that left these parts alone): same view
+                _VIEWS[key] = (parts, view)
+        return view
+    view = build()
+    with _VIEWS_LOCK:
+        _VIEWS[key] = (parts, view)
+    return view
 
 
 def _join(path: str, key: str) -> str:

@@ -65,7 +65,9 @@ def named_nodes(job: Mapping[str, Any], dataset: Mapping[str, Any] | None = None
     ``sedna.io/Train|Eval|Deploy`` annotations, and ``dataset``'s ``spec.nodeName``; in that order, each once."""
     found: list[tuple[str, str]] = []
 
-    def walk(value: Any, path: str, depth: int) -> None:
+    path = ["spec"]  # the keys down to the value walked; joined only for a node found (an index calls this per update)
+
+    def walk(value: Mapping[str, Any] | list[Any], depth: int) -> None:
         if depth > _MAX_DEPTH:
             return
         if isinstance(value, Mapping):
@@ -73,14 +75,19 @@ def named_nodes(job: Mapping[str, Any], dataset: Mapping[str, Any] | None = None
             if isinstance(template, Mapping):
                 node = (template.get("spec") or {}).get("nodeName") if isinstance(template.get("spec"), Mapping) else None
                 if isinstance(node, str) and node:
-                    found.append((node, f"{path}.template.spec.nodeName"))
-            for key, item in value.items():
-                walk(item, f"{path}.{key}", depth + 1)
-        elif isinstance(value, list):
-            for i, item in enumerate(value):
-                walk(item, f"{path}[{i}]", depth + 1)
+                    found.append((node, "".join(path) + ".template.spec.nodeName"))
+            items: Iterable[tuple[object, Any]] = value.items()
+        else:
+            items = enumerate(value)
+        for key, item in items:
+            if isinstance(item, (Mapping, list)):
+                path.append(f".{key}" if isinstance(value, Mapping) else f"[{key}]")
+                walk(item, depth + 1)
+                path.pop()
 
-    walk(job.get("spec") or {}, "spec", 0)
+    spec = job.get("spec")
+    if isinstance(spec, (Mapping, list)):
+        walk(spec, 0)
     annotations = meta.annotations(job)
     for key in STAGE_NODE_ANNOTATIONS:
         if annotations.get(key):

@@ -27,7 +27,8 @@ from typing import Any
 from apis import meta
 from apis.meta import Obj
 from apis.resources import DEPLOYMENTS, FEATURE_EXTRACTION_SERVICES, MODELS, SERVICES
-from apis.sedna.v1alpha1 import FeatureExtractionService, FeatureExtractionServiceSpec
+from apis.sedna.v1alpha1 import FeatureExtractionServiceSpec
+from apis.typed import spec_of
 from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.deployments import deployment_name, ensure_deployment, scale_deployment
 from globalmanager.runtime.kind import Kind
@@ -47,7 +48,7 @@ def model_refs(service: Obj) -> list[str]:
     """The service's Model (indexed, so that its events wake exactly these services); none for a spec the typed view
     rejects (such a service fails ``InvalidSpec`` whatever its Model)."""
     try:
-        spec = FeatureExtractionService.view_of(service).spec
+        spec = spec_of(FeatureExtractionServiceSpec, service)
     except ValueError:
         return []
     return [spec.model.name] if spec is not None and spec.model is not None and spec.model.name else []
@@ -56,7 +57,7 @@ def model_refs(service: Obj) -> list[str]:
 def fe_spec(service: Obj) -> FeatureExtractionServiceSpec:
     """The typed spec; ``ValueError`` naming the field when the template or Model is missing, or the name cannot
     name the Service."""
-    return check_model_worker_spec(service, FeatureExtractionService.view_of(service).spec, FE_WORKER)
+    return check_model_worker_spec(service, spec_of(FeatureExtractionServiceSpec, service), FE_WORKER)
 
 
 def create_workers(ctx: Ctx, service: Obj, spec: FeatureExtractionServiceSpec, deployments: dict[str, Obj]) -> None:

@@ -30,7 +30,8 @@ from apis import meta
 from apis.meta import Obj
 from apis.record import NORMAL
 from apis.resources import DATASETS, FEDERATED_LEARNING_JOBS, MODELS, PODS, SERVICES, GroupVersionResource
-from apis.sedna.v1alpha1 import FederatedLearningJob, FLJobConditionType, FLJobSpec
+from apis.sedna.v1alpha1 import FLJobConditionType, FLJobSpec
+from apis.typed import spec_of
 from globalmanager.runtime.context import KindContext, recreation_key
 from globalmanager.runtime.jobstatus import JobObservation, create_or_wait, is_job_finished, write_job_status
 from globalmanager.runtime.kind import Kind
@@ -64,7 +65,7 @@ Ctx = KindContext[None]
 
 def fl_spec(job: Obj) -> FLJobSpec:
     """The typed spec; ``ValueError`` naming the field for a spec the job cannot run with."""
-    spec = FederatedLearningJob.view_of(job).spec
+    spec = spec_of(FLJobSpec, job)
     if spec is None:
         raise ValueError("spec is required")
     if spec.aggregation_worker is None or spec.aggregation_worker.template is None:

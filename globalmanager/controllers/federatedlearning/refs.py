@@ -11,7 +11,8 @@ from __future__ import annotations
 from apis import meta
 from apis.meta import Obj
 from apis.resources import DATASETS, MODELS
-from apis.sedna.v1alpha1 import FederatedLearningJob, FLJobSpec
+from apis.sedna.v1alpha1 import FLJobSpec
+from apis.typed import spec_of
 from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.references import get_credential, get_referenced
 
@@ -23,7 +24,7 @@ __all__ = ["dataset_names", "dataset_refs", "model_names", "model_refs", "readab
 def readable_spec(job: Obj) -> FLJobSpec | None:
     """The typed spec, ``None`` when the view rejects it."""
     try:
-        return FederatedLearningJob.view_of(job).spec
+        return spec_of(FLJobSpec, job)
     except ValueError:
         return None
 

@@ -43,7 +43,8 @@ from apis.sedna.constants import (
     TRAIN,
     WAITING,
 )
-from apis.sedna.v1alpha1 import DeployModel, ILJobSpec, IncrementalLearningJob, ModelRef
+from apis.sedna.v1alpha1 import DeployModel, ILJobSpec, ModelRef
+from apis.typed import spec_of
 from globalmanager.controllers.learningjob.placement import ModelNeed, Plan, stage_node
 
 __all__ = ["hot_update_enabled", "il_spec", "model_names", "plan"]
@@ -51,7 +52,7 @@ __all__ = ["hot_update_enabled", "il_spec", "model_names", "plan"]
 
 def il_spec(job: Obj) -> ILJobSpec:
     """The typed spec; ``ValueError`` naming the field for a spec the view rejects."""
-    spec = IncrementalLearningJob.view_of(job).spec
+    spec = spec_of(ILJobSpec, job)
     if spec is None:
         raise ValueError("spec is required")
     return spec

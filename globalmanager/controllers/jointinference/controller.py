@@ -25,7 +25,8 @@ from typing import Any
 from apis import meta
 from apis.meta import Obj
 from apis.resources import DEPLOYMENTS, HORIZONTAL_POD_AUTOSCALERS, JOINT_INFERENCE_SERVICES, MODELS, SERVICES
-from apis.sedna.v1alpha1 import JointInferenceService, JointInferenceServiceSpec
+from apis.sedna.v1alpha1 import JointInferenceServiceSpec
+from apis.typed import spec_of
 from globalmanager.runtime.autoscaling import ensure_hpa
 from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.deployments import deployment_name, ensure_deployment
@@ -47,7 +48,7 @@ def model_refs(service: Obj) -> list[str]:
     """The Models a service uses (indexed, so that a Model's events wake exactly these services); none for a spec
     the typed view rejects (such a service fails ``InvalidSpec`` whatever its Models)."""
     try:
-        spec = JointInferenceService.view_of(service).spec or JointInferenceServiceSpec()
+        spec = spec_of(JointInferenceServiceSpec, service) or JointInferenceServiceSpec()
     except ValueError:
         return []
     workers = (worker_of(spec, worker_type) for worker_type in WORKER_SPEC)
@@ -57,7 +58,7 @@ def model_refs(service: Obj) -> list[str]:
 def ji_spec(service: Obj) -> JointInferenceServiceSpec:
     """The typed spec; ``ValueError`` naming the field when a worker lacks its template or Model, or the name cannot
     name the cloud Service."""
-    spec = JointInferenceService.view_of(service).spec or JointInferenceServiceSpec()
+    spec = spec_of(JointInferenceServiceSpec, service) or JointInferenceServiceSpec()
     for worker_type, field in WORKER_SPEC.items():
         worker = worker_of(spec, worker_type)
         if worker is None or worker.template is None or worker.model is None or not worker.model.name:

@@ -5,7 +5,8 @@ its edge worker (``spec.edgeWorker.template.spec.nodeName``): ``insert`` on crea
 from __future__ import annotations
 
 from apis.meta import Obj
-from apis.sedna.v1alpha1 import JointInferenceService
+from apis.sedna.v1alpha1 import JointInferenceServiceSpec
+from apis.typed import spec_of
 from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.edge import DELETE, UPDATE
 
@@ -15,7 +16,7 @@ __all__ = ["edge_node", "to_edge"]
 def edge_node(service: Obj) -> str:
     """The node of the edge worker; ``""`` when the spec names none (or is not a JointInferenceService's)."""
     try:
-        spec = JointInferenceService.view_of(service).spec
+        spec = spec_of(JointInferenceServiceSpec, service)
     except ValueError:
         return ""
     template = (spec.edge_worker.template if spec is not None and spec.edge_worker is not None else None) or {}

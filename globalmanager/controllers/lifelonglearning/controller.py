@@ -15,8 +15,9 @@ from typing import Any
 from apis import meta
 from apis.meta import Obj
 from apis.resources import DATASETS, LIFELONG_LEARNING_JOBS, PODS
-from apis.sedna.v1alpha1 import LifelongLearningJob, LLJobSpec
+from apis.sedna.v1alpha1 import LLJobSpec
 from apis.sedna.v1alpha1.common import Stage
+from apis.typed import spec_of
 from globalmanager.controllers.learningjob.controller import (
     LearningRules,
     LearningState,
@@ -42,7 +43,7 @@ _POLICY = Policy(restart_on_deploy_ready=True, deploy_running_completes=False)
 
 def ll_spec(job: Obj) -> LLJobSpec:
     """The typed spec; ``ValueError`` naming the field for a spec the view rejects."""
-    spec = LifelongLearningJob.view_of(job).spec
+    spec = spec_of(LLJobSpec, job)
     if spec is None:
         raise ValueError("spec is required")
     return spec

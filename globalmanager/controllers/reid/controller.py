@@ -26,7 +26,8 @@ from apis import meta
 from apis.meta import Obj
 from apis.record import NORMAL
 from apis.resources import PODS, REID_JOBS
-from apis.sedna.v1alpha1 import ReidJob, ReidJobSpec
+from apis.sedna.v1alpha1 import ReidJobSpec
+from apis.typed import spec_of
 from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.jobspec import (
     BACKOFF_LIMIT_EXCEEDED,
@@ -57,7 +58,7 @@ Ctx = KindContext[None]
 
 def reid_spec(job: Obj) -> ReidJobSpec:
     """The typed spec; ``ValueError`` naming the field for a spec the view rejects."""
-    spec = ReidJob.view_of(job).spec
+    spec = spec_of(ReidJobSpec, job)
     if spec is None or spec.template is None:
         raise ValueError("spec.template is required")
     return spec

@@ -11,7 +11,8 @@ from typing import Any
 from apis import meta
 from apis.meta import Obj
 from apis.resources import MODELS, PODS, SERVICES, VIDEO_ANALYTICS_JOBS
-from apis.sedna.v1alpha1 import ReidJobSpec, VideoAnalyticsJob, VideoAnalyticsJobSpec
+from apis.sedna.v1alpha1 import ReidJobSpec, VideoAnalyticsJobSpec
+from apis.typed import spec_of
 from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.kind import Kind
 from globalmanager.runtime.references import get_credential, get_referenced
@@ -32,7 +33,7 @@ def model_refs(job: Obj) -> list[str]:
 
 
 def va_spec(job: Obj) -> VideoAnalyticsJobSpec:
-    return check_model_worker_spec(job, VideoAnalyticsJob.view_of(job).spec, VA_WORKER)
+    return check_model_worker_spec(job, spec_of(VideoAnalyticsJobSpec, job), VA_WORKER)
 
 
 def resolve_model(ctx: Ctx, job: Obj) -> Obj:

@@ -11,7 +11,7 @@ import pytest
 import apis.elasticdl.v1alpha1 as eai
 import apis.sedna.v1alpha1 as v1
 from apis import openapi, yamlutil
-from apis.typed import ApiType, api_field, camel_case, schema_of
+from apis.typed import ApiType, api_field, camel_case, schema_of, spec_of
 
 SAMPLES = Path(__file__).resolve().parents[3] / "charts" / "sedna" / "samples"
 
@@ -250,3 +250,23 @@ def test_view_of_parses_an_object_once_while_its_dicts_are_the_same():
     assert second is not first and second.spec is not None and second.spec.aggregation_worker is not None
     assert second.spec.aggregation_worker.model is not None and second.spec.aggregation_worker.model.name == "m2"
     assert v1.FederatedLearningJob.view_of({**job, "metadata": {"name": "fl"}}) is not first  # no UID: parsed
+
+
+def test_spec_of_parses_the_spec_alone_once_while_it_is_unchanged():
+    spec = {"aggregationWorker": {"model": {"name": "m"}}}
+    job = {"metadata": {"name": "fl", "namespace": "default", "uid": "u-spec"}, "spec": spec,
+           "status": {"conditions": "not a list"}}  # a status the full view rejects: never parsed here
+    with pytest.raises(ValueError, match=r"^status\.conditions: expected an array"):
+        v1.FederatedLearningJob.view_of(job)
+    first = spec_of(v1.FLJobSpec, job)
+    assert first is not None and first.aggregation_worker is not None and first.aggregation_worker.model is not None
+    assert first.aggregation_worker.model.name == "m"
+    assert spec_of(v1.FLJobSpec, {**job, "status": {"phase": "Running"}}) is first  # a status update: no parse
+    redecoded = copy.deepcopy(spec)  # what the next watch event brings for a spec it left alone: equal, new dicts
+    assert spec_of(v1.FLJobSpec, {**job, "spec": redecoded}) is first
+    changed = spec_of(v1.FLJobSpec, {**job, "spec": {"aggregationWorker": {"model": {"name": "m2"}}}})
+    assert changed is not first and changed is not None and changed.aggregation_worker is not None
+    assert changed.aggregation_worker.model is not None and changed.aggregation_worker.model.name == "m2"
+    assert spec_of(v1.FLJobSpec, {"metadata": {"uid": "u-none"}}) is None
+    with pytest.raises(ValueError, match=r"^spec\.aggregationWorker: expected an object, got string"):
+        spec_of(v1.FLJobSpec, {**job, "spec": {"aggregationWorker": "x"}})

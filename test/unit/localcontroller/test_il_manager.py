@@ -463,6 +463,8 @@ def test_eval_waits_for_a_train_report_that_comes_after_the_gms_own_train_comple
     import structlog.testing
 
     setup_objects(lc)
+    # counted first: a job synced before its Dataset is counted waits for that instead (another "waiting" line)
+    wait_for("the Dataset counted", lambda: lc.lc.ctx.managers["dataset"].count("default", "ds") is not None)
     train_input = {"models": [m("/models/initial.pb")], "dataURL": "/output/il/data/train/1/data.txt",
                    "outputDir": "/output/il/train/1"}
     conds = Conditions().add("Train", "Waiting").add("Train", "Ready", train_input).add("Train", "Running")
