@@ -59,6 +59,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -412,6 +413,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--profile-wall", action="store_true",
                    help="profile every thread (where the time goes), not only the GIL holder (where the CPU goes)")
     args = p.parse_args(argv)
+    # SIGTERM ends the run like Ctrl-C: through the finally blocks that stop the sandbox, the GM and the edge processes
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     if args.peer != "ours" and (args.mix or args.kind not in GO_KINDS):
         p.error(f"Go's GM runs only {', '.join(GO_KINDS)} (Go Sedna has no ElasticAIJob); pick one with --kind")
     sizes = args.jobs or [1000, 10000]

@@ -457,10 +457,11 @@ class PodSimulator:
         return f"10.244.{n // 250 % 256}.{n % 250 + 2}"
 
     def _write_status(self, pod: Mapping[str, Any], status: dict[str, Any]) -> dict[str, Any]:
-        updated = dict(pod)
-        updated["status"] = status
-        # the stored pod itself: the simulator only reads it (its next status is built as a new dict)
-        return self._wrote(self.tracker.update(PODS, updated, meta.namespace(pod), subresource="status", copy=False))
+        # a status write takes only the status (a new dict, never changed afterwards): the rest is the stored pod's,
+        # with metadata of its own (the tracker may set its namespace); the answer is the stored pod, only read
+        updated = {**pod, "metadata": dict(pod["metadata"]), "status": status}
+        return self._wrote(self.tracker.update(PODS, updated, meta.namespace(pod), subresource="status", copy=False,
+                                               trusted=True))
 
     def _wrote(self, pod: dict[str, Any]) -> dict[str, Any]:
         """Remember the resourceVersion of a pod this simulator just wrote (its own watch event needs no sync)."""

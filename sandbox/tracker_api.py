@@ -28,9 +28,12 @@ class TrackerAPI(Protocol):
     def watch(self, gvr: GroupVersionResource, namespace: str = "", options: ListOptions | None = None) -> Watch: ...
 
     def create(
-        self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "", *, copy: bool = True
+        self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str = "", *, copy: bool = True,
+        trusted: bool = False,
     ) -> dict[str, Any]:
-        """``copy=False``: the stored object itself (read-only) is the answer."""
+        """``copy=False``: the stored object itself (read-only) is the answer. ``trusted``: ``obj`` was built for
+        this write, well-formed, and is never changed afterwards: stored as it is (no bounds copy, no decoding
+        check; admission still applies)."""
         ...
 
     def update(
@@ -41,8 +44,9 @@ class TrackerAPI(Protocol):
         subresource: str | None = None,
         *,
         copy: bool = True,
+        trusted: bool = False,
     ) -> dict[str, Any]:
-        """``copy=False``: the stored object itself (read-only) is the answer."""
+        """``copy=False`` and ``trusted`` as for ``create``."""
         ...
 
     def bind(self, namespace: str, name: str, node_name: str) -> dict[str, Any]: ...

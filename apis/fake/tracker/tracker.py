@@ -188,6 +188,19 @@ class ObjectTracker:
         self._registry.unregister_crd(name)
 
     # -- create / get / list ----------------------------------------------------------------------------------------
+    @staticmethod
+    def _decoded(info: ResourceInfo, obj: object, patched: bool = False,
+                 unknown: builtins.list[str] | None = None) -> dict[str, Any]:
+        """The tracker's own copy of a written ``obj``, within bounds and decoded as ``info``'s kind (unknown fields
+        of a built-in kind dropped, their paths added to ``unknown``). Touches nothing shared: no lock needed."""
+        if not isinstance(obj, dict):
+            raise BadRequestError(f"the object must be a JSON object, got {type(obj).__name__}")
+        new = bounded_copy(obj, patched=patched)  # bounds first: a hostile document is never walked twice
+        dropped = check_decodes(info, new, patched, drop_unknown=True)
+        if unknown is not None:
+            unknown.extend(dropped)
+        return new
+
     def add(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Seed an object (a ``…List`` adds each item); like ``create`` but keeps a given uid and creationTimestamp."""
         if not isinstance(obj, dict) or not obj.get("apiVersion") or not obj.get("kind"):
@@ -209,14 +222,19 @@ class ObjectTracker:
         *,
         copy: bool = True,
         unknown: list[str] | None = None,
+        trusted: bool = False,
     ) -> dict[str, Any]:
         """``copy=False``: the answer is the stored object itself, for a writer that only reads or serializes it;
         ``unknown``: gets the paths of the unknown fields of a built-in kind's body (``fieldValidation=Warn``'s
-        warnings) that the decoding check dropped, found by that same walk."""
+        warnings) that the decoding check dropped, found by that same walk. ``trusted``: ``obj`` was built in this
+        process for this write, well-formed, and is never changed afterwards (the pod simulator's writes): it is
+        stored as it is, without the bounds copy and the decoding check; admission still applies."""
+        info = self.resource_info(gvr)
+        # copied and decoded before the lock: writers (request threads, the pod simulator) wait on each other less
+        new = obj if trusted else self._decoded(info, obj, unknown=unknown)
         with self._lock:
-            info = self.resource_info(gvr)
-            stored = self._create_locked(info, obj, namespace, keep_identity=False, reject_rv=True, dry_run=dry_run,
-                                         unknown=unknown)
+            stored = self._create_locked(info, new, namespace, keep_identity=False, reject_rv=True, dry_run=dry_run,
+                                         decoded=True)
             if not dry_run:
                 self._gc.collect_if_dangling(info, stored)
         return meta.deep_copy(stored) if copy else stored
@@ -230,16 +248,12 @@ class ObjectTracker:
         reject_rv: bool,
         patched: bool = False,
         dry_run: bool = False,
-        unknown: list[str] | None = None,
+        decoded: bool = False,
     ) -> dict[str, Any]:
         """Create ``obj``; ``reject_rv``: a given resourceVersion is an error (POST); otherwise it is dropped;
-        ``patched``: ``obj`` is the result of an apply patch (decoding errors are the patch's 422)."""
-        if not isinstance(obj, dict):
-            raise BadRequestError(f"the object must be a JSON object, got {type(obj).__name__}")
-        new = bounded_copy(obj, patched=patched)  # bounds first: a hostile document is never walked twice
-        dropped = check_decodes(info, new, patched, drop_unknown=True)
-        if unknown is not None:
-            unknown.extend(dropped)
+        ``patched``: ``obj`` is the result of an apply patch (decoding errors are the patch's 422); ``decoded``:
+        ``obj`` is ``_decoded``'s answer already (or a trusted object), stored as it is."""
+        new = obj if decoded else self._decoded(info, obj, patched=patched)
         check_type_meta(info, new)
         ns = resolve_namespace(info, namespace, new)
         md = new["metadata"]
@@ -283,10 +297,10 @@ class ObjectTracker:
 
     def peek(self, gvr: GroupVersionResource, namespace: str, name: str) -> Mapping[str, Any] | None:
         """The stored object itself (None when absent), for in-process readers that never modify it (``get``
-        returns a copy)."""
-        with self._lock:
-            info = self.resource_info(gvr)
-            return self._store.get(gvr, namespace if info.namespaced else "", name)
+        returns a copy). Takes no lock: a write replaces a stored object in one dict assignment, so a reader gets
+        the object before or after a concurrent write, never a part of one."""
+        info = self.resource_info(gvr)
+        return self._store.get(gvr, namespace if info.namespaced else "", name)
 
     def claimable(self, gvr: GroupVersionResource, namespace: str, owner_uid: str) -> list[Mapping[str, Any]]:
         """The stored objects (read-only) of ``gvr`` in ``namespace`` that ``owner_uid`` owns or that have no
@@ -317,16 +331,12 @@ class ObjectTracker:
         *,
         copy: bool = True,
         unknown: builtins.list[str] | None = None,
+        trusted: bool = False,
     ) -> dict[str, Any]:
-        """``copy=False`` and ``unknown`` as for ``create``."""
-        if not isinstance(obj, dict):
-            raise BadRequestError(f"the object must be a JSON object, got {type(obj).__name__}")
+        """``copy=False``, ``unknown`` and ``trusted`` as for ``create``."""
+        info = self._registry.resource_info(gvr, subresource)
+        new = obj if trusted else self._decoded(info, obj, unknown=unknown)  # before the lock, as in create
         with self._lock:
-            info = self._registry.resource_info(gvr, subresource)
-            new = bounded_copy(obj)
-            dropped = check_decodes(info, new, drop_unknown=True)
-            if unknown is not None:
-                unknown.extend(dropped)
             stored = self._update_locked(info, new, namespace, subresource, conditional=True, dry_run=dry_run)
         return meta.deep_copy(stored) if copy else stored
 

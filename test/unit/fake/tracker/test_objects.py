@@ -262,6 +262,24 @@ def test_create_and_update_answer_a_copy_unless_asked_for_the_stored_object(trac
     assert tracker.update(r.PODS, {**updated}, "default") is not tracker.peek(r.PODS, "default", "b")
 
 
+def test_a_trusted_write_stores_what_it_was_given_and_is_still_admitted(tracker: ObjectTracker) -> None:
+    pod = make_pod("a")
+    pod["spec"]["containers"][0]["imagePullPolcy"] = "Always"  # an untrusted write would drop it (decoding check)
+    stored = tracker.create(r.PODS, pod, "default", copy=False, trusted=True)
+    assert stored is pod and stored["spec"]["containers"][0]["imagePullPolcy"] == "Always"
+    status = {"phase": "Running"}
+    updated = tracker.update(r.PODS, {**stored, "metadata": dict(stored["metadata"]), "status": status}, "default",
+                             subresource="status", copy=False, trusted=True)
+    assert updated["status"] is status and updated is tracker.peek(r.PODS, "default", "a")
+    untrusted_status = {"phase": "Succeeded"}
+    again = tracker.update(r.PODS, {**updated, "status": untrusted_status}, "default", subresource="status",
+                           copy=False)
+    assert again["status"] == untrusted_status and again["status"] is not untrusted_status
+    with pytest.raises(errors.ApiError) as invalid:  # admission still applies
+        tracker.create(r.PODS, make_pod("Not_A_Name"), "default", trusted=True)
+    assert invalid.value.status == 422
+
+
 def test_a_write_reports_the_unknown_fields_its_decoding_walk_dropped(tracker: ObjectTracker) -> None:
     pod = make_pod("a")
     pod["spec"]["containers"][0]["imagePullPolcy"] = "Always"
