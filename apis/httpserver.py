@@ -162,7 +162,13 @@ class HTTPServer:
             return
         # closing the sockets from the loop's own thread: the trigger wakes the loop, which then finds its map empty
         # server.trigger is waitress's trigger (types-waitress types it int)
-        server.trigger.pull_trigger(lambda: wasyncore.close_all(self._map))  # type: ignore[attr-defined]
+        try:
+            server.trigger.pull_trigger(lambda: wasyncore.close_all(self._map))  # type: ignore[attr-defined]
+        except OSError:
+            # the wake-up pipe's descriptor was closed under it (seen once, EBADF, in a test process that closes many
+            # descriptors): close the sockets from here instead; the loop (polling every second, over a copy of its
+            # map) ends once the map is empty, and close_all skips what is closed already
+            wasyncore.close_all(self._map)
         if self._thread is not None:
             self._thread.join(timeout=5)
         server.task_dispatcher.shutdown(timeout=5)

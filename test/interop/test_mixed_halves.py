@@ -101,9 +101,16 @@ def test_federated_learning_round_reports(mixed: MixedSedna) -> None:
 
     # not one condition per report either way: our GM takes a report of the same round at the same updateTime for
     # a resent one (two trainers reporting in the same second through Go's LC, which has no report ids, count
-    # once); Go's GM writes the whole status from its cache, so two reports close together may keep one condition
-    got = wait_for("both rounds", rounds, timeout=TIMEOUT,
-                   check=lambda r: {m.split(" reaches")[0] for m in r} == {"Round 1", "Round 2"})
+    # once). Go's GM writes the whole status from its informer's copy when it syncs the job, so a round's condition
+    # appended just before can be overwritten (its lost update: one CI run kept only "Round 2"): with Go's GM the
+    # rounds reported are checked, with ours both rounds
+    reported = {"Round 1", "Round 2"}
+
+    def seen(conditions: list[str]) -> set[str]:
+        return {m.split(" reaches")[0] for m in conditions}
+
+    got = wait_for("the rounds reported", rounds, timeout=TIMEOUT,
+                   check=lambda r: seen(r) == reported if mixed.gm == "ours" else bool(r) and seen(r) <= reported)
     assert all(m.split(" reaches at ")[1] for m in got)
     metrics = wait_for("the Model's metrics", lambda: mixed.status("models", "fl-model").get("metrics"),
                        timeout=TIMEOUT)
