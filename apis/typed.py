@@ -243,12 +243,14 @@ def _remembered(cls: type, obj: Mapping[str, Any], parts: tuple[Any, ...], build
     key = (cls, uid)
     with _VIEWS_LOCK:
         hit = _VIEWS.get(key)
-    if hit is not None and all(a is b or a == b for a, b in zip(hit[0], parts, strict=True)):
-        view = typing.cast(V, hit[1])
-        if any(a is not b for a, b in zip(hit[0], parts, strict=True)):
-            with _VIEWS_LOCK:  # equal content in new dicts (an update that left these parts alone): same view
+    if hit is not None:
+        built_from, view = hit[0], typing.cast(V, hit[1])
+        if all(a is b for a, b in zip(built_from, parts, strict=True)):
+            return view
+        if built_from == parts:  # equal content in new dicts (an update that left these parts alone): same view
+            with _VIEWS_LOCK:
                 _VIEWS[key] = (parts, view)
-        return view
+            return view
     view = build()
     with _VIEWS_LOCK:
         _VIEWS[key] = (parts, view)

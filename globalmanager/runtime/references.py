@@ -77,11 +77,12 @@ def named_nodes(job: Mapping[str, Any], dataset: Mapping[str, Any] | None = None
                 if isinstance(node, str) and node:
                     found.append((node, "".join(path) + ".template.spec.nodeName"))
             items: Iterable[tuple[object, Any]] = value.items()
+            step = ".{}"
         else:
-            items = enumerate(value)
+            items, step = enumerate(value), "[{}]"
         for key, item in items:
             if isinstance(item, (Mapping, list)):
-                path.append(f".{key}" if isinstance(value, Mapping) else f"[{key}]")
+                path.append(step.format(key))
                 walk(item, depth + 1)
                 path.pop()
 

@@ -32,7 +32,8 @@ from apis import meta
 from apis.meta import Obj
 from apis.record import NORMAL
 from apis.resources import DEPLOYMENTS, OBJECT_SEARCH_SERVICES, PODS, SERVICES
-from apis.sedna.v1alpha1 import ObjectSearchService, ObjectSearchServiceSpec, ObjectTrackingService
+from apis.sedna.v1alpha1 import ObjectSearchServiceSpec, ObjectTrackingServiceSpec
+from apis.typed import spec_of
 from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.deployments import deployment_name, ensure_deployment, scale_deployment
 from globalmanager.runtime.kind import Kind
@@ -66,10 +67,10 @@ Ctx = KindContext[None]
 @dataclass(frozen=True)
 class TrackingServiceRules:
     """The rules of a service of tracking pods and ReID workers; what differs between the kinds that use them:
-    ``view`` (the kind's typed resource) and ``user_worker`` (ObjectSearch's user worker Deployment and Service,
+    ``spec_type`` (the kind's typed spec) and ``user_worker`` (ObjectSearch's user worker Deployment and Service,
     which ObjectTracking has not). ``rules`` are their ``ServiceRules``."""
 
-    view: type[ObjectSearchService] | type[ObjectTrackingService]
+    spec_type: type[ObjectSearchServiceSpec] | type[ObjectTrackingServiceSpec]
     user_worker: bool
 
     @property
@@ -85,7 +86,7 @@ class TrackingServiceRules:
     def spec(self, service: Obj) -> SearchSpec:
         """The typed spec; ``ValueError`` naming the field when a worker's template is missing, or the name cannot
         name a worker's Service."""
-        spec = self.view.view_of(service).spec
+        spec: SearchSpec | None = spec_of(self.spec_type, service)
         if spec is None or spec.reid_workers is None or spec.reid_workers.template is None:
             raise ValueError("spec.reidWorkers.template is required")
         if self.user_worker:
@@ -186,7 +187,7 @@ class TrackingServiceRules:
             obs.add_failure("deploymentFailed", FAILED_MESSAGE + "; ".join(sorted(seen.failed_workers)))
 
 
-OBJECT_SEARCH = TrackingServiceRules(view=ObjectSearchService, user_worker=True)
+OBJECT_SEARCH = TrackingServiceRules(spec_type=ObjectSearchServiceSpec, user_worker=True)
 
 KIND: Kind[None] = Kind(name="ObjectSearch", resource=OBJECT_SEARCH_SERVICES, sync=OBJECT_SEARCH.rules.sync,
                         owns=(PODS, DEPLOYMENTS, SERVICES), recreates=(DEPLOYMENTS,),

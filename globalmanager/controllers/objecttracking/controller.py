@@ -15,14 +15,14 @@ Status, self-healing, spec changes and cascade are ObjectSearch's (``objectsearc
 from __future__ import annotations
 
 from apis.resources import DEPLOYMENTS, OBJECT_TRACKING_SERVICES, PODS, SERVICES
-from apis.sedna.v1alpha1 import ObjectTrackingService
+from apis.sedna.v1alpha1 import ObjectTrackingServiceSpec
 from globalmanager.runtime.kind import Kind
 
 from ..objectsearch.controller import TrackingServiceRules
 
 __all__ = ["KIND", "NAME"]
 
-OBJECT_TRACKING = TrackingServiceRules(view=ObjectTrackingService, user_worker=False)
+OBJECT_TRACKING = TrackingServiceRules(spec_type=ObjectTrackingServiceSpec, user_worker=False)
 
 KIND: Kind[None] = Kind(name="ObjectTracking", resource=OBJECT_TRACKING_SERVICES, sync=OBJECT_TRACKING.rules.sync,
                         owns=(PODS, DEPLOYMENTS, SERVICES), recreates=(DEPLOYMENTS,),
