@@ -26,6 +26,7 @@ from apis.resources import DEPLOYMENTS
 from .labels import generate_labels
 from .names import label_value
 from .owned_errors import NotOwnedError
+from .pods import read_metadata_changed
 from .revisions import spec_hash_matches, stamp_spec_hash
 from .storage import inject_env, inject_storage
 from .worker import WorkerParam
@@ -155,19 +156,12 @@ def deployment_failure(deployment: Mapping[str, Any]) -> str:
     return ""
 
 
-# what a sync reads of a Deployment's metadata (the spec hash is an annotation); its status it reads only through
-# deployment_failure and deployment_available
-_READ_METADATA = ("uid", "labels", "annotations", "ownerReferences", "deletionTimestamp")
-
-
 def deployment_update_matters(old: Mapping[str, Any], cur: Mapping[str, Any]) -> bool:
     """False when ``cur`` differs from ``old`` only where no sync looks: status fields other than the health
     (replica counts, ``observedGeneration``, a condition's timestamps) and server-set metadata. The deployment
-    controller writes such updates several times per rollout; each woke the job for a sync that did nothing."""
-    if old.get("spec") != cur.get("spec"):
-        return True
-    old_md, cur_md = old.get("metadata") or {}, cur.get("metadata") or {}
-    if any(old_md.get(field) != cur_md.get(field) for field in _READ_METADATA):
+    controller writes such updates several times per rollout; each woke the job for a sync that did nothing. The
+    status is read only through ``deployment_failure`` and ``deployment_available``."""
+    if old.get("spec") != cur.get("spec") or read_metadata_changed(old, cur):
         return True
     return (deployment_failure(old), deployment_available(old)) != (deployment_failure(cur), deployment_available(cur))
 

@@ -238,7 +238,7 @@ class JobController(Generic[S]):
         self._enqueue_owner(pod, immediate)
 
     def update_pod(self, old: Obj, cur: Obj) -> None:
-        if meta.resource_version(old) != meta.resource_version(cur):
+        if meta.resource_version(old) != meta.resource_version(cur) and self._update_matters(PODS, old, cur):
             self.add_pod(cur)
 
     def delete_pod(self, obj: Deleted) -> None:
@@ -261,9 +261,14 @@ class JobController(Generic[S]):
     def _update_owned(self, gvr: GroupVersionResource, old: Obj, cur: Obj) -> None:
         if meta.resource_version(old) == meta.resource_version(cur):
             return
+        if self._update_matters(gvr, old, cur):
+            self._enqueue_owner(cur, True)
+
+    def _update_matters(self, gvr: GroupVersionResource, old: Obj, cur: Obj) -> bool:
         if gvr == DEPLOYMENTS and not deployment_update_matters(old, cur):
-            return
-        self._enqueue_owner(cur, True)
+            return False
+        matters = self.definition.owned_update_matters
+        return matters is None or matters(gvr, old, cur)
 
     def _delete_owned(self, gvr: GroupVersionResource, obj: Deleted) -> None:
         """Wake the object's job; recreate the object if it was deleted from under a live job."""

@@ -62,6 +62,9 @@ class Kind(Generic[S]):
       resourceVersion is the one the write returned) does not sync the job again — for a kind whose sync never
       needs a second pass to act on what it wrote (it returns a ``Result`` when it does). The edge still gets the
       update.
+    * ``owned_update_matters(resource, old, cur)``: whether an update of an owned object changes anything the sync
+      reads (controller-runtime's update predicate); False leaves the job asleep. Default: every update with a new
+      resourceVersion matters (Deployments: ``deployment_update_matters``, for every kind).
     """
 
     name: str
@@ -80,6 +83,7 @@ class Kind(Generic[S]):
     on_deleted: Callable[[KindContext[S], GroupVersionResource, Obj], None] | None = None
     replaces_workers_on_new_generation: bool = False
     ignores_own_status_writes: bool = False
+    owned_update_matters: Callable[[GroupVersionResource, Obj, Obj], bool] | None = None
 
     def __post_init__(self) -> None:
         unknown = [str(g) for g in self.recreates if g not in self.owns]

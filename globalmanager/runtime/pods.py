@@ -28,7 +28,12 @@ __all__ = [
     "is_pod_active",
     "is_pod_terminal",
     "pod_from_template",
+    "pod_update_matters",
+    "read_metadata_changed",
 ]
+
+# what a sync reads of an owned object's metadata (a spec hash or generation is an annotation; the name is the key)
+_READ_METADATA = ("uid", "labels", "annotations", "ownerReferences", "deletionTimestamp")
 
 
 def get_pod_from_template(template: Mapping[str, Any] | None, owner: Mapping[str, Any]) -> dict[str, Any]:
@@ -86,3 +91,17 @@ def count_pods(pods: Iterable[Mapping[str, Any]]) -> dict[str, int]:
         elif meta.deletion_timestamp(pod) is None:
             out["active"] += 1
     return out
+
+
+def read_metadata_changed(old: Mapping[str, Any], cur: Mapping[str, Any]) -> bool:
+    """Whether the metadata a sync reads differs (not resourceVersion, managedFields or other server-set fields)."""
+    old_md, cur_md = old.get("metadata") or {}, cur.get("metadata") or {}
+    return any(old_md.get(name) != cur_md.get(name) for name in _READ_METADATA)
+
+
+def pod_update_matters(old: Mapping[str, Any], cur: Mapping[str, Any]) -> bool:
+    """For a kind that reads a pod's phase and metadata only (a failed pod's container states come with its phase):
+    False for the binding and the kubelet's status writes within a phase (conditions, container states, IPs)."""
+    if (old.get("status") or {}).get("phase") != (cur.get("status") or {}).get("phase"):
+        return True
+    return read_metadata_changed(old, cur)

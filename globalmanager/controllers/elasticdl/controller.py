@@ -33,6 +33,7 @@ from apis.record import NORMAL, WARNING
 from apis.resources import ELASTIC_AI_JOBS, PODS, GroupVersionResource
 from globalmanager.runtime.context import KindContext
 from globalmanager.runtime.kind import Kind
+from globalmanager.runtime.pods import pod_update_matters
 from globalmanager.runtime.revisions import is_current_generation
 from reconcile import Result
 
@@ -289,5 +290,6 @@ KIND: Kind[None] = Kind(
     job_of=job_of,
     replaces_workers_on_new_generation=True,
     ignores_own_status_writes=True,  # the master pod's events drive every step; a status write needs no second pass
+    owned_update_matters=lambda gvr, old, cur: pod_update_matters(old, cur),  # phases and metadata only
 )
 NAME = KIND.name

@@ -15,8 +15,10 @@ from testkit import wait_for
 from apis import meta
 from apis.fake import FakeClientset
 from apis.resources import DEPLOYMENTS, ELASTIC_AI_JOBS, PODS, SERVICES
+from globalmanager.controllers.elasticdl.controller import KIND as ELASTICDL
 from globalmanager.runtime import JobController, Kind, KindContext
 from globalmanager.runtime.edge import RecordingEdgeLink
+from globalmanager.runtime.pods import pod_update_matters
 from informers import DeletedFinalStateUnknown, SharedInformerFactory
 from reconcile import Result
 from workqueue import ItemExponentialFailureRateLimiter
@@ -306,6 +308,61 @@ def test_a_deployment_update_wakes_its_job_only_when_a_sync_could_act_on_it():
     c.update_deployment(rescaled, annotated)
     assert c.queue.len() == 1
     c.queue.shut_down()
+
+
+def _pod(job: dict[str, Any], rv: str, phase: str, **status: Any) -> dict[str, Any]:
+    pod = _owned("Pod", "p", job, rv=rv)
+    pod["status"] = {"phase": phase, **status}
+    return pod
+
+
+def test_a_kind_that_reads_pod_phases_sleeps_through_the_kubelets_updates_within_a_phase():
+    cs = FakeClientset()
+    c = owning(cs, owned_update_matters=lambda gvr, old, cur: pod_update_matters(old, cur))
+    job = _job("j", "u1")
+    c.job_informer.informer().get_indexer().add(job)
+    created = _pod(job, "1", "Pending")
+    bound = _pod(job, "2", "Pending")
+    bound["spec"] = {"nodeName": "edge-1"}  # the scheduler's binding
+    creating = _pod(job, "3", "Pending", conditions=[{"type": "PodScheduled", "status": "True"}],
+                    containerStatuses=[{"name": "w", "state": {"waiting": {"reason": "ContainerCreating"}}}])
+    c.update_pod(created, bound)
+    c.update_pod(bound, creating)
+    assert c.queue.len() == 0
+    running = _pod(job, "4", "Running", podIP="10.0.0.1")
+    c.update_pod(creating, running)
+    assert c.queue.get() == ("ns/j", False)
+    c.queue.done("ns/j")
+    ready = _pod(job, "5", "Running", podIP="10.0.0.1", conditions=[{"type": "Ready", "status": "True"}])
+    c.update_pod(running, ready)
+    assert c.queue.len() == 0
+    relabelled = _pod(job, "6", "Running")
+    relabelled["metadata"]["labels"] = {"elasticdl-replica-type": "master"}  # what a sync reads of its metadata
+    c.update_pod(ready, relabelled)
+    assert c.queue.len() == 1
+    c.queue.shut_down()
+
+
+def test_without_a_predicate_every_pod_update_wakes_its_job():
+    cs = FakeClientset()
+    c = owning(cs)
+    job = _job("j", "u1")
+    c.job_informer.informer().get_indexer().add(job)
+    c.update_pod(_pod(job, "1", "Pending"), _pod(job, "2", "Pending", podIP="10.0.0.1"))
+    assert c.queue.len() == 1
+    c.queue.shut_down()
+
+
+def test_the_elasticaijob_kind_reads_pod_phases_and_metadata_only():
+    pending = {"metadata": {"labels": {"a": "b"}, "resourceVersion": "1"}, "status": {"phase": "Pending"}}
+    creating = {"metadata": {"labels": {"a": "b"}, "resourceVersion": "2"}, "spec": {"nodeName": "n"},
+                "status": {"phase": "Pending", "containerStatuses": [{"name": "w"}]}}
+    matters = ELASTICDL.owned_update_matters
+    assert matters is not None
+    assert not matters(PODS, pending, creating)
+    assert matters(PODS, creating, {**creating, "status": {"phase": "Running"}})
+    assert matters(PODS, creating, {**creating, "metadata": {"labels": {}, "resourceVersion": "3"}})
+    assert matters(PODS, creating, {**creating, "metadata": {**creating["metadata"], "deletionTimestamp": "t"}})
 
 
 def test_per_job_state_is_dropped_when_the_job_goes():
