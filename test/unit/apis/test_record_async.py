@@ -36,7 +36,7 @@ def _events(cs: FakeClientset) -> list[dict]:
     return sorted(items, key=lambda e: e["metadata"]["name"])
 
 
-def test_recording_returns_before_the_write_and_events_are_written_in_order():
+def test_recording_returns_before_the_write_and_events_keep_the_time_they_were_recorded():
     cs = FakeClientset()
     clock = iter(T0 + timedelta(seconds=i) for i in range(10))
     rec = AsyncEventRecorder(EventRecorder(cs, "sedna-gm", now=lambda: next(clock)))
@@ -45,7 +45,7 @@ def test_recording_returns_before_the_write_and_events_are_written_in_order():
     assert entered.wait(5)
     rec.event(POD, "Warning", "Second", "two")  # the first write is still waiting on the API server
     rec.event(POD, "Normal", "Third", "three")
-    assert rec.pending == 3 and _events(cs) == []
+    assert rec.pending == 3 and _events(cs) == []  # the senders' writes all wait on the API server
     release.set()
     assert rec.flush(timeout=10)
     events = sorted(_events(cs), key=lambda e: e["firstTimestamp"])
@@ -59,7 +59,7 @@ def test_recording_returns_before_the_write_and_events_are_written_in_order():
 
 def test_repeats_are_aggregated_by_the_underlying_recorder():
     cs = FakeClientset()
-    rec = AsyncEventRecorder(EventRecorder(cs, "sedna-gm"))
+    rec = AsyncEventRecorder(EventRecorder(cs, "sedna-gm"), senders=1)  # concurrent repeats may each create one
     for _ in range(3):
         rec.event(POD, "Normal", "Same", "again")
     assert rec.flush(timeout=10)
@@ -67,15 +67,15 @@ def test_repeats_are_aggregated_by_the_underlying_recorder():
     rec.close()
 
 
-def test_a_full_queue_drops_new_events_and_never_blocks():
+def test_a_full_queue_slows_the_recorder_down_and_drops_only_past_its_bound():
     cs = FakeClientset()
-    rec = AsyncEventRecorder(EventRecorder(cs, "sedna-gm"), max_queued=2)
+    rec = AsyncEventRecorder(EventRecorder(cs, "sedna-gm"), max_queued=2, senders=1, max_wait=0.05)
     entered, release = _blocked_writes(cs)
     rec.event(POD, "Normal", "Writing", "taken by the sender")
     assert entered.wait(5)
     rec.event(POD, "Normal", "Queued1", "m")
     rec.event(POD, "Normal", "Queued2", "m")
-    rec.event(POD, "Normal", "Dropped", "m")  # two wait already
+    rec.event(POD, "Normal", "Dropped", "m")  # two wait already, and no room within 0.05 s
     assert rec.dropped == 1
     release.set()
     assert rec.flush(timeout=10)
@@ -83,9 +83,27 @@ def test_a_full_queue_drops_new_events_and_never_blocks():
     rec.close()
 
 
+def test_an_event_recorded_into_a_full_queue_waits_for_room_instead_of_being_lost():
+    cs = FakeClientset()
+    rec = AsyncEventRecorder(EventRecorder(cs, "sedna-gm"), max_queued=1, senders=1, max_wait=10)
+    entered, release = _blocked_writes(cs)
+    rec.event(POD, "Normal", "Writing", "m")
+    assert entered.wait(5)
+    rec.event(POD, "Normal", "Queued", "m")
+    waiting = threading.Thread(target=rec.event, args=(POD, "Normal", "Waited", "m"))
+    waiting.start()
+    waiting.join(0.1)
+    assert waiting.is_alive()  # no room yet: the caller waits
+    release.set()
+    waiting.join(10)
+    assert rec.flush(timeout=10) and rec.dropped == 0
+    assert sorted(e["reason"] for e in _events(cs)) == ["Queued", "Waited", "Writing"]
+    rec.close()
+
+
 def test_close_writes_what_waits_within_its_bound_then_takes_nothing():
     cs = FakeClientset()
-    rec = AsyncEventRecorder(EventRecorder(cs, "sedna-gm"))
+    rec = AsyncEventRecorder(EventRecorder(cs, "sedna-gm"), senders=1)
     entered, release = _blocked_writes(cs)
     rec.event(POD, "Normal", "Writing", "m")
     assert entered.wait(5)
@@ -110,4 +128,6 @@ def test_a_bad_event_type_raises_at_once():
         rec.event(POD, "Info", "R", "m")
     with pytest.raises(ValueError, match="max_queued"):
         AsyncEventRecorder(EventRecorder(FakeClientset(), "sedna-gm"), max_queued=0)
+    with pytest.raises(ValueError, match="senders"):
+        AsyncEventRecorder(EventRecorder(FakeClientset(), "sedna-gm"), senders=0)
     rec.close()
