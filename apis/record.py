@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Protocol
+from typing import Any
 
 from cachetools import LRUCache
 
@@ -25,7 +25,7 @@ from .client import ClientsetBase
 from .http_transport import ApiConnectionError, ResponseDecodeError
 from .logs import get_logger
 
-__all__ = ["EventRecorder", "NORMAL", "Recorder", "WARNING"]
+__all__ = ["EventRecorder", "NORMAL", "WARNING"]
 
 log = get_logger(__name__)
 
@@ -43,13 +43,6 @@ class _Seen:
     namespace: str
     count: int
     first_timestamp: str
-
-
-class Recorder(Protocol):
-    """What a controller records Events through: ``EventRecorder`` writes each before it returns,
-    ``record_async.AsyncEventRecorder`` queues them for its sender thread."""
-
-    def event(self, obj: Mapping[str, Any], event_type: str, reason: str, message: str) -> object: ...
 
 
 class EventRecorder:
@@ -70,14 +63,8 @@ class EventRecorder:
         self._lock = threading.Lock()
         self._seen: LRUCache[tuple[str, ...], _Seen] = LRUCache(maxsize=cache_size)
 
-    def now(self) -> datetime:
-        """The time an Event recorded now is stamped with."""
-        return self._now()
-
-    def event(self, obj: Mapping[str, Any], event_type: str, reason: str, message: str,
-              at: datetime | None = None) -> dict[str, Any] | None:
-        """Record an event (stamped ``at``, default now); returns the Event as written, or ``None`` when it could not
-        be written."""
+    def event(self, obj: Mapping[str, Any], event_type: str, reason: str, message: str) -> dict[str, Any] | None:
+        """Record an event; returns the Event as written, or ``None`` when it could not be written."""
         if event_type not in (NORMAL, WARNING):
             raise ValueError(f"event type must be {NORMAL} or {WARNING}, got {event_type!r}")
         namespace = meta.namespace(obj) or "default"
@@ -91,7 +78,7 @@ class EventRecorder:
         }
         key = (involved["kind"], involved["namespace"], involved["name"], involved["uid"], event_type, reason, message)
         where = f"{namespace}/{involved['name']}"
-        now = meta.format_time(at or self._now())
+        now = meta.format_time(self._now())
         try:
             events = self._clientset.core_v1().events(namespace)
             with self._lock:  # decide under the lock, write without it

@@ -105,7 +105,6 @@ def resync_period(min_seconds: float, rng: Any = random) -> float:
 # initial lists all at once, the controllers' workers (up to maxWorkers each under a backlog) and the edge reports'
 # writers. Beyond it connections are still opened but closed after use (urllib3 warns "Connection pool is full").
 CONNECTION_POOL_SIZE = 128
-EVENTS_DRAIN_SECONDS = 5.0  # at shutdown, how long the Events still queued get to be written
 
 
 def build_clientset(cfg: GMConfig) -> Any:
@@ -228,7 +227,6 @@ class GlobalManager:
     def run_controllers(self, stop: threading.Event) -> None:
         """Build the enabled controllers, start the informers and run the controllers until ``stop``."""
         from apis.record import EventRecorder
-        from apis.record_async import AsyncEventRecorder
         from globalmanager.controllers import ControllerContext, select
         from globalmanager.messagelayer.layer import MessageLayer
         from globalmanager.runtime.cachetransform import strip_unread_fields
@@ -239,12 +237,10 @@ class GlobalManager:
         factory = SharedInformerFactory(self.clientset, default_resync=resync, namespace=cfg.namespace,
                                         transform=strip_unread_fields)
         edge = MessageLayer(self.registry)
-        # as client-go's: a sync never waits on an Event's write
-        recorder = AsyncEventRecorder(EventRecorder(self.clientset, "sedna-gm"))
         ctx = ControllerContext(
             clientset=self.clientset,
             informer_factory=factory,
-            recorder=recorder,
+            recorder=EventRecorder(self.clientset, "sedna-gm"),
             registry=self.registry,
             workers=cfg.workers,
             default_workers=cfg.default_workers,
@@ -279,7 +275,6 @@ class GlobalManager:
             edge.stop()
             for t in threads:  # each controller drains within shutdownTimeoutSeconds
                 t.join(cfg.shutdown_timeout + 1)
-            recorder.close(timeout=EVENTS_DRAIN_SECONDS)  # what the drained syncs recorded
             factory.shutdown(timeout=5.0)
 
     def _add_model_router(self, ctx: Any) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 from prometheus_client import CollectorRegistry
 
 from apis.client import ClientsetBase
-from apis.record import Recorder
+from apis.record import EventRecorder
 from informers import SharedInformerFactory
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ class Controller(Protocol):
 class ControllerContext:
     clientset: ClientsetBase
     informer_factory: SharedInformerFactory
-    recorder: Recorder
+    recorder: EventRecorder
     registry: CollectorRegistry | None = None
     workers: dict[str, int] | None = None
     default_workers: int = 2

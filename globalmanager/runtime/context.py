@@ -25,7 +25,7 @@ import structlog
 from apis import errors, meta
 from apis.client import ClientsetBase, ResourceClient
 from apis.meta import Obj
-from apis.record import NORMAL, WARNING, Recorder
+from apis.record import NORMAL, WARNING, EventRecorder
 from apis.resources import PODS, GroupVersionResource, lookup
 from informers import split_meta_namespace_key
 from informers.factory import GenericInformer
@@ -98,7 +98,7 @@ class KindContext(Generic[S]):
         nodes: NodeCheck | None,
         job_states: JobStates,
         queue: RateLimitingQueue,
-        recorder: Recorder,
+        recorder: EventRecorder,
         metrics: ControllerMetrics,
         edge: EdgeLink | None,
         now: Callable[[], str],

@@ -30,7 +30,7 @@ from prometheus_client import CollectorRegistry
 from apis import errors, meta
 from apis.client import ClientsetBase
 from apis.meta import Obj
-from apis.record import EventRecorder, Recorder
+from apis.record import EventRecorder
 from apis.resources import DEPLOYMENTS, PODS, GroupVersionResource, lookup
 from informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
 from informers.factory import GenericInformer
@@ -88,7 +88,7 @@ class JobController(Generic[S]):
         *,
         max_workers: int | None = None,
         edge: EdgeLink | None = None,
-        recorder: Recorder | None = None,
+        recorder: EventRecorder | None = None,
         registry: CollectorRegistry | None = None,
         rate_limiter: RateLimiter | None = None,
         max_retries: int | None = None,
