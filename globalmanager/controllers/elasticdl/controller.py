@@ -127,6 +127,11 @@ def should_recreate(ctx: Ctx, gvr: GroupVersionResource, job: Obj, pod: Obj) -> 
     return is_current_generation(pod, job, GENERATION_ANNOTATION)
 
 
+def _pod_update_matters(gvr: GroupVersionResource, old: Obj, cur: Obj) -> bool:
+    """A sync reads only its pods' phases and metadata (``pod_update_matters``); pods are all it owns."""
+    return gvr != PODS or pod_update_matters(old, cur)
+
+
 # -- sync ---------------------------------------------------------------------------------------------------------
 def sync(ctx: Ctx, key: str, job: Obj) -> Result | None:
     ns, name = meta.namespace(job), meta.name(job)
@@ -290,6 +295,6 @@ KIND: Kind[None] = Kind(
     job_of=job_of,
     replaces_workers_on_new_generation=True,
     ignores_own_status_writes=True,  # the master pod's events drive every step; a status write needs no second pass
-    owned_update_matters=lambda gvr, old, cur: pod_update_matters(old, cur),  # phases and metadata only
+    owned_update_matters=_pod_update_matters,
 )
 NAME = KIND.name
