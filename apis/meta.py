@@ -6,6 +6,7 @@ Objects handed out by listers and handlers are shared and read-only: ``deep_copy
 # No ``from __future__ import annotations`` here: the public accessor ``annotations(obj)`` would shadow it (mypy
 # reports a redefinition); the annotations of this module need no postponed evaluation.
 import re
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -196,8 +197,17 @@ def format_time(dt: datetime) -> str:
     return f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}Z"
 
 
+_now_text: tuple[int, str] = (-1, "")  # (UNIX second, its RFC 3339 text): one format per second, not per write
+
+
 def now_rfc3339() -> str:
-    return format_time(datetime.now(timezone.utc))
+    """The current time as ``format_time`` writes it."""
+    global _now_text
+    second = int(time.time())
+    cached = _now_text
+    if cached[0] != second:
+        cached = _now_text = (second, format_time(datetime.fromtimestamp(second, timezone.utc)))
+    return cached[1]
 
 
 def parse_time(value: str) -> datetime:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,6 +88,8 @@ class TrackerWatch:
         # (type, object, resourceVersion to stamp on the copy or None)
         self._queue: deque[tuple[str, dict[str, Any], int | None]] = deque()
         self._progress_rv = 0  # every event up to this RV has been considered for this watcher
+        # the watch cache's newest RV once registered: every event up to it was offered (``progress_rv``)
+        self._cache_rv: Callable[[], int] | None = None
         self._stopped = False
         self._closed = False  # no more events will be queued; the reader drains then ends
         self._last_activity = time.monotonic()
@@ -166,6 +168,21 @@ class TrackerWatch:
         with self._cond:
             self._progress_rv = max(self._progress_rv, rv)
 
+    def attach(self, cache_rv: Callable[[], int]) -> None:
+        """Registered with the watch cache, which offers this watcher every event of its resource and tells its
+        newest resourceVersion through ``cache_rv``: the events of other resources are never offered one by one."""
+        self._cache_rv = cache_rv
+
+    @property
+    def awaiting(self) -> bool:
+        """Waiting for a future resourceVersion: must be offered every event (of any resource) until it is reached."""
+        return self._awaited_rv is not None
+
+    def _progress(self) -> int:
+        """The newest RV up to which every event has been considered (the cond held, the queue empty)."""
+        cache_rv = self._cache_rv() if self._cache_rv is not None and self._awaited_rv is None else 0
+        return max(self._progress_rv, cache_rv)
+
     def fail(self, status: dict[str, Any]) -> None:
         """Deliver one ERROR event (a Status object) and end the stream."""
         with self._cond:
@@ -220,7 +237,7 @@ class TrackerWatch:
                 waits = []
                 if self._awaited_rv is not None:
                     if now >= self._awaited_deadline:
-                        status = too_large_resource_version(self._awaited_rv, self._progress_rv).to_status()
+                        status = too_large_resource_version(self._awaited_rv, self._progress()).to_status()
                         self._awaited_rv = None
                         self._queue.append((ERROR, status, None))
                         self._closed = True
@@ -228,9 +245,10 @@ class TrackerWatch:
                     waits.append(self._awaited_deadline - now)
                 elif self._bookmark_interval is not None:
                     due = self._last_activity + self._bookmark_interval
-                    if now >= due and self._progress_rv:
+                    progress = self._progress()
+                    if now >= due and progress:
                         self._last_activity = now
-                        return [WatchEvent(BOOKMARK, self._bookmark_object(self._progress_rv))]
+                        return [WatchEvent(BOOKMARK, self._bookmark_object(progress))]
                     waits.append(max(due - now, 0.001))
                 if give_up is not None:
                     if now >= give_up:

@@ -2,7 +2,9 @@
 resourceVersion, as kube-apiserver's watch cache keeps them.
 
 - ``record`` appends an event (dropping the oldest beyond ``capacity``: the history is "compacted" up to that
-  event's resourceVersion), offers it to every open watcher and wakes whoever waits for a resourceVersion.
+  event's resourceVersion), offers it to the open watchers of its resource (and to those waiting for a future
+  resourceVersion) and wakes whoever waits for a resourceVersion. A watcher learns that the events of other
+  resources went by from ``resource_version`` (its bookmarks), never one offer per event.
 - A watch from an exact resourceVersion is replayed from the history; one older than the history gets 410.
 - ``snapshot`` rebuilds a resource's objects as they were at a retained resourceVersion (consistent pagination and
   exact-resourceVersion lists).
@@ -36,18 +38,29 @@ class WatchCache:
         self._advanced = threading.Condition(lock)  # notified on every recorded event
         self._capacity = capacity
         self._history: deque[HistoryEvent] = deque()
-        self._watchers: list[TrackerWatch] = []
+        self._watchers: dict[GroupVersionResource, list[TrackerWatch]] = {}
+        # watchers of a future resourceVersion: offered every event (of any resource) until they reach it
+        self._awaiting: list[TrackerWatch] = []
         self.resource_version = 0  # of the newest recorded event
         self.compacted_rv = 0  # of the newest event dropped from the history
 
     def record(self, event: HistoryEvent) -> None:
-        """Append ``event``, fan it out to the watchers (dropping finished ones) and wake resourceVersion waits."""
+        """Append ``event``, fan it out to its resource's watchers (dropping finished ones) and wake resourceVersion
+        waits."""
         if len(self._history) >= self._capacity:
             self.compacted_rv = self._history.popleft().rv
         self._history.append(event)
+        watchers = self._watchers.get(event.gvr)
+        if watchers:
+            self._watchers[event.gvr] = [w for w in watchers if w.offer(event)]
+        if self._awaiting:
+            awaiting, self._awaiting = self._awaiting, []
+            for w in awaiting:
+                if w.offer(event):
+                    self._register(w)
+        # set once every watcher was offered the event: a watcher whose queue is empty when it reads this value
+        # (its bookmark) has been offered every event up to it
         self.resource_version = event.rv
-        if self._watchers:
-            self._watchers = [w for w in self._watchers if w.offer(event)]
         self._advanced.notify_all()
 
     # -- watchers ---------------------------------------------------------------------------------------------------
@@ -67,19 +80,34 @@ class WatchCache:
         self.add(watch)
 
     def add(self, watch: TrackerWatch) -> None:
-        """Offer every future event to ``watch`` (finished watchers are forgotten)."""
-        self._watchers = [w for w in self._watchers if not w.finished]
-        self._watchers.append(watch)
+        """Offer every future event of its resource to ``watch`` (finished watchers of that resource are forgotten)."""
+        watch.attach(self._current_resource_version)
+        self._register(watch)
+
+    def _register(self, watch: TrackerWatch) -> None:
+        if watch.awaiting:
+            self._awaiting.append(watch)
+            return
+        gvr = watch.info.gvr
+        self._watchers[gvr] = [w for w in self._watchers.get(gvr, ()) if not w.finished]
+        self._watchers[gvr].append(watch)
+
+    def _current_resource_version(self) -> int:
+        return self.resource_version
+
+    def _all_watchers(self) -> list[TrackerWatch]:
+        return [w for watchers in self._watchers.values() for w in watchers] + self._awaiting
 
     @property
     def watcher_count(self) -> int:
-        """Watchers that were not found finished at the last event or registration."""
-        return len(self._watchers)
+        """Watchers that are not finished."""
+        return sum(1 for w in self._all_watchers() if not w.finished)
 
     def close_all(self) -> None:
         """End every open watch (as a server shutting down does)."""
         with self._lock:
-            watchers, self._watchers = self._watchers, []
+            watchers = self._all_watchers()
+            self._watchers, self._awaiting = {}, []
         for w in watchers:
             w.close()
 

@@ -119,6 +119,18 @@ def test_now_rfc3339_round_trips():
     assert meta.format_time(meta.parse_time(now)) == now
 
 
+def test_now_rfc3339_follows_the_clock_second_by_second(monkeypatch: pytest.MonkeyPatch):
+    clock = [1767323045.2]  # 2026-01-02T03:04:05.2Z
+    monkeypatch.setattr(meta.time, "time", lambda: clock[0])
+    assert meta.now_rfc3339() == "2026-01-02T03:04:05Z"
+    clock[0] += 0.7
+    assert meta.now_rfc3339() == "2026-01-02T03:04:05Z"
+    clock[0] += 0.2
+    assert meta.now_rfc3339() == "2026-01-02T03:04:06Z"
+    clock[0] -= 3600  # the clock stepped back: the text follows it
+    assert meta.now_rfc3339() == "2026-01-02T02:04:06Z"
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("2026-01-02T03:04:05Z", datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)),
     ("2026-01-02T03:04:05.250000Z", datetime(2026, 1, 2, 3, 4, 5, 250000, tzinfo=timezone.utc)),

@@ -92,6 +92,22 @@ def test_watch_at_a_future_rv_that_is_reached_delivers_only_later_events() -> No
         w.stop()
 
 
+def test_watch_at_a_future_rv_reached_by_writes_of_another_resource_then_delivers_its_own() -> None:
+    tracker = ObjectTracker()
+    tracker.too_large_rv_wait = 0.5
+    wanted = int(tracker.resource_version()) + 2
+    w = tracker.watch(r.PODS, "default", ListOptions(resource_version=str(wanted)))
+    try:
+        for i in range(3):  # the second reaches the wanted RV: the watch waits no longer, and errs not
+            tracker.create(r.CONFIGMAPS, {"metadata": {"name": f"c{i}"}}, "default")
+        assert w.next_event(timeout=0.8) is None
+        tracker.create(r.PODS, make_pod("after"))
+        event = w.next_event(timeout=5)
+        assert event is not None and (event.type, event.object["metadata"]["name"]) == ("ADDED", "after")
+    finally:
+        w.stop()
+
+
 def test_watch_at_the_current_rv_is_not_too_large(impatient: ObjectTracker) -> None:
     w = impatient.watch(r.PODS, "default", ListOptions(resource_version=impatient.resource_version()))
     try:
