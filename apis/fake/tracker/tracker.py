@@ -152,7 +152,7 @@ class ObjectTracker:
 
     @property
     def open_watch_count(self) -> int:
-        """Watches the tracker still offers events to (finished ones are dropped at the next event or watch)."""
+        """Open watches: those the tracker still offers events to."""
         with self._lock:
             return self._watch_cache.watcher_count
 

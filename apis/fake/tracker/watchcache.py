@@ -80,17 +80,20 @@ class WatchCache:
         self.add(watch)
 
     def add(self, watch: TrackerWatch) -> None:
-        """Offer every future event of its resource to ``watch`` (finished watchers of that resource are forgotten)."""
+        """Offer every future event of its resource to ``watch`` (finished watchers of the list it joins are
+        forgotten)."""
         watch.attach(self._current_resource_version)
+        if watch.awaiting:
+            self._awaiting = [w for w in self._awaiting if not w.finished]
+        else:
+            self._watchers[watch.info.gvr] = [w for w in self._watchers.get(watch.info.gvr, ()) if not w.finished]
         self._register(watch)
 
     def _register(self, watch: TrackerWatch) -> None:
         if watch.awaiting:
             self._awaiting.append(watch)
-            return
-        gvr = watch.info.gvr
-        self._watchers[gvr] = [w for w in self._watchers.get(gvr, ()) if not w.finished]
-        self._watchers[gvr].append(watch)
+        else:
+            self._watchers.setdefault(watch.info.gvr, []).append(watch)
 
     def _current_resource_version(self) -> int:
         return self.resource_version
