@@ -180,7 +180,7 @@ class TrackerWatch:
 
     def _progress(self) -> int:
         """The newest RV up to which every event has been considered (the cond held, the queue empty)."""
-        cache_rv = self._cache_rv() if self._cache_rv is not None and self._awaited_rv is None else 0
+        cache_rv = self._cache_rv() if self._cache_rv is not None and not self.awaiting else 0
         return max(self._progress_rv, cache_rv)
 
     def fail(self, status: dict[str, Any]) -> None:

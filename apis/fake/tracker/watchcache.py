@@ -83,17 +83,14 @@ class WatchCache:
         """Offer every future event of its resource to ``watch`` (finished watchers of the list it joins are
         forgotten)."""
         watch.attach(self._current_resource_version)
-        if watch.awaiting:
-            self._awaiting = [w for w in self._awaiting if not w.finished]
-        else:
-            self._watchers[watch.info.gvr] = [w for w in self._watchers.get(watch.info.gvr, ()) if not w.finished]
-        self._register(watch)
+        self._register(watch, forget_finished=True)
 
-    def _register(self, watch: TrackerWatch) -> None:
-        if watch.awaiting:
-            self._awaiting.append(watch)
-        else:
-            self._watchers.setdefault(watch.info.gvr, []).append(watch)
+    def _register(self, watch: TrackerWatch, forget_finished: bool = False) -> None:
+        """Put ``watch`` with the watchers of its resource, or with those waiting for a future resourceVersion."""
+        group = self._awaiting if watch.awaiting else self._watchers.setdefault(watch.info.gvr, [])
+        if forget_finished:
+            group[:] = [w for w in group if not w.finished]
+        group.append(watch)
 
     def _current_resource_version(self) -> int:
         return self.resource_version
