@@ -1,11 +1,13 @@
-"""HTTP transport of the real clientset: one thread-safe urllib3 pool per clientset, auth and TLS taken from an
-``apis.clientconfig.ClientConfig`` (or a ``kubernetes.client.Configuration``: the same attribute names), raw JSON in
-and out (orjson, parsed once).
+"""HTTP transport of the real clientset: thread-safe keep-alive connections per clientset (requests over
+``apis.http_pool``'s http.client pool; watches, and requests through a proxy, over urllib3), auth and TLS taken from
+an ``apis.clientconfig.ClientConfig`` (or a ``kubernetes.client.Configuration``: the same attribute names), raw JSON
+in and out (orjson, parsed once).
 
 Guarantees:
 - A non-2xx answer raises the typed ``apis.errors.ApiError`` built from the ``Status`` body (``from_http``), also
   when it carries ``Retry-After`` (429/503/413): the seconds are on ``err.retry_after``; nothing here waits.
-- Only GET/HEAD/OPTIONS are replayed (once) after a dropped connection; see ``_StaleConnectionRetry``.
+- Only GET/HEAD/OPTIONS are replayed (once) after a dropped connection; see ``apis.http_pool`` and
+  ``_StaleConnectionRetry``.
 - A request that gets no HTTP answer raises ``ApiConnectionError`` (a built-in ``ConnectionError``). A refused
   connection raises ``ApiConnectionRefusedError``, which is also the built-in ``ConnectionRefusedError``: code that
   treats "connection refused" as retriable (the Reflector) tests ``isinstance(err, ConnectionRefusedError)`` and
@@ -37,6 +39,15 @@ from urllib3.exceptions import (
 )
 
 from . import errors
+from .http_errors import (
+    REPLAYABLE_METHODS,
+    ApiConnectionError,
+    ApiConnectionRefusedError,
+    ApiConnectionTimeoutError,
+    ConnectionRefusedApiError,
+)
+from .http_pool import ConnectionPool as RequestPool
+from .http_pool import tls_context
 
 if TYPE_CHECKING:
     from typing import Self  # Python 3.11+; the project supports 3.10
@@ -58,27 +69,6 @@ __all__ = [
 DEFAULT_USER_AGENT = "sedna-controlplane/0.1.0"
 JSON = "application/json"
 MIN_POOL_SIZE = 10
-
-
-class ApiConnectionError(ConnectionError):
-    """The request got no HTTP answer (DNS, TLS, reset, refused, timeout…)."""
-
-    def __init__(self, method: str, url: str, detail: str) -> None:
-        super().__init__(f"{method} {url}: {detail}")
-        self.method = method
-        self.url = url
-        self.detail = detail
-
-
-class ApiConnectionRefusedError(ApiConnectionError, ConnectionRefusedError):
-    """The API server refused the connection (retriable: the server may be restarting)."""
-
-
-ConnectionRefusedApiError = ApiConnectionRefusedError
-
-
-class ApiConnectionTimeoutError(ApiConnectionError, TimeoutError):
-    """Connecting or waiting for the answer took longer than the configured timeout."""
 
 
 class ResponseDecodeError(ValueError):
@@ -146,11 +136,6 @@ def _bypasses_proxy(host: str, no_proxy: str) -> bool:
         if entry and (entry == "*" or hostname == entry or hostname.endswith("." + entry)):
             return True
     return False
-
-
-# Only these are replayed after a failure once the request may have been sent (Go's net/http replays only
-# idempotent requests; PUT/DELETE/POST/PATCH may already have been acted on).
-REPLAYABLE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class _StaleConnectionRetry(urllib3.Retry):
@@ -231,6 +216,20 @@ class Transport:
         self._host_pool: HTTPConnectionPool | None = None
         self._retries = new_retry_policy()
         self._auth_lock = threading.Lock()
+        # Plain requests to the server itself go through http.client (``apis.http_pool``); through a proxy, or with
+        # urllib3's assert_hostname, they take urllib3's pool as watches do.
+        self._requests: RequestPool | None = None
+        if self._direct and getattr(configuration, "assert_hostname", None) is None:
+            cfg = configuration
+            tls = None if parts.scheme != "https" else lambda: tls_context(
+                verify=bool(getattr(cfg, "verify_ssl", True)), ca_file=getattr(cfg, "ssl_ca_cert", None),
+                ca_data=getattr(cfg, "ca_cert_data", None), cert_file=getattr(cfg, "cert_file", None),
+                key_file=getattr(cfg, "key_file", None))
+            self._requests = RequestPool(
+                parts.scheme, parts.hostname, parts.port, maxsize=size, tls=tls,
+                server_hostname=getattr(configuration, "tls_server_name", None) or None,
+                socket_options=getattr(configuration, "socket_options", None) or (),
+            )
 
     # -- helpers ---------------------------------------------------------------------------------------------------
     def url(self, path: str, query: dict[str, str] | None = None) -> str:
@@ -285,21 +284,28 @@ class Transport:
         if body is not None:
             data = body if isinstance(body, bytes) else orjson.dumps(body)
             headers["Content-Type"] = content_type
-        try:
-            resp = self._urlopen(
-                method,
-                target,
-                body=data,
-                headers=headers,
-                timeout=urllib3.Timeout(connect=self.connect_timeout, read=self.read_timeout, total=self.total_timeout),
-                retries=self._retries,
-                redirect=False,
-            )
-        except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException) as exc:
-            raise connection_error(method, self._origin + target, exc) from exc
-        status, data = resp.status, resp.data
+        if self._requests is not None:
+            answer = self._requests.request(method, target, data, headers, connect_timeout=self.connect_timeout,
+                                            read_timeout=self.read_timeout, total=self.total_timeout,
+                                            url=self._origin + target)
+            status, data, retry_after = answer.status, answer.body, answer.retry_after
+        else:
+            try:
+                resp = self._urlopen(
+                    method,
+                    target,
+                    body=data,
+                    headers=headers,
+                    timeout=urllib3.Timeout(connect=self.connect_timeout, read=self.read_timeout,
+                                            total=self.total_timeout),
+                    retries=self._retries,
+                    redirect=False,
+                )
+            except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException) as exc:
+                raise connection_error(method, self._origin + target, exc) from exc
+            status, data, retry_after = resp.status, resp.data, resp.headers.get("Retry-After")
         if not 200 <= status < 300:
-            raise errors.from_http(status, data, errors.parse_retry_after(resp.headers.get("Retry-After")))
+            raise errors.from_http(status, data, errors.parse_retry_after(retry_after))
         if not data:
             return {}
         try:
@@ -340,6 +346,8 @@ class Transport:
 
     def close(self) -> None:
         """Close every pooled connection (open watches keep theirs until they end)."""
+        if self._requests is not None:
+            self._requests.close()
         pools = self._pool.pools
         for key in list(pools.keys()):
             pool = pools.get(key)

@@ -19,13 +19,14 @@ from __future__ import annotations
 import http.client
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 import orjson
 import urllib3
 from urllib3.exceptions import ReadTimeoutError
 
+from .chunked import ChunkedDecoder, ChunkedEncodingError
 from .logs import get_logger
 from .watch import WatchEvent
 
@@ -74,6 +75,20 @@ def parse_event(line: bytes | bytearray) -> WatchEvent:
     _set_type(event, typ)
     _set_object(event, obj)
     return event
+
+
+def _chunked_body(response: StreamResponse) -> Callable[[int], bytes] | None:
+    """The ``read1`` of the connection's buffered socket when nothing of ``response``'s chunked, unencoded body has
+    been read yet: decoded by ``ChunkedDecoder``, a read then returns every event that arrived (``http.client`` reads
+    one chunk per call, and the API server sends one event per chunk). ``None`` for any other response."""
+    raw = getattr(response, "_fp", None)  # urllib3's HTTPResponse over http.client's
+    if not isinstance(raw, http.client.HTTPResponse) or not raw.chunked or raw.chunk_left is not None:
+        return None
+    if (raw.getheader("Content-Encoding") or "identity").lower() != "identity":
+        return None
+    fp = raw.fp
+    read1 = getattr(fp, "read1", None)
+    return read1 if callable(read1) else None
 
 
 def _shutdown_socket(response: StreamResponse) -> None:
@@ -170,23 +185,31 @@ class HTTPWatch:
                 return
             self._reading = True
         buf = bytearray()
+        read_raw = _chunked_body(self._response)
+        read = self._response.read1 if read_raw is None else read_raw
+        decoder = None if read_raw is None else ChunkedDecoder()
         try:
             while True:
                 try:
-                    data = self._response.read1(self._read_size)
+                    data = read(self._read_size)
+                    if decoder is None:
+                        ended = not data
+                    elif data:
+                        data = decoder.feed(data)  # may be empty: only framing arrived
+                        ended = decoder.done
+                    else:
+                        raise ChunkedEncodingError("the connection closed before the last chunk")
                 except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException, ValueError) as exc:
                     if self._stopped:
                         self._end("stopped", buf)
-                    elif isinstance(exc, ReadTimeoutError) or isinstance(getattr(exc, "__context__", None), TimeoutError):
+                    elif isinstance(exc, (ReadTimeoutError, TimeoutError)) or isinstance(
+                            getattr(exc, "__context__", None), TimeoutError):
                         self._end("timeout", buf, error=str(exc))
                     else:
                         self._end("broken", buf, error=f"{type(exc).__name__}: {exc}")
                     return
                 if self._stopped:
                     self._end("stopped", buf)
-                    return
-                if not data:
-                    self._end("closed", buf)
                     return
                 buf += data
                 start = 0
@@ -207,6 +230,9 @@ class HTTPWatch:
                         self.end_reason = "stopped"
                         return
                 del buf[:start]
+                if ended:  # the server closed the stream, or sent its last chunk
+                    self._end("closed", buf)
+                    return
                 if len(buf) > self._max:
                     self.end_reason = "too-large"
                     log.error("watch event larger than the limit; ending the watch",

@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 DEFAULT_WORKERS = 2
-DEFAULT_MAX_WORKERS = 16  # a backlog grows a controller's workers up to this many (reconcile.Controller)
+DEFAULT_MAX_WORKERS = 32  # a backlog grows a controller's workers up to this many (reconcile.Controller)
 MAX_WORKERS = 128  # worker threads per controller
 DAY = 86400.0
 LIMITS: dict[str, tuple[float, float]] = {

@@ -120,8 +120,10 @@ class Controller(Generic[KeyT]):
         """Go Sedna's ``GetBackoff`` of ``key`` (0 without a ``backoff``)."""
         return self.backoff.delay(self.queue.num_requeues(key)) if self.backoff is not None else 0.0
 
-    def enqueue_controller(self: Controller[str], obj: object, immediate: bool = False) -> None:
-        """Queue the key of ``obj`` (or of a tombstone); without ``immediate``, after the key's ``get_backoff``. An
+    def enqueue_controller(self: Controller[str], obj: object, immediate: bool = False,
+                           low_priority: bool = False) -> None:
+        """Queue the key of ``obj`` (or of a tombstone); without ``immediate``, after the key's ``get_backoff``;
+        with ``low_priority`` (and no backoff), behind every key queued without it (``Queue.add_low_priority``). An
         object without a key is logged by kind and type (never its content) and not queued."""
         try:
             key = deletion_handling_meta_namespace_key_func(obj)
@@ -132,6 +134,8 @@ class Controller(Generic[KeyT]):
         delay = 0.0 if immediate else self.get_backoff(key)
         if delay > 0:
             self.queue.add_after(key, delay)
+        elif low_priority:
+            self.queue.add_low_priority(key)
         else:
             self.queue.add(key)
 

@@ -1,7 +1,9 @@
 """The basic work queue: port of client-go ``util/workqueue/queue.go`` (release-1.32).
 
 Guarantees:
-* Fair: items are processed in the order in which they are added.
+* Fair: items are processed in the order in which they are added; those added with ``add_low_priority`` after every
+  item added with ``add`` (an extension of client-go's queue, as controller-runtime's priority queue: work that can
+  wait, such as refreshing a status, yields to new work under a backlog).
 * Stingy: a single item is never processed by two workers at once, and an item added several
   times before it is processed is processed once.
 * An item added while it is being processed is queued again when ``done`` is called for it.
@@ -52,6 +54,12 @@ class Queue:
         self._drain_cond = threading.Condition(self._lock)
         # Items waiting to be handed out; each is in _dirty and not in _processing.
         self._queue: deque[Any] = deque()
+        # Items pending at low priority (each also in _dirty) -> their ticket; _low holds (item, ticket) in order. An
+        # entry whose ticket is no longer its item's (raised to normal priority, handed out) is stale: get skips it.
+        self._low: deque[tuple[Any, int]] = deque()
+        self._low_items: dict[Any, int] = {}
+        self._low_tickets = 0
+        self._low_waiting = 0  # items of _low_items not being processed
         # Everything that needs processing (queued, or re-added while processing) -> when it was added, and what is
         # being processed -> since when: client-go's metrics' addTimes and processingStartTimes, which have exactly
         # these lifetimes (the times are None when no metrics are recorded).
@@ -84,7 +92,13 @@ class Queue:
     def add(self, item: Hashable) -> None:
         """Mark ``item`` as needing processing (no-op after shutdown or if already pending)."""
         with self._lock:
-            if self._shutting_down or item in self._dirty:
+            if self._shutting_down:
+                return
+            if item in self._dirty:
+                if self._low_items.pop(item, None) is not None:  # pending at low priority: raised
+                    if item not in self._processing:
+                        self._low_waiting -= 1
+                        self._queue.append(item)
                 return
             self._dirty[item] = None if self._metrics is None else self._metrics.add()
             if item in self._processing:
@@ -92,6 +106,29 @@ class Queue:
             self._queue.append(item)
             if self._getters:
                 self._wake_getter()
+
+    def add_low_priority(self, item: Hashable) -> None:
+        """Like ``add``, but ``item`` is handed out only when no item added with ``add`` waits; a later ``add`` of it
+        raises it to normal priority. A pending item keeps its priority."""
+        with self._lock:
+            if self._shutting_down or item in self._dirty:
+                return
+            self._dirty[item] = None if self._metrics is None else self._metrics.add()
+            self._low_tickets += 1
+            self._low_items[item] = self._low_tickets
+            if item in self._processing:
+                return
+            self._append_low(item)
+            if self._getters:
+                self._wake_getter()
+
+    def _append_low(self, item: Any) -> None:
+        low = self._low
+        low.append((item, self._low_items[item]))
+        self._low_waiting += 1
+        if len(low) > 2 * self._low_waiting + 64:  # mostly stale entries: drop them (amortized O(1))
+            items, processing = self._low_items, self._processing
+            self._low = deque(e for e in low if items.get(e[0]) == e[1] and e[0] not in processing)
 
     def _wake_getter(self) -> None:
         # only while someone waits: Condition.notify is Python code, and it runs under the lock the workers contend for
@@ -103,14 +140,14 @@ class Queue:
         down and empty. The caller must call ``done(item)`` when finished with it."""
         with self._lock:
             queue = self._queue
-            while not queue:
+            while not queue and not self._low_waiting:
                 if self._shutting_down:
                     return None, True
                 # the thread that wakes this getter counts it out (after an interrupted wait the count is one too
                 # high until an add spends a notify on no one)
                 self._getters += 1
                 self._cond.wait()
-            item = queue.popleft()
+            item = queue.popleft() if queue else self._pop_low()
             added_at = self._dirty.pop(item, None)
             latencies = self._latencies
             if latencies is not None and added_at is not None:
@@ -119,6 +156,15 @@ class Queue:
             else:
                 self._processing[item] = None if self._metrics is None else self._metrics.get(added_at)
             return item, False
+
+    def _pop_low(self) -> Any:
+        low, items, processing = self._low, self._low_items, self._processing
+        while True:
+            item, ticket = low.popleft()
+            if items.get(item) == ticket and item not in processing:
+                del items[item]
+                self._low_waiting -= 1
+                return item
 
     def done(self, item: Hashable) -> None:
         """Mark ``item`` as processed; if it was added again meanwhile it is queued again."""
@@ -133,7 +179,10 @@ class Queue:
                 elif self._metrics is not None:
                     self._metrics.done(started_at)
             if item in self._dirty:
-                self._queue.append(item)
+                if item in self._low_items:
+                    self._append_low(item)
+                else:
+                    self._queue.append(item)
                 if self._getters:
                     self._wake_getter()
             if self._drain_waiters and not self._processing:  # a drain waits for processing only, not for the queue
@@ -141,10 +190,10 @@ class Queue:
 
     def len(self) -> int:
         """Number of items waiting to be handed out (not those being processed)."""
-        return len(self._queue)
+        return len(self._queue) + self._low_waiting
 
     def __len__(self) -> int:
-        return len(self._queue)
+        return len(self._queue) + self._low_waiting
 
     def shut_down(self) -> None:
         """Stop accepting items; getters drain what is queued, then see shutdown. Releases a

@@ -6,7 +6,8 @@ rate-limited queue named after the kind → ``workers`` threads running ``worker
 mapped back to their job with the UID check (an object of a deleted-and-recreated job of the same name never wakes
 the new one), and recreated when deleted from under a live job (``Kind.recreates``). Updates with an unchanged
 resourceVersion (resyncs) are ignored, as in Sedna: a job's sync depends only on the job and its objects, whose own
-events wake it.
+events wake it. An owned object's add or update (not being deleted) queues its job at low priority
+(``Queue.add_low_priority``): under a backlog, new and changed jobs and deleted workers go before status refreshes.
 
 Guarantees: those of the reconcile runner (``reconcile.Controller``, ``self.loop``): a key is never synced by two
 workers at once; every sync is counted and timed (``sedna_gm_controller_*``); an exception requeues the key with
@@ -184,9 +185,10 @@ class JobController(Generic[S]):
         """Go Sedna's ``GetBackoff``: ``10 s·2^(requeues−1)``, capped at 360 s."""
         return self.loop.get_backoff(key)
 
-    def enqueue_controller(self, obj: Deleted, immediate: bool = False) -> None:
-        """Queue the key of ``obj`` (or of a tombstone); without ``immediate``, after the key's current backoff."""
-        self.loop.enqueue_controller(obj, immediate)
+    def enqueue_controller(self, obj: Deleted, immediate: bool = False, low_priority: bool = False) -> None:
+        """Queue the key of ``obj`` (or of a tombstone); without ``immediate``, after the key's current backoff;
+        ``low_priority``: behind the keys queued without it."""
+        self.loop.enqueue_controller(obj, immediate, low_priority)
 
     # -- job handlers ---------------------------------------------------------------------------------------------
     def add_job(self, job: Obj) -> None:
@@ -225,17 +227,18 @@ class JobController(Generic[S]):
             return self.definition.job_of(self.ctx, obj)
         return job
 
-    def _enqueue_owner(self, obj: Obj, immediate: bool) -> None:
+    def _enqueue_owner(self, obj: Obj, immediate: bool, low_priority: bool = False) -> None:
         job = self._job_of(obj)
         if job is not None:
-            self.enqueue_controller(job, immediate)
+            self.enqueue_controller(job, immediate, low_priority)
 
     def add_pod(self, pod: Obj) -> None:
         # a pod already being deleted (seen after a restart) is only a reason to look at its job again;
         # a failed pod wakes its job after the backoff, as in Sedna
-        immediate = meta.deletion_timestamp(pod) is not None or (pod.get("status") or {}).get("phase") != "Failed"
+        deleting = meta.deletion_timestamp(pod) is not None
+        immediate = deleting or (pod.get("status") or {}).get("phase") != "Failed"
         self.ctx.observe_creation(PODS, pod)
-        self._enqueue_owner(pod, immediate)
+        self._enqueue_owner(pod, immediate, low_priority=not deleting)
 
     def update_pod(self, old: Obj, cur: Obj) -> None:
         if meta.resource_version(old) != meta.resource_version(cur) and self._update_matters(PODS, old, cur):
@@ -256,13 +259,13 @@ class JobController(Generic[S]):
 
     def _add_owned(self, gvr: GroupVersionResource, obj: Obj) -> None:
         self.ctx.observe_creation(gvr, obj)
-        self._enqueue_owner(obj, True)
+        self._enqueue_owner(obj, True, low_priority=meta.deletion_timestamp(obj) is None)
 
     def _update_owned(self, gvr: GroupVersionResource, old: Obj, cur: Obj) -> None:
         if meta.resource_version(old) == meta.resource_version(cur):
             return
         if self._update_matters(gvr, old, cur):
-            self._enqueue_owner(cur, True)
+            self._enqueue_owner(cur, True, low_priority=meta.deletion_timestamp(cur) is None)
 
     def _update_matters(self, gvr: GroupVersionResource, old: Obj, cur: Obj) -> bool:
         if gvr == DEPLOYMENTS and not deployment_update_matters(old, cur):

@@ -25,8 +25,8 @@ def test_a_backlog_grows_the_default_workers_up_to_max_workers_and_a_count_set_p
     cfg = config_from_dict({"workers": {"JointInference": 8}, "defaultWorkers": 3, "maxWorkers": 12})
     assert (cfg.workers_for("ElasticAIJob"), cfg.max_workers_for("ElasticAIJob")) == (3, 12)
     assert (cfg.workers_for("JointInference"), cfg.max_workers_for("JointInference")) == (8, 8)
-    assert config_from_dict({"defaultWorkers": 20}).max_workers_for("Reid") == 20  # never below the minimum
-    assert GMConfig().max_workers_for("ElasticAIJob") == 16
+    assert config_from_dict({"defaultWorkers": 40}).max_workers_for("Reid") == 40  # never below the minimum
+    assert GMConfig().max_workers_for("ElasticAIJob") == 32
 
 
 def test_yaml_file_over_defaults(tmp_path):

@@ -6,6 +6,8 @@ wait on ``stub.gate()`` events, bounded by a timeout and all released at teardow
 
 from __future__ import annotations
 
+import queue
+import socket
 import ssl
 import threading
 from collections.abc import Callable, Iterator
@@ -80,6 +82,11 @@ class Responder:
         self.handler.wfile.write(b"0\r\n\r\n")
         self.handler.wfile.flush()
 
+    def hang_up(self) -> None:
+        """Close the connection once the route returns (after its answer, if it gave one), without having said so
+        in a ``Connection: close`` header."""
+        self.handler.close_connection = True
+
     def abort(self) -> None:
         """Drop the connection without finishing the response."""
         self.handler.close_connection = True
@@ -92,11 +99,17 @@ Route = Callable[[Recorded, Responder], None]
 
 class StubServer:
     """``ssl_context``: serve HTTPS with it (a context that requires client certificates makes a handshake without
-    one fail, so an answered request proves the client presented one)."""
+    one fail, so an answered request proves the client presented one).
+
+    ``connections`` counts the connections accepted; ``closed`` gets one item per connection the server has closed.
+    """
 
     def __init__(self, ssl_context: ssl.SSLContext | None = None) -> None:
         self.requests: list[Recorded] = []
         self.routes: dict[tuple[str, str], Route] = {}
+        self.fallback: Route | None = None
+        self.connections = 0
+        self.closed: queue.Queue[object] = queue.Queue()
         self._gates: list[threading.Event] = []
         self._lock = threading.Lock()
         stub = self
@@ -108,6 +121,14 @@ class StubServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def setup(self) -> None:
+                super().setup()
+                # headers and body go out in separate writes: without this, Nagle holds the body back for the
+                # client's delayed ACK (40 ms a request on a kept-alive connection)
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                with stub._lock:
+                    stub.connections += 1
+
             def _dispatch(self) -> None:
                 parts = urlsplit(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
@@ -116,7 +137,7 @@ class StubServer:
                                {k.lower(): v for k, v in self.headers.items()}, body)
                 with stub._lock:
                     stub.requests.append(req)
-                    route = stub.routes.get((self.command, parts.path))
+                    route = stub.routes.get((self.command, parts.path), stub.fallback)
                 responder = Responder(self)
                 if route is None:
                     responder.send_status(404, "NotFound", f"no route for {self.command} {parts.path}")
@@ -125,10 +146,18 @@ class StubServer:
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _dispatch
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.handle_error = lambda request, address: None  # clients that hang up mid-answer are expected
-        self.server.daemon_threads = False  # server_close() joins every handler thread
-        self.server.block_on_close = True
+        class Server(ThreadingHTTPServer):
+            daemon_threads = False  # server_close() joins every handler thread
+            block_on_close = True
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                pass  # clients that hang up mid-answer are expected
+
+            def shutdown_request(self, request: Any) -> None:
+                super().shutdown_request(request)
+                stub.closed.put(request)
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.scheme = "http"
         if ssl_context is not None:
             self.server.socket = ssl_context.wrap_socket(self.server.socket, server_side=True)
@@ -136,12 +165,19 @@ class StubServer:
         self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05})
 
     @property
+    def port(self) -> int:
+        return self.server.server_address[1]
+
+    @property
     def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"{self.scheme}://{host}:{port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def on(self, method: str, path: str, route: Route) -> None:
         self.routes[(method, path)] = route
+
+    def on_any(self, route: Route) -> None:
+        """Answer every request that has no route of its own with ``route`` (instead of a 404)."""
+        self.fallback = route
 
     def json(self, method: str, path: str, status: int, obj: Any) -> None:
         self.on(method, path, lambda req, r: r.send_json(status, obj))
@@ -154,6 +190,11 @@ class StubServer:
     def last(self) -> Recorded:
         with self._lock:
             return self.requests[-1]
+
+    def count(self, method: str | None = None, path: str | None = None) -> int:
+        """How many requests were recorded (only those with ``method`` / ``path``, when given)."""
+        with self._lock:
+            return sum(1 for r in self.requests if method in (None, r.method) and path in (None, r.path))
 
     @staticmethod
     def event_line(typ: str, name: str, rv: str) -> bytes:

@@ -258,6 +258,6 @@ def test_keep_alive_connections_are_reused(stub, cs):
     pods = cs.core_v1().pods("default")
     for _ in range(5):
         pods.get("p1")
-    pool = cs.transport._pool.connection_from_url(stub.url)
-    assert pool.num_connections == 1
-    assert pool.num_requests == 5
+    pool = cs.transport._requests
+    assert pool.connections_opened == 1
+    assert pool.requests_sent == 5
