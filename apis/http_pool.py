@@ -12,7 +12,8 @@ Guarantees (the transport's, kept):
   ``REPLAYABLE_METHODS``, and never after a read timeout.
 - Connecting is bounded by the connect timeout, every read by the read timeout, and both together by ``total`` when
   given. Failures raise the transport's ``ApiConnectionError`` kinds (refused, timeout, cannot connect).
-- A ``gzip`` answer is decompressed.
+- A ``gzip`` answer is decompressed. An answer sent before the whole body was read (a 413) is returned, not lost to
+  the broken pipe.
 """
 
 from __future__ import annotations
@@ -186,7 +187,12 @@ class ConnectionPool:
         assert conn.sock is not None
         conn.sock.settimeout(_bounded(read_timeout, deadline))
         try:
-            conn.request(method, target, body=body, headers=dict(headers))
+            try:
+                conn.request(method, target, body=body, headers=dict(headers))
+            except (BrokenPipeError, ConnectionResetError):
+                # the server may answer before it has read the whole body (a 413 for a body over its limit) and
+                # close: its answer is read all the same (urllib3 does the same)
+                pass
             with self._lock:
                 self.requests_sent += 1
             resp = conn.getresponse()

@@ -395,3 +395,29 @@ def test_tls_pool_directly(tls_server):
         assert pool.connections_opened == 1 and pool.requests_sent == 3
     finally:
         pool.close()
+
+
+# -- an answer before the whole body was read ---------------------------------------------------------------------
+def test_an_answer_sent_before_the_body_was_read_is_returned(pools):
+    """A server that answers 413 to a body over its limit without reading it and closes (the sandbox, kube-apiserver):
+    the client's send breaks, and the answer is returned all the same, not a connection error."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    status = orjson.dumps({"kind": "Status", "code": 413, "reason": "RequestEntityTooLarge"})
+
+    def serve_once() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 413 Request Entity Too Large\r\nContent-Type: application/json\r\n"
+                         b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(status), status))
+
+    server = threading.Thread(target=serve_once, daemon=True)
+    server.start()
+    try:
+        answer = call(pools(listener.getsockname()[1]), "PUT", body=b"x" * (16 * 1024 * 1024))
+    finally:
+        server.join(WAIT)
+        listener.close()
+    assert (answer.status, orjson.loads(answer.body)["reason"]) == (413, "RequestEntityTooLarge")
