@@ -126,7 +126,8 @@ class KindContext(Generic[S]):
         self.kb_server = kb_server
         self.log = structlog.get_logger("globalmanager.controllers").bind(controller=kind.name)
         self._should_recreate = kind.should_recreate
-        self._sync_scope = threading.local()  # per worker thread: the current sync's live UIDs and creations
+        # per worker thread: the current sync's live UIDs, its creations, and the owned objects it has seen
+        self._sync_scope = threading.local()
 
     # -- the job --------------------------------------------------------------------------------------------------
     def typed(self, obj: Obj) -> dict[str, Any]:
@@ -185,14 +186,17 @@ class KindContext(Generic[S]):
     @contextmanager
     def sync_scope(self, job: Obj) -> Iterator[None]:
         """One sync of ``job`` on this thread (``JobController`` wraps each sync in it): its liveness answer is
-        reused, and what it creates is told in one ``SuccessfulCreate`` Event at its end."""
+        reused, what it creates is told in one ``SuccessfulCreate`` Event at its end, and its expectations are met
+        only by the owned objects it has seen (``owned``, ``get_cached``): an object the informer delivers after the
+        sync listed the job's objects is still pending for that sync, never missing from both (client-go checks its
+        expectations before it lists, for the same reason)."""
         scope = self._sync_scope
-        scope.live, scope.created = set(), []
+        scope.live, scope.created, scope.seen, scope.expected_before = set(), [], {}, {}
         try:
             yield
         finally:
             created: list[str] = scope.created
-            scope.live, scope.created = None, None
+            scope.live, scope.created, scope.seen, scope.expected_before = None, None, None, None
             if created:
                 self.events.event(job, NORMAL, "SuccessfulCreate", created_message(created))
 
@@ -221,10 +225,25 @@ class KindContext(Generic[S]):
     # A lookup that finds an object in the cache meets its creation expectation, as the add handler does.
     def owned(self, gvr: GroupVersionResource, job: Obj) -> list[dict[str, Any]]:
         """The cached objects of ``gvr`` whose controller is ``job`` (shared: do not modify)."""
+        seen = self._seen(gvr)
+        if seen is not None:  # the expectations as they were before the list (the add handler may meet them after)
+            state = self.job_states.get(meta.uid(job))
+            if state is not None and state.expected:
+                before = self._sync_scope.expected_before.setdefault((state.uid, gvr.resource), {})
+                for key, expected in list(state.expected.items()):
+                    if expected.resource == gvr.resource:
+                        before.setdefault(key, expected)
         objs: list[dict[str, Any]] = self.indexer(gvr).by_index(CONTROLLER_UID_INDEX, meta.uid(job))
         for obj in objs:
             self.observe_creation(gvr, obj)
+            if seen is not None:
+                seen.add((meta.namespace(obj), meta.name(obj)))
         return objs
+
+    def _seen(self, gvr: GroupVersionResource) -> set[tuple[str, str]] | None:
+        """The objects of ``gvr`` the current sync has seen (``None`` outside a sync)."""
+        seen: dict[str, set[tuple[str, str]]] | None = getattr(self._sync_scope, "seen", None)
+        return None if seen is None else seen.setdefault(gvr.resource, set())
 
     def indexer(self, gvr: GroupVersionResource) -> Any:
         """The informer cache of an owned resource, for the kind's own indexes (``by_index``)."""
@@ -236,6 +255,9 @@ class KindContext(Generic[S]):
         except errors.NotFoundError:
             return None
         self.observe_creation(gvr, obj)
+        seen = self._seen(gvr)
+        if seen is not None:
+            seen.add((namespace, name))
         return obj
 
     def ensure_worker(
@@ -313,12 +335,21 @@ class KindContext(Generic[S]):
         return any(expected.slot == slot_key for expected in self._pending(state, gvr))
 
     def _pending(self, state: JobState, gvr: GroupVersionResource) -> list[ExpectedCreation]:
-        """The expectations of ``gvr`` still pending (lapsed and cache-seen ones are dropped)."""
+        """The expectations of ``gvr`` still pending (lapsed and seen ones are dropped). Within a sync that has
+        listed or looked up objects of ``gvr``, seen means seen by that sync (``sync_scope``); otherwise in the cache."""
         now, pending = self.job_states.timer(), []
-        for key, expected in list(state.expected.items()):
-            if expected.resource != gvr.resource:
-                continue
-            if expected.deadline <= now or self.get_cached(gvr, expected.namespace, expected.name) is not None:
+        seen = getattr(self._sync_scope, "seen", None)
+        seen_by_sync = None if seen is None else seen.get(gvr.resource)
+        candidates = {key: e for key, e in list(state.expected.items()) if e.resource == gvr.resource}
+        if seen_by_sync is not None:
+            for key, expected in self._sync_scope.expected_before.get((state.uid, gvr.resource), {}).items():
+                candidates.setdefault(key, expected)  # met by the add handler after this sync listed
+        for key, expected in candidates.items():
+            if seen_by_sync is not None:
+                met = (expected.namespace, expected.name) in seen_by_sync
+            else:
+                met = self.get_cached(gvr, expected.namespace, expected.name) is not None
+            if met or expected.deadline <= now:
                 state.expected.pop(key, None)
             else:
                 pending.append(expected)

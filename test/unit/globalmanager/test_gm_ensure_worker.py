@@ -171,3 +171,22 @@ def test_a_lookup_that_finds_the_worker_meets_its_expectation(h):
     h.timer.advance(5.1)
     again = h.ctx.ensure_worker(h.job, PODS, "j-master", lambda: h.pod("j-master"))
     assert again.created is not None and again.recreation and h.creates() == 2
+
+
+def test_a_worker_delivered_after_the_sync_listed_the_pods_is_still_pending_for_that_sync(h):
+    """The race of a sync with the informer: the sync lists the job's pods, then the created worker reaches the cache
+    and its add handler meets the expectation. For that sync the worker is in neither (not listed, no longer
+    expected) unless the expectations it had when it listed still count: it must see the worker pending and not
+    create it again."""
+    first = h.ensure()
+    with h.ctx.sync_scope(h.job):
+        listed = h.ctx.owned(PODS, h.job)
+        assert listed == []
+        h.cache(first.created)  # delivered now: the add handler meets the expectation
+        assert h.ctx.creations_pending(h.job, PODS) == 1
+        again = h.ensure()
+        assert again.pending and again.created is None and h.creates() == 1
+    # the next sync lists it
+    with h.ctx.sync_scope(h.job):
+        assert [meta.name(p) for p in h.ctx.owned(PODS, h.job)] == [meta.name(first.created)]
+        assert h.ctx.creations_pending(h.job, PODS) == 0
