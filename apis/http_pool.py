@@ -74,12 +74,12 @@ class _HTTPSConnection(http.client.HTTPSConnection):
         super().__init__(host, port, context=context)
         self._server_hostname = server_hostname
         self._socket_options = socket_options
-        self._context: ssl.SSLContext = context
+        self._tls = context  # http.client keeps it too, untyped
 
     def connect(self) -> None:
         sock = _open_socket(self.host, self.port, self.timeout, self._socket_options)
         try:
-            self.sock = self._context.wrap_socket(sock, server_hostname=self._server_hostname or self.host)
+            self.sock = self._tls.wrap_socket(sock, server_hostname=self._server_hostname or self.host)
         except BaseException:
             sock.close()
             raise

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 import pytest
-from testkit.procs import self_signed_cert
+from testkit.procs import free_port, self_signed_cert
 
 from apis.http_errors import ApiConnectionError, ApiConnectionRefusedError, ApiConnectionTimeoutError
 from apis.http_pool import ConnectionPool, PooledAnswer
@@ -45,14 +45,6 @@ def call(pool: ConnectionPool, method: str = "GET", path: str = "/x", body: byte
 
 def ok(req: Any, resp: Any) -> None:
     resp.send_json(200, {"path": req.path, "method": req.method, "body": req.body.decode()})
-
-
-def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 # -- keep-alive --------------------------------------------------------------------------------------------------
