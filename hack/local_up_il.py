@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from apis.sedna.constants import condition_offset
+
 from ._procs import SAMPLES, pause
 
 NS = "default"
@@ -71,7 +73,8 @@ def _time(text: str) -> datetime:
 
 class Follower:
     """Prints a job's new conditions and new pods in the order they happened: a pod created by the GM carries the
-    number of conditions the job had then (``sedna.io/condition-count``), so it is printed right after those."""
+    number of conditions the job had had then (``sedna.io/condition-count``, pruned ones included), so it is printed
+    right after those."""
 
     def __init__(self, cs: Any, name: str, say: Any) -> None:
         self.cs, self.name, self.say = cs, name, say
@@ -83,17 +86,19 @@ class Follower:
         """Print what is new; returns the conditions printed so far."""
         job = self.cs.sedna_v1alpha1().incremental_learning_jobs(NS).get(self.name)
         created = job["metadata"]["creationTimestamp"]
-        conditions = (job.get("status") or {}).get("conditions") or []
+        status = job.get("status") or {}
+        conditions = status.get("conditions") or []
+        offset = condition_offset(status)  # a finished round's conditions leave the status: count them
         selector = f"{KIND}.sedna.io/name={self.name}"
         pods = sorted(self.cs.core_v1().pods(NS).list(label_selector=selector)["items"],
                       key=lambda p: int(p["metadata"].get("annotations", {}).get("sedna.io/condition-count", "0")))
-        for index in range(self.printed, len(conditions) + 1):
+        for index in range(max(self.printed, offset), offset + len(conditions) + 1):
             self._pods(pods, index)
-            if index < len(conditions):
-                c = conditions[index]
+            if index < offset + len(conditions):
+                c = conditions[index - offset]
                 self.say(ROW.format(f"il/{self.name}", c.get("stage", ""), c.get("type", ""),
                                     age(created, c.get("lastTransitionTime") or created)))
-        self.printed = len(conditions)
+        self.printed = offset + len(conditions)
         self.conditions = conditions
         return conditions
 

@@ -16,7 +16,7 @@ local_up's nodes, followed to where that kind ends.
    |---|---|
    | Dataset | ``numberOfSamples`` reported by the LC of its node |
    | Model | created |
-   | FederatedLearningJob | ``Succeeded``, with a ``Training`` condition for the training workers' round reports |
+   | FederatedLearningJob | ``Succeeded``, with a ``Training`` condition showing the training workers' latest round report |
    | IncrementalLearningJob, LifelongLearningJob | one round: ``Deploy``/``Completed`` |
    | JointInferenceService | ``Running``, with the edge worker's reported ``metrics`` in its status |
    | FeatureExtraction-, ObjectSearch-, ObjectTrackingService | ``Running`` |
@@ -199,7 +199,7 @@ class Follower:
 
     obj: dict[str, Any]
     say: Say
-    printed_conditions: int = 0
+    printed: set[tuple[str, ...]] = field(default_factory=set)  # conditions shown (one follow: a few dozen)
     last: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -208,12 +208,17 @@ class Follower:
         return f"{kind.lower()}/{name}"
 
     def show(self, status: dict[str, Any]) -> None:
-        conditions = status.get("conditions") or []
-        for c in conditions[self.printed_conditions:]:
+        for c in status.get("conditions") or []:
+            # by content: a condition updated in place (FL's Training, the latest round report) is shown again, one
+            # an IL/LL job keeps from a finished round is not
+            seen = tuple(str(c.get(k) or "") for k in ("type", "stage", "reason", "message", "lastTransitionTime",
+                                                       "lastProbeTime"))
+            if seen in self.printed:
+                continue
+            self.printed.add(seen)
             stage = f"{c.get('stage')}/" if c.get("stage") else ""
             text = " ".join(str(c[k]) for k in ("reason", "message") if c.get(k))
             self.say(f"    {self.label} {stage}{c.get('type')} {text}".rstrip())
-        self.printed_conditions = len(conditions)
         for name, value in (("phase", status.get("phase")), ("numberOfSamples", status.get("numberOfSamples")),
                             ("metrics", _metrics(status.get("metrics")))):
             if value not in (None, "", []) and self.last.get(name) != str(value):
@@ -237,9 +242,9 @@ class Follower:
             done = any((c.get("stage"), c.get("type")) == ("Deploy", "Completed") for c in conditions)
             return (True, "one round Train → Eval → Deploy done") if done else (None, "")
         if kind == "FederatedLearningJob":
-            rounds = [c for c in conditions if c.get("type") == "Training"]
+            latest = next((c for c in conditions if c.get("type") == "Training"), None)  # the latest round report
             if status.get("phase") == "Succeeded":
-                return (True, f"Succeeded after {len(rounds)} round reports") if rounds else (
+                return (True, f"Succeeded; {latest.get('message')}") if latest else (
                     False, "Succeeded, but no round report reached the job (are the LCs of its nodes running?)")
             return None, ""
         if kind == "JointInferenceService":

@@ -61,8 +61,9 @@ PRUNED_CONDITIONS_FIELD = "prunedConditions"
 
 
 def condition_offset(status: object) -> int:
-    """The number of conditions before ``status.conditions[0]`` over the job's life (``prunedConditions``; 0 from
-    a GM that prunes nothing): ``condition_offset(status) + i`` tells the i-th condition apart from every other."""
+    """``status.prunedConditions`` (0 from a GM that prunes nothing): ``condition_offset(status) +
+    len(conditions)`` is how many conditions the job has had, so the current (last) condition is number
+    ``condition_offset(status) + len(conditions) - 1`` over the job's life, never reused."""
     value = status.get(PRUNED_CONDITIONS_FIELD) if isinstance(status, Mapping) else None
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testkit import Processes, wait_for
+from testkit import Processes, fl_round_reports, wait_for
 from testkit.interop import MixedSedna, start_mixed
 
 pytestmark = pytest.mark.e2e
@@ -133,9 +133,7 @@ def test_fl_round_reports_from_the_sdk(sedna: MixedSedna) -> None:
             "sandbox.sedna.io/worker-rounds": "2", "sandbox.sedna.io/worker-period-seconds": "1.1"})}]})
 
     def rounds() -> list[str]:
-        return [c.get("message", "").split(" reaches")[0]
-                for c in sedna.status("federated_learning_jobs", "fl").get("conditions") or []
-                if c.get("type") == "Training"]
+        return [message.split(" reaches")[0] for message in fl_round_reports(sedna.cs, "fl")]
 
     wait_for("both rounds", rounds, check=lambda r: r == ["Round 1", "Round 2"], timeout=TIMEOUT)
     wait_for("the job to succeed", lambda: sedna.status("federated_learning_jobs", "fl").get("phase"),

@@ -13,6 +13,7 @@ from globalmanager.runtime import (
     JobStates,
     RecreatedPods,
     WorkerParam,
+    append_condition,
     filter_active_pods,
     generate_labels,
     generate_selector,
@@ -21,6 +22,7 @@ from globalmanager.runtime import (
     set_condition,
     update_status,
 )
+from globalmanager.runtime.status import MAX_APPENDED_CONDITIONS
 
 JI = {
     "apiVersion": "sedna.io/v1alpha1",
@@ -180,3 +182,11 @@ def test_job_state_is_one_record_per_uid_cleared_in_one_place():
     assert states.by_key("ns/a") is again
     states.forget("ns/a")
     assert states.by_key("ns/a") is None and states.get("u3") is None and len(states) == 1
+
+
+def test_appended_conditions_keep_only_the_newest():
+    conditions: list[dict] = []
+    for n in range(100):  # a service whose state flaps for a year
+        append_condition(conditions, {"type": ("Running", "Failed")[n % 2], "status": "True", "message": str(n)})
+    assert len(conditions) == MAX_APPENDED_CONDITIONS
+    assert [c["message"] for c in conditions] == [str(n) for n in range(100 - MAX_APPENDED_CONDITIONS, 100)]
