@@ -116,8 +116,9 @@ def _states(conditions: list[dict[str, Any]]) -> list[str]:
     return [f"{c.get('stage')}/{c.get('type')}" for c in conditions]
 
 
-def run_il_job(cs: Any, workdir: Path, timeout: float, say: Any) -> bool:
-    """Create the objects, grow the Dataset, follow the job through one round; True once the round is complete."""
+def create_job(cs: Any, workdir: Path, timeout: float, say: Any) -> tuple[str, Path] | None:
+    """Create the Models, the Dataset (its index of ``FIRST`` samples on its node) and, once the LC counted them, the
+    IncrementalLearningJob; returns the job's name and the index file (``None`` when the count did not come)."""
     dataset, models, job = sample_objects()
     index = workdir / DATASET_NODE / dataset["spec"]["url"].lstrip("/")
     index.parent.mkdir(parents=True, exist_ok=True)
@@ -132,11 +133,23 @@ def run_il_job(cs: Any, workdir: Path, timeout: float, say: Any) -> bool:
     ds_name = dataset["metadata"]["name"]
     say(f"==> created Dataset {NS}/{ds_name} on {DATASET_NODE} (index {index}: {FIRST} samples)")
     if not _wait_count(datasets, ds_name, FIRST, timeout, say):
-        return False
+        return None
     name = job["metadata"]["name"]
     sedna.incremental_learning_jobs(NS).create(job)
     say(f"==> created IncrementalLearningJob {NS}/{name} (workers on {WORKER_NODE}): a round starts once more than "
         f"10 new samples are for training (trainProb 0.8)")
+    return name, index
+
+
+def run_il_job(cs: Any, workdir: Path, timeout: float, say: Any) -> bool:
+    """Create the objects, grow the Dataset, follow the job through one round; True once the round is complete."""
+    created = create_job(cs, workdir, timeout, say)
+    if created is None:
+        return False
+    name, index = created
+    dataset, models, _ = sample_objects()  # their names and the deploy Model's URL
+    datasets = cs.sedna_v1alpha1().datasets(NS)
+    ds_name = dataset["metadata"]["name"]
     say(ROW.format("NAME", "STAGE", "STATUS", "AGE"))
     follower = Follower(cs, name, say)
     deadline = time.monotonic() + timeout
