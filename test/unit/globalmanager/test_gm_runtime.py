@@ -142,6 +142,21 @@ def test_events_aggregate_repeats_by_patching_count():
     assert rec.event(job, "Warning", "InvalidSpec", "spec.master.image: is required")["count"] == 1
 
 
+def test_the_recorder_forgets_events_after_the_aggregation_interval():
+    """A process that records a new message every round keeps the last 10 minutes' worth of events to aggregate,
+    not the bound's (4,096) after hours: a repeat after that starts a new Event."""
+    cs = FakeClientset()
+    t = [0.0]
+    rec = EventRecorder(cs, "sedna-gm", host="h", timer=lambda: t[0])
+    job = {"kind": "IncrementalLearningJob", "metadata": {"name": "j", "namespace": "default", "uid": "u"}}
+    for n in range(100):
+        rec.event(job, "Normal", "RoundCompleted", f"round {n} completed")
+        t[0] += 60.0  # a round a minute
+    assert len(rec._seen) == 9  # rounds 91-99: those of the last 10 minutes
+    assert rec.event(job, "Normal", "RoundCompleted", "round 99 completed")["count"] == 2  # within the interval
+    assert rec.event(job, "Normal", "RoundCompleted", "round 80 completed")["count"] == 1  # forgotten: a new Event
+
+
 def test_event_recorder_never_raises_and_is_bounded():
     cs = FakeClientset()
     cs.prepend_reactor("create", "events", lambda a: (True, None, errors.ForbiddenError("no")))
