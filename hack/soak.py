@@ -35,7 +35,7 @@ import orjson
 from apis.sedna.constants import condition_offset
 from apis.signals import SignalWatcher
 
-from ._procs import STOP, Stopped, pause
+from ._procs import STOP, Stopped, pause, proc_status
 from .local_up import Cluster, StartFailed, say, start_cluster
 from .local_up_il import FIRST, NS, create_job
 
@@ -76,16 +76,9 @@ class Soak:
 
 def process_sample(pid: int) -> dict[str, float]:
     """``rss_mb``, ``open_files``, ``threads`` of ``pid`` (from ``/proc``)."""
-    values: dict[str, float] = {}
-    with open(f"/proc/{pid}/status") as fh:
-        for line in fh:
-            key, _, rest = line.partition(":")
-            if key == "VmRSS":
-                values["rss_mb"] = round(int(rest.split()[0]) / 1024, 2)
-            elif key == "Threads":
-                values["threads"] = int(rest)
-    values["open_files"] = len(os.listdir(f"/proc/{pid}/fd"))
-    return values
+    status = proc_status(pid, "VmRSS", "Threads")
+    return {"rss_mb": round(status.get("VmRSS", 0) / 1024, 2), "threads": status.get("Threads", 0),
+            "open_files": len(os.listdir(f"/proc/{pid}/fd"))}
 
 
 def take_sample(soak: Soak, cluster: Cluster, started: float) -> dict[str, Any]:
