@@ -244,7 +244,7 @@ class Follower:
         if kind == "FederatedLearningJob":
             latest = next((c for c in conditions if c.get("type") == "Training"), None)  # the latest round report
             if status.get("phase") == "Succeeded":
-                return (True, f"Succeeded; {latest.get('message')}") if latest else (
+                return (True, f"Succeeded after its round reports (the last: {latest.get('message')})") if latest else (
                     False, "Succeeded, but no round report reached the job (are the LCs of its nodes running?)")
             return None, ""
         if kind == "JointInferenceService":
