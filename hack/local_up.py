@@ -278,7 +278,8 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="sedna-local-up", description=__doc__.split("\n\n")[0])
-    p.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for each job (90)")
+    p.add_argument("--timeout", type=float, default=90.0,
+                   help="seconds to wait for each job; with --sample, for all the samples, followed at once (90)")
     p.add_argument("--keep-running", action="store_true", help="keep everything running after the jobs")
     p.add_argument("--elasticaijob", action="store_true",
                    help="after the main job, follow the sample ElasticAIJob until it succeeds (hack/local_up_eaijob.py)")
