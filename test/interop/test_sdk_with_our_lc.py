@@ -60,12 +60,15 @@ def pods(system: MixedSedna, selector: str) -> list[dict[str, Any]]:
     return system.cs.core_v1().pods("default").list(label_selector=selector)["items"]
 
 
-def dataset_and_models(system: MixedSedna, prefix: str, models: tuple[str, ...] = ()) -> None:
+def dataset_and_models(system: MixedSedna, prefix: str, models: tuple[str, ...] = (),
+                       model_nodes: tuple[str, ...] = ("edge-1",)) -> None:
+    """The Dataset on ``edge-1``; the Models' files on ``model_nodes``."""
     system.write("edge-1", f"/{prefix}/data/index.txt", lines(12))
     system.create("datasets", "Dataset", f"{prefix}-ds", {"url": f"/{prefix}/data/index.txt", "format": "txt",
                                                           "nodeName": "edge-1"})
     for role in models:
-        system.write("edge-1", f"/{prefix}/models/{role}/model.pb", f"the {role} model\n")
+        for node in model_nodes:
+            system.write(node, f"/{prefix}/models/{role}/model.pb", f"the {role} model\n")
         system.create("models", "Model", f"{prefix}-{role}", {"url": f"/{prefix}/models/{role}/model.pb",
                                                               "format": "pb"})
 
@@ -102,14 +105,7 @@ def test_il_train_eval_and_hot_update_by_the_sdk(sedna: MixedSedna) -> None:
 
 def il_job_across_nodes(system: MixedSedna, prefix: str) -> None:
     """The main job's topology (hack/local_up_il.py): the Dataset on ``edge-1``, every worker on ``edge-2``."""
-    system.write("edge-1", f"/{prefix}/data/index.txt", lines(12))
-    system.create("datasets", "Dataset", f"{prefix}-ds", {"url": f"/{prefix}/data/index.txt", "format": "txt",
-                                                          "nodeName": "edge-1"})
-    for role in ("initial", "deploy"):
-        for node in system.rootfs:
-            system.write(node, f"/{prefix}/models/{role}/model.pb", f"the {role} model\n")
-        system.create("models", "Model", f"{prefix}-{role}", {"url": f"/{prefix}/models/{role}/model.pb",
-                                                              "format": "pb"})
+    dataset_and_models(system, prefix, ("initial", "deploy"), model_nodes=("edge-1", "edge-2"))
     worker = template("edge-2")
     system.create("incremental_learning_jobs", "IncrementalLearningJob", prefix, {
         "dataset": {"name": f"{prefix}-ds", "trainProb": 0.8}, "initialModel": {"name": f"{prefix}-initial"},
@@ -153,7 +149,7 @@ def test_il_two_rounds_hot_updated_across_nodes_by_the_sdk(sedna: MixedSedna) ->
     # the SDK's ModelLoadingThread: one load per model_config.json version, each the model its round trained
     versions = re.findall(r"Update model complete with version ([^\x1b\n]+)", log)
     loaded = re.findall(r"the estimator loaded a model saved by (\S+)", log)
-    assert len(set(versions)) == 2, log
+    assert len(versions) == len(set(versions)) == 2, log
     assert loaded == [env_of(p, "WORKER_NAME") for p in trainers], log
 
 
