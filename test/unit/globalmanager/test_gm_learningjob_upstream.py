@@ -187,7 +187,7 @@ def test_a_report_racing_a_gm_write_is_kept(harness):
         return False, None, None
 
     h.cs.prepend_reactor("update", "incrementallearningjobs", interleave)
-    h.report("il", "ds-node", {"phase": "train", "status": "completed", "output": {"models": []}})
+    h.report("il", "train-node", {"phase": "train", "status": "completed", "output": {"models": []}})
     assert h.states("il") == [("Train", "Waiting"), ("Train", "Starting"), ("Train", "Completed")]
 
 
@@ -230,7 +230,7 @@ def test_concurrent_reports_and_status_writes_lose_nothing(harness):
     runner.start()
     try:
         for i in range(20):  # reports a stage waiting for its answer may get (a Go LC's "waiting")
-            h.edge.report("ds-node", NS, "incrementallearningjob", "il",
+            h.edge.report("train-node", NS, "incrementallearningjob", "il",
                           {"phase": "train", "status": "waiting", "output": {"models": [{"url": f"/m/{i}"}]}})
     finally:
         stop.set()
@@ -271,14 +271,14 @@ def test_a_report_that_does_not_answer_the_current_stage_is_not_applied_and_coun
     h = harness()
     h.set_conditions("il", *conditions)
     before = h.conditions("il")
+    node = "train-node" if content.get("output") else "deploy-node"  # a node entitled to the report
     with structlog.testing.capture_logs() as logs:
-        h.report("il", "deploy-node", content)
+        h.report("il", node, content)
     assert h.conditions("il") == before
     assert edge_reports(h, "out_of_stage") == 1 and edge_reports(h, "applied") == 0
     [line] = [e for e in logs if e["event"].startswith("report not applied")]
     last = f"{conditions[-1]['stage']}/{conditions[-1]['type']}" if conditions else "/"
-    assert (line["log_level"], line["key"], line["node"], line["current"]) == ("warning", "default/il",
-                                                                               "deploy-node", last)
+    assert (line["log_level"], line["key"], line["node"], line["current"]) == ("warning", "default/il", node, last)
 
 
 def test_reports_answering_the_current_stage_are_applied(harness):
