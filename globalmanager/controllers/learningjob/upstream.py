@@ -6,7 +6,8 @@ case; other fields ignored), relayed by a node entitled to it (``entitlement``: 
 worker's node, the LC's own from the job's resident node or a node running one of its workers; else
 ``NotEntitled``). It becomes an appended condition ``{type, stage, status: "True", message: "reported by
 lc", data: JSON({input, output})}``; with our LC's optional ``message`` (why a stage failed or did not deploy),
-``"reported by lc: <message>"`` and a Warning Event (reason ``<Stage><Type>``, e.g. ``DeployFailed``). Anything
+``"reported by lc: <message>"`` and a Warning Event (reason ``<Stage><Type>``, e.g. ``DeployFailed``, or the
+report's optional ``reason``, e.g. ``PathOutsideJob``, which the condition carries too). Anything
 else (a worker's ``running``, phase ``inference``, a field of the wrong type) raises ``InvalidReport``: the edge link
 logs and counts it, as Go returns an error.
 
@@ -114,4 +115,4 @@ def apply_report(ctx: KindContext[Any], msg: UpstreamMessage, extra: StatusExtra
     else:
         log.info("report applied", uid=meta.uid(job), **fields)
         if report.reason:  # the LC says why a stage failed or did nothing: kubectl describe shows it
-            ctx.events.event(job, WARNING, f"{report.stage}{report.type}", report.reason)
+            ctx.events.event(job, WARNING, report.event_reason or f"{report.stage}{report.type}", report.reason)

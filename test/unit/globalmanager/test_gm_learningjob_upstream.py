@@ -145,6 +145,20 @@ def test_the_lcs_reason_for_a_failure_becomes_the_condition_message(harness):
     assert h.conditions("il")[-2]["message"] == f"reported by lc: {reason}"
 
 
+@pytest.mark.parametrize("reason,shown", [("PathOutsideJob", "PathOutsideJob"), ("not a word", ""), (7, ""),
+                                          ("X" * 129, "")])
+def test_the_lcs_event_reason_names_the_condition_and_the_warning_event(harness, reason, shown):
+    message = "the trained model for the deploy model: '/var/lib/sedna/database.db' is in the LC's own state"
+    h = harness()
+    h.set_conditions("il", condition("Train", "Waiting"), condition("Deploy", "Waiting"))
+    h.report("il", "eval-node", {"phase": "deploy", "status": "failed", "output": None, "message": message,
+                                 "reason": reason})
+    failed = h.conditions("il")[-1]
+    assert (failed["stage"], failed["type"], failed.get("reason", "")) == ("Deploy", "Failed", shown)
+    assert failed["message"] == f"reported by lc: {message}"
+    assert h.events() == [("Warning", shown or "DeployFailed", message)]
+
+
 # -- recorded once ---------------------------------------------------------------------------------------------------
 def test_a_resent_report_is_applied_once(harness):
     h = harness()
