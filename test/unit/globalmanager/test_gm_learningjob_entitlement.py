@@ -8,13 +8,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from learningjob_test_helpers import IL_KIND, LL_KIND, TRAIN_READY, LearningHarness, condition, il_job, ll_job
+from learningjob_test_helpers import (
+    IL_KIND,
+    LL_KIND,
+    TRAIN_READY,
+    LearningHarness,
+    condition,
+    dispatch,
+    il_job,
+    ll_job,
+)
 from sedna_test_helpers import NS, dataset, model
-from testkit import wait_for
 
 from apis import meta
 from apis import resources as r
-from globalmanager.messagelayer.dispatcher import Outcome, Report, UpstreamDispatcher
 from globalmanager.runtime.edge import NotEntitled, UpstreamMessage
 
 DB_MODEL = {"phase": "train", "status": "completed",
@@ -57,17 +64,7 @@ def test_a_train_workers_report_relayed_by_the_datasets_node_is_refused(harness)
 
 def test_a_refusal_is_counted_as_not_entitled_and_acked_with_the_rule(harness):
     h = harness()
-    outcomes: list[Outcome] = []
-    dispatcher = UpstreamDispatcher(lambda report, outcome: outcomes.append(outcome), workers=1)
-    dispatcher.add_handler("incrementallearningjob", h.edge.handlers["incrementallearningjob"])
-    dispatcher.start()
-    try:
-        h.refresh()
-        dispatcher.submit(Report(UpstreamMessage("edge-node-1", NS, "incrementallearningjob", "il", "status",
-                                                 DB_MODEL), id="7"))
-        wait_for("the report handled", lambda: outcomes)
-    finally:
-        dispatcher.stop()
+    outcomes = dispatch(h, UpstreamMessage("edge-node-1", NS, "incrementallearningjob", "il", "status", DB_MODEL))
     assert outcomes[0].reason == "not_entitled" and "edge-node-2" in (outcomes[0].error or "")
 
 

@@ -16,18 +16,18 @@ from learningjob_test_helpers import (
     TRAIN_READY,
     LearningHarness,
     condition,
+    dispatch,
     il_job,
     ll_job,
     refs_for,
 )
 from sedna_test_helpers import NOW, NS
-from testkit import wait_for
 
 from apis import errors, meta
 from apis import resources as r
 from globalmanager.controllers.learningjob.conditions import parse_report, reported_condition
 from globalmanager.controllers.lifelonglearning.upstream import knowledge_base
-from globalmanager.messagelayer.dispatcher import Outcome, Report, UpstreamDispatcher
+from globalmanager.messagelayer.dispatcher import Outcome
 from globalmanager.runtime.edge import InvalidReport, UpstreamMessage
 
 
@@ -98,17 +98,9 @@ def test_refused_reports(harness, content, why):
 
 def test_a_refused_report_is_counted_by_the_edge_link(harness):
     h = harness()
-    outcomes: list[Outcome] = []
-    dispatcher = UpstreamDispatcher(lambda report, outcome: outcomes.append(outcome), workers=1)
-    dispatcher.add_handler("incrementallearningjob", h.edge.handlers["incrementallearningjob"])
-    dispatcher.start()
-    try:
-        for content in ({"phase": "inference", "status": "running"}, {"phase": "train", "status": "ready"}):
-            dispatcher.submit(Report(UpstreamMessage("ds-node", NS, "incrementallearningjob", "il", "status", content),
-                                     id="1"))
-        wait_for("both reports handled", lambda: len(outcomes) == 2)
-    finally:
-        dispatcher.stop()
+    outcomes = dispatch(h, *(UpstreamMessage("ds-node", NS, "incrementallearningjob", "il", "status", content)
+                             for content in ({"phase": "inference", "status": "running"},
+                                             {"phase": "train", "status": "ready"})))
     assert outcomes[0].reason == "invalid_report" and "invalid condition stage" in outcomes[0].error
     assert outcomes[1] == Outcome()
     assert h.states("il") == [("Train", "Waiting"), ("Train", "Ready")]
