@@ -7,9 +7,9 @@
   ``sedna_gm_edge_rejected_connections_total{reason}`` and logged with the claimed node and the reason: the first
   from a source (remote host) at once, then at most one line per source per ``refusal_log_interval`` saying how many
   were not logged since (``untold``); a source that went quiet gets one line with the rest. So a flood of refused
-  upgrades writes a few lines, never one per refusal (``apis.logthrottle``). A connection admitted with a per-node token is closed
-  (1008) once that token no longer proves the node (revoked, or rotated and past the grace): checked every
-  ``credential_check_interval`` seconds.
+  upgrades writes a few lines, never one per refusal (``apis.logthrottle``). A connection admitted with a per-node
+  token is closed (1008) once that token no longer proves the node (revoked, or rotated and past the grace): checked
+  every ``credential_check_interval`` seconds.
 * The LC's first frame may be a ``hello``: the features both sides speak are answered in a ``hello``, then (with
   ``resync``) the node's full state as a ``resync`` frame, then the queued messages. Any other first frame (Go's
   empty-header greeting) is handled as a normal frame and no extension is used.
@@ -225,7 +225,7 @@ class EdgeServer:
 
     def _refuse(self, conn: ServerConnection, verdict: Verdict, claimed: str, remote: str) -> Response:
         self.layer.metrics.rejected_connections.labels(verdict.reason).inc()
-        seen = self.refusal_log.admit(remote.rpartition(":")[0] or remote)
+        seen = self.refusal_log.admit(remote.rpartition(":")[0] or remote)  # the host: each connection has its port
         if seen.due:
             log.warning("refused a connection", node=claimed, remote=remote, source=seen.key, status=int(verdict.status),
                         reason=verdict.reason, detail=verdict.detail, untold=seen.untold)
