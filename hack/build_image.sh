@@ -42,7 +42,7 @@ for tool in podman buildah; do
   command -v "$tool" >/dev/null || { echo "build_image.sh: $tool not found: apt-get install -y buildah podman debootstrap" >&2; exit 2; }
 done
 
-step() { printf '==> %s\n' "$*"; }
+step() { printf '==> [%4ss] %s\n' "$SECONDS" "$*"; }  # seconds since the start
 
 if [ -z "$base" ]; then
   base=$base_tag
