@@ -45,10 +45,13 @@ def _client(cs: ClientsetBase, api_version: str, kind: str, namespace: str) -> R
 
 
 def exists(cs: ClientsetBase, kind: str, namespace: str, name: str) -> bool:
+    """Whether the API server has the object; True when it cannot tell (a missing one is never assumed)."""
     try:
         _client(cs, _API_VERSIONS[kind], kind, namespace).get(name)
     except errors.NotFoundError:
         return False
+    except errors.ApiError:
+        return True
     return True
 
 
