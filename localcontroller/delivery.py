@@ -12,6 +12,10 @@
 * ``ownerKind`` is the manager's kind; Sedna's SDK sends ``default`` for FederatedLearning, so a ``default`` report
   goes to the one job of its name this node holds (kept, when there is none yet). Any other unknown kind is answered
   200 and dropped, as Go's LC does.
+* ``ownerName`` ``sedna`` is the SDK's ``JOB_NAME`` default: a worker without ``JOB_NAME`` (every joint inference
+  worker under Go's GM, which sets only ``SERVICE_NAME``) reports for it. Such a report is attributed to the one job of
+  its ``ownerKind`` this node holds in its namespace, when there is exactly one (now, or when that job arrives), with
+  a log line saying so; otherwise it is kept as any report for a job the node does not hold.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ __all__ = ["OutboxLimits", "PendingLimits", "WorkerReports"]
 log = structlog.get_logger("sedna-lc.delivery")
 
 SDK_DEFAULT_KIND = "default"  # sedna.common.constant.K8sResourceKind.DEFAULT
-REMEMBERED = 4096  # jobs taken off this node remembered at most
+REMEMBERED = 4096  # jobs taken off this node, and attributions already logged at info, remembered at most
 
 Owner = tuple[str, str, str]  # (kind, namespace, name)
 
@@ -69,6 +73,7 @@ class WorkerReports:
         # taken off this node (not for good): its owner is "sent"; after a restart, the owners of reports kept as sent
         self._departed: OrderedDict[Owner, None] = OrderedDict.fromkeys(k.owner for k in store.kept_reports() if k.sent)
         self._connected_since: float | None = None
+        self._attributions_logged: OrderedDict[tuple[str, str, str], None] = OrderedDict()
 
     # -- the worker API's delivery --------------------------------------------------------------------------------
     def deliver(self, message: WorkerMessage, client: str = "") -> str:
@@ -76,9 +81,14 @@ class WorkerReports:
         ``client`` is the address it came from."""
         with self._lock:
             kind = self._held_kind(message)
+            job = self._attributable(message) if kind is None else None
+            if job is not None:
+                message, kind = dataclasses.replace(message, owner_name=job), message.owner_kind
             if kind is not None:
                 self._check_outbox()
                 self.managers[kind].add_worker_message(dataclasses.replace(message, owner_kind=kind))
+                if job is not None:
+                    self._log_attribution(message, job)
                 return DELIVERED
             if message.owner_kind not in self.managers and message.owner_kind != SDK_DEFAULT_KIND:
                 return UNHANDLED
@@ -92,13 +102,18 @@ class WorkerReports:
 
     # -- the GM's objects -----------------------------------------------------------------------------------------
     def arrived(self, kind: str, namespace: str, name: str) -> None:
-        """``kind namespace/name`` is now in its manager: hand it the reports kept for it, in arrival order."""
+        """``kind namespace/name`` is now in its manager: hand it the reports kept for it, in arrival order (and the
+        SDK-default ones it is now the one job for)."""
         with self._lock:
             self._held.add((kind, namespace, name))
             self._departed.pop((kind, namespace, name), None)
             self._expire()
             for entry in self._kept_for(kind, namespace, name):
                 self._hand_over(kind, entry)
+            if self._jobs_of(kind, namespace) == [name]:
+                for entry in self._kept_for(kind, namespace, SDK_DEFAULT_JOB_NAME):
+                    if entry.owner_kind == kind and (kind, namespace, SDK_DEFAULT_JOB_NAME) not in self._held:
+                        self._hand_over(kind, entry, attributed_to=name)
 
     def waiting(self, kind: str, namespace: str, name: str) -> bool:
         """Whether reports are kept for ``kind namespace/name`` and its manager does not hold it."""
@@ -139,6 +154,28 @@ class WorkerReports:
             return kinds[0]
         return None
 
+    def _jobs_of(self, kind: str, namespace: str) -> list[str]:
+        return [n for k, ns, n in self._held if (k, ns) == (kind, namespace)]
+
+    def _attributable(self, message: WorkerMessage) -> str | None:
+        """The job a report for the SDK's default owner comes from: the one job of its kind this node holds in its
+        namespace (``None`` when there is none or more than one)."""
+        if message.owner_name != SDK_DEFAULT_JOB_NAME or message.owner_kind not in self.managers:
+            return None
+        jobs = self._jobs_of(message.owner_kind, message.namespace)
+        return jobs[0] if len(jobs) == 1 else None
+
+    def _log_attribution(self, message: WorkerMessage, job: str) -> None:
+        """At info the first time a worker's reports go to a job (each report at debug after that)."""
+        key = (message.namespace, message.name, job)
+        first = key not in self._attributions_logged
+        _remember(self._attributions_logged, key)
+        (log.info if first else log.debug)(
+            f"worker report for ownerName {SDK_DEFAULT_JOB_NAME!r} (the Sedna SDK's JOB_NAME default: the worker has "
+            "no JOB_NAME, as under Go's GM) attributed to the one job of its kind this node holds in its namespace",
+            worker=message.name, owner_kind=message.owner_kind, object=f"{message.namespace}/{job}",
+            phase=message.kind, status=message.status)
+
     def _kept_for(self, kind: str, namespace: str, name: str) -> list[PendingEntry]:
         return [e for e in self.store.pending_for(namespace, name)
                 if e.owner_kind == kind or e.owner_kind not in self.managers]
@@ -174,17 +211,20 @@ class WorkerReports:
                  worker=message.name, owner_kind=message.owner_kind, client=client,
                  object=f"{message.namespace}/{message.owner_name}", phase=message.kind, status=message.status, **hint)
 
-    def _hand_over(self, kind: str, entry: PendingEntry) -> None:
-        where = {"kind": kind, "object": f"{entry.namespace}/{entry.name}"}
+    def _hand_over(self, kind: str, entry: PendingEntry, attributed_to: str = "") -> None:
+        name = attributed_to or entry.name
+        where = {"kind": kind, "object": f"{entry.namespace}/{name}"}
         try:
             message = WorkerMessage(**orjson.loads(entry.message))
             with self.store.handing_over(entry.seq):  # its relay to the outbox takes it out of lc_pending
-                self.managers[kind].add_worker_message(dataclasses.replace(message, owner_kind=kind))
+                self.managers[kind].add_worker_message(dataclasses.replace(message, owner_kind=kind, owner_name=name))
         except Exception:
             log.exception("a kept worker report could not be delivered; dropped", **where)
             return
         finally:
             self.store.remove_pending([entry.seq])  # when the manager relayed nothing (or failed)
+        if attributed_to:
+            self._log_attribution(message, attributed_to)
         log.info("delivered a kept worker report to its job", worker=message.name, phase=message.kind,
                  status=message.status, waited_seconds=round(self._clock() - entry.received, 3), **where)
 
@@ -212,7 +252,7 @@ def _examples(reports: Iterable[KeptReport], limit: int = 5) -> list[str]:
     return [f"{k} {ns}/{n}" for k, ns, n in list(dict.fromkeys(r.owner for r in reports))[:limit]]
 
 
-def _remember(seen: OrderedDict[Owner, None], key: Owner) -> None:
+def _remember(seen: OrderedDict[tuple[str, str, str], None], key: tuple[str, str, str]) -> None:
     seen[key] = None
     seen.move_to_end(key)
     while len(seen) > REMEMBERED:
