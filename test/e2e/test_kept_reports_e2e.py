@@ -161,7 +161,8 @@ def test_a_train_report_before_the_job_reaches_the_gm_and_the_round_completes(
     flood(system.url(WORKER_NODE), flooded)
     pod = wait_for("the train pod Running", lambda: running_train_pod(cs), timeout=TIMEOUT)
     env = env_of(pod)
-    model = f"{env['MODEL_URL'].rstrip('/')}/model.pb"
+    # the SDK reports its model's host path: the container path without DATA_PATH_PREFIX (the hostPath mount)
+    model = f"{env['MODEL_URL'].rstrip('/')}/model.pb".removeprefix(env["DATA_PATH_PREFIX"])
     write(rootfs[WORKER_NODE], model, "the trained model")
     report = train_report(env, model, {"precision": [0.9], "recall": [0.8]})
     assert LCClient(attempts=1, retry_wait=0, timeout=10).send(system.url(WORKER_NODE), env["WORKER_NAME"], report)

@@ -45,9 +45,10 @@ def test_dataset_counted_moved_and_deleted(mixed: MixedSedna) -> None:
 
 
 def model(system: MixedSedna, name: str) -> None:
+    url = system.host_path(f"/models/{name}/model.pb")
     for node in system.rootfs:
-        system.write(node, f"/models/{name}/model.pb", "model\n")
-    system.create("models", "Model", name, {"url": f"/models/{name}/model.pb", "format": "pb"})
+        system.write(node, url, "model\n")
+    system.create("models", "Model", name, {"url": url, "format": "pb"})
 
 
 def template(node: str, env: dict[str, str] | None = None, **annotations: str) -> dict[str, Any]:

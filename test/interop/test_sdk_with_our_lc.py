@@ -1,11 +1,13 @@
 """Sedna's real Python SDK as the worker of every pod (the worker simulator's SDK mode: one SDK process per pod, with
 the pod's env, the node's rootfs where the pod sees ``/home/data`` and the hot-update directory it mounted), against
-our LCs and GM: an IncrementalLearningJob round (train, eval, and deploy by hot update read through the mount), a
+our LCs and GM: an IncrementalLearningJob round (train, eval, and deploy by hot update read through the mount), two
+rounds across nodes in the main job's topology (each round's model hot-loaded by the same inference pod), a
 LifelongLearningJob's train and eval reports, JointInferenceService edge reports (the SDK's ``LCReporter``; also under
 Go's GM, where they name the SDK's default owner) and FederatedLearningJob round reports."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -69,12 +71,15 @@ def pods(system: MixedSedna, selector: str) -> list[dict[str, Any]]:
     return system.cs.core_v1().pods("default").list(label_selector=selector)["items"]
 
 
-def dataset_and_models(system: MixedSedna, prefix: str, models: tuple[str, ...] = ()) -> None:
+def dataset_and_models(system: MixedSedna, prefix: str, models: tuple[str, ...] = (),
+                       model_nodes: tuple[str, ...] = ("edge-1",)) -> None:
+    """The Dataset on ``edge-1``; the Models' files on ``model_nodes``."""
     system.write("edge-1", f"/{prefix}/data/index.txt", lines(12))
     system.create("datasets", "Dataset", f"{prefix}-ds", {"url": f"/{prefix}/data/index.txt", "format": "txt",
                                                           "nodeName": "edge-1"})
     for role in models:
-        system.write("edge-1", f"/{prefix}/models/{role}/model.pb", f"the {role} model\n")
+        for node in model_nodes:
+            system.write(node, f"/{prefix}/models/{role}/model.pb", f"the {role} model\n")
         system.create("models", "Model", f"{prefix}-{role}", {"url": f"/{prefix}/models/{role}/model.pb",
                                                               "format": "pb"})
 
@@ -107,6 +112,56 @@ def test_il_train_eval_and_hot_update_by_the_sdk(sedna: MixedSedna) -> None:
     # the inference pod's SDK loaded the model from its mounted hot-update directory
     [infer] = pods(sedna, "incrementallearningjob.sedna.io/worker-type=inference")
     assert "Update model complete" in pod_log(sedna, infer)
+
+
+def il_job_across_nodes(system: MixedSedna, prefix: str) -> None:
+    """The main job's topology (hack/local_up_il.py): the Dataset on ``edge-1``, every worker on ``edge-2``."""
+    dataset_and_models(system, prefix, ("initial", "deploy"), model_nodes=("edge-1", "edge-2"))
+    worker = template("edge-2")
+    system.create("incremental_learning_jobs", "IncrementalLearningJob", prefix, {
+        "dataset": {"name": f"{prefix}-ds", "trainProb": 0.8}, "initialModel": {"name": f"{prefix}-initial"},
+        "trainSpec": {"template": worker, "trigger": TRIGGER}, "evalSpec": {"template": worker},
+        "deploySpec": {"model": {"name": f"{prefix}-deploy", "hotUpdateEnabled": True, "pollPeriodSeconds": 1},
+                       "trigger": {"condition": {"operator": ">", "threshold": 0.1, "metric": "precision_delta[0]"}},
+                       "hardExampleMining": {"name": "IBT"}, "template": worker},
+        "outputDir": f"/{prefix}/output"})
+
+
+def rounds_done(system: MixedSedna, name: str, count: int) -> list[str]:
+    """The job's stages once ``count`` rounds ended in a hot update (fails at the first Failed condition)."""
+    got = wait_for(f"round {count} to deploy", lambda: stages(system, "incremental_learning_jobs", name),
+                   timeout=TIMEOUT, check=lambda s: (s.count("Deploy/Completed") == count and s[-1] == "Train/Waiting")
+                   or any(x.endswith("/Failed") for x in s))
+    assert not any(s.endswith("/Failed") for s in got), " ".join(got)
+    return got
+
+
+def env_of(pod: dict[str, Any], name: str) -> str:
+    return next(e["value"] for c in pod["spec"]["containers"] for e in c.get("env") or [] if e["name"] == name)
+
+
+def test_il_two_rounds_hot_updated_across_nodes_by_the_sdk(sedna: MixedSedna) -> None:
+    """The inference pod on ``edge-2`` (not the Dataset's node) loads each round's model through the hot-update
+    directory it mounted when it started. A ``delete`` that took the job off ``edge-2`` between its train/eval stages
+    once made the LC remove that directory, so the next ``model_config.json`` went into one the pod never saw."""
+    il_job_across_nodes(sedna, "ilx")
+    rounds_done(sedna, "ilx", 1)
+    sedna.write("edge-1", "/ilx/data/index.txt", lines(24))
+    got = rounds_done(sedna, "ilx", 2)
+    assert got.count("Train/Completed") == 2, " ".join(got)
+    selector = "incrementallearningjob.sedna.io/name=ilx,incrementallearningjob.sedna.io/worker-type="
+    # in the order the GM created them (it counts the job's conditions on each pod)
+    trainers = sorted(pods(sedna, selector + "train"),
+                      key=lambda p: int(p["metadata"]["annotations"]["sedna.io/condition-count"]))
+    assert {p["spec"]["nodeName"] for p in trainers} == {"edge-2"} and len(trainers) == 2
+    [infer] = pods(sedna, selector + "inference")  # the same pod both rounds: nothing restarted it
+    assert infer["spec"]["nodeName"] == "edge-2"
+    log = pod_log(sedna, infer)
+    # the SDK's ModelLoadingThread: one load per model_config.json version, each the model its round trained
+    versions = re.findall(r"Update model complete with version ([^\x1b\n]+)", log)
+    loaded = re.findall(r"the estimator loaded a model saved by (\S+)", log)
+    assert len(versions) == len(set(versions)) == 2, log
+    assert loaded == [env_of(p, "WORKER_NAME") for p in trainers], log
 
 
 def test_ll_train_and_eval_reports_from_the_sdk(sedna: MixedSedna) -> None:
