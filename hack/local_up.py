@@ -1,17 +1,21 @@
 """Local up: a sandbox cluster, ``sedna-gm``, a ``sedna-lc`` on each of the samples' edge nodes and the worker
 simulator; then the sample IncrementalLearningJob through a round on them, or any sample you name.
 
-    sedna-local-up [--sample FILE]... [--timeout 90] [--keep-running] [--workdir DIR] [--elasticaijob] [--elasticdl]
+    sedna-local-up [--sample FILE]... [--timeout 90] [--keep-running] [--workdir DIR] [--edge-auth on|off]
+                   [--elasticaijob] [--elasticdl]
     python -m hack.local_up ...   (the same, from the repository root)
 
 1. starts the sandbox API server (``python -m sandbox``) with the CRDs of ``charts/sedna/crds`` and its
    pod simulator, writing a kubeconfig into the work directory (``kubectl --kubeconfig <it> get il,pods``, and
    ``get il -w`` and ``get pods -w`` in two terminals, work while this runs: kubectl watches one type at a time);
 2. starts ``sedna-gm`` (``python -m globalmanager.app --kubeconfig <it> --no-leader-elect``, its edge link on a free
-   local port) and waits for /readyz;
-3. starts a LocalController (``python -m localcontroller.app``) for each edge node the chart's samples name,
-   ``edge-node-1`` and ``edge-node-2`` (each with its own rootfs and database in the work directory), and waits
-   until both are connected, then the worker simulator (``python -m workersim``), which plays Sedna's SDK in the
+   local port) and waits for /readyz; the edge link takes a token per node (``websocket.nodeTokensDir``: the tokens
+   are generated into ``<workdir>/edge-node-tokens/``), so no other local process can act as a node (``--edge-auth
+   off`` runs it open, as Go Sedna's LCs need);
+3. starts a LocalController (``python -m localcontroller.app``, with its node's ``--token-file``) for each edge node
+   the chart's samples name, ``edge-node-1`` and ``edge-node-2`` (each with its own rootfs and database in the work
+   directory), and waits until both are connected, then the worker simulator (``python -m workersim``), which plays
+   Sedna's SDK in the
    worker pods and reports to their node's LC. The samples' cloud node, ``cloud-node-1``, runs only cloud workers
    (aggregation, big model, ReID…), which report nothing: it needs no LC, as in Sedna;
 4. the main job (``hack/local_up_il.py``): creates the sample Dataset on ``edge-node-1`` (its index file of 10
@@ -34,6 +38,9 @@ simulator; then the sample IncrementalLearningJob through a round on them, or an
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -42,6 +49,8 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from apis.signals import SignalWatcher
@@ -115,6 +124,37 @@ class Process:
         self._pump.join(5)
         self._log.close()
         return self.proc.returncode
+
+
+@dataclass(frozen=True)
+class EdgeAuth:
+    """The edge link's credentials: ``gm_args`` for sedna-gm, ``lc_args(node)`` for a node's sedna-lc."""
+
+    gm_args: tuple[str, ...] = ()
+    tokens: Path | None = None  # the directory of per-node token files; None: auth off
+
+    def lc_args(self, node: str) -> list[str]:
+        return ["--token-file", str(self.tokens / node)] if self.tokens is not None else []
+
+
+def edge_auth(mode: str, workdir: Path, nodes: Sequence[str]) -> EdgeAuth:
+    """``on``: a fresh 48-character token per node in ``<workdir>/edge-node-tokens/<node>`` (0600, in a 0700
+    directory), the directory being sedna-gm's ``websocket.nodeTokensDir`` (in ``<workdir>/sedna-gm.yaml``) and each
+    file that node's LC ``--token-file``, as the chart's node identity mode; ``off``: nothing (any local process can
+    connect as any node)."""
+    if mode == "off":
+        return EdgeAuth()
+    tokens = workdir / "edge-node-tokens"
+    tokens.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(tokens, 0o700)
+    for node in nodes:
+        path = tokens / node
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_hex(24) + "\n")
+    config = workdir / "sedna-gm.yaml"
+    config.write_text(f"websocket:\n  nodeTokensDir: {json.dumps(str(tokens))}\n")
+    return EdgeAuth(("--config", str(config)), tokens)
 
 
 def wait_ready(url: str, proc: Process, timeout: float) -> bool:
@@ -205,13 +245,14 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
             say(f"    {'try: ' if i == 0 else '     '}{hint}")
 
         port, edge_port = free_port(), free_port()
+        auth = edge_auth(args.edge_auth, workdir, EDGE_NODES)
         say(f"==> starting sedna-gm (metrics/health on 127.0.0.1:{port}, edge link on 127.0.0.1:{edge_port}, "
             f"logs: {workdir / 'sedna-gm.log'})")
         gm = Process(
             "sedna-gm",
             [sys.executable, "-m", "globalmanager.app", "--kubeconfig", str(kubeconfig), "--no-leader-elect",
              "--metrics-address", f"127.0.0.1:{port}", "--websocket-address", f"127.0.0.1:{edge_port}",
-             "--log-format", "json"],
+             "--log-format", "json", *auth.gm_args],
             workdir / "sedna-gm.log",
         )
         children.append(gm)
@@ -219,6 +260,13 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
             say(f"sedna-gm did not become ready; see {workdir / 'sedna-gm.log'}")
             return 1
         say("    sedna-gm is ready")
+        if auth.tokens is not None:
+            say(f"    edge link: each LC proves its node with its own token ({auth.tokens}/<node>); without it a "
+                "connection is refused (401)")
+            say(f"    try: curl -si -H 'Node-Name: {EDGE_NODES[0]}' http://127.0.0.1:{edge_port}/ | head -1   "
+                f"(401: not {EDGE_NODES[0]}'s token)")
+        else:
+            say("    edge link: auth off (--edge-auth off): any local process can connect as any node")
         cs = Clientset.from_kubeconfig(str(kubeconfig))
         lc_urls: dict[str, str] = {}
         for node in EDGE_NODES:
@@ -231,7 +279,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
                 node,
                 [sys.executable, "-m", "localcontroller.app", "--gm-address", f"127.0.0.1:{edge_port}",
                  "--node-name", node, "--rootfs", str(workdir / node), "--bind-address", f"127.0.0.1:{lc_port}",
-                 "--dataset-check-period", "0.5", "--log-format", "json"],
+                 "--dataset-check-period", "0.5", "--log-format", "json", *auth.lc_args(node)],
                 workdir / f"{node}.log",
             ))
             if not wait_ready(f"{lc_urls[node]}/readyz", children[-1], 30):
@@ -291,6 +339,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--start-delay-seconds", type=float, default=1.0,
                    help="with --elasticaijob: how long the master stays Pending (1)")
     p.add_argument("--workdir", help="directory for the kubeconfig and logs (default: a temporary one, removed)")
+    p.add_argument("--edge-auth", choices=("on", "off"), default="on",
+                   help="on (default): the edge link takes a token per node, generated into the workdir; off: any "
+                        "local process can connect as any node")
     p.add_argument("--elasticdl", action="store_true",
                    help="train an ElasticAIJob to the end with the ElasticDL master example (hack/local_up_elasticdl.py)")
     args = p.parse_args(argv)

@@ -74,7 +74,7 @@ def go_time(at: datetime) -> str:
 class IncrementalLearningManager(JobManager):
     kind = KIND
     report_kind = REPORT_KIND
-    # as long as a train node's LC keeps a report for a job it does not hold yet (delivery.PendingLimits.max_age)
+    # as long as a train node's LC keeps a report for a job it does not hold yet (keptreports.PendingLimits.max_age)
     TRAINED_MODEL_WAIT_SECONDS = 3600.0
 
     def handler(self, rec: JobRecord, current: CurrentStage) -> tuple[str, Handler] | None:

@@ -2,8 +2,8 @@
 the pod's env, the node's rootfs where the pod sees ``/home/data`` and the hot-update directory it mounted), against
 our LCs and GM: an IncrementalLearningJob round (train, eval, and deploy by hot update read through the mount), two
 rounds across nodes in the main job's topology (each round's model hot-loaded by the same inference pod), a
-LifelongLearningJob's train and eval reports, JointInferenceService edge reports (the SDK's ``LCReporter``) and
-FederatedLearningJob round reports."""
+LifelongLearningJob's train and eval reports, JointInferenceService edge reports (the SDK's ``LCReporter``; also under
+Go's GM, where they name the SDK's default owner) and FederatedLearningJob round reports."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testkit import Processes, wait_for
+from testkit import Processes, json_log_lines, wait_for
+from testkit.gosedna import GoBinaries
 from testkit.interop import MixedSedna, start_mixed
 
 pytestmark = pytest.mark.e2e
@@ -21,19 +22,29 @@ pytestmark = pytest.mark.e2e
 TIMEOUT = 90.0
 
 
-@pytest.fixture(scope="module")
-def sedna(tmp_path_factory: pytest.TempPathFactory, sdk_python: tuple[Path, str]) -> Iterator[MixedSedna]:
-    tmp = tmp_path_factory.mktemp("sdk")
+def sdk_system(tmp: Path, sdk_python: tuple[Path, str], go: GoBinaries | None, gm: str) -> Iterator[MixedSedna]:
+    """``gm`` (ours or Go's), our LCs, the SDK in every worker pod."""
     procs = Processes(tmp)
     lib, python = sdk_python
     try:
-        system = start_mixed(procs, tmp, None, "ours", "ours",  # type: ignore[arg-type] - no Go peer here
+        system = start_mixed(procs, tmp, go, gm, "ours",  # type: ignore[arg-type] - go is None for our GM
                              workersim_args=("--sdk-dir", str(lib), "--sdk-python", python,
                                              "--pod-logs-dir", str(tmp / "pod-logs")))
         yield system
         system.cs.close()
     finally:
         procs.cleanup()
+
+
+@pytest.fixture(scope="module")
+def sedna(tmp_path_factory: pytest.TempPathFactory, sdk_python: tuple[Path, str]) -> Iterator[MixedSedna]:
+    yield from sdk_system(tmp_path_factory.mktemp("sdk"), sdk_python, None, "ours")
+
+
+@pytest.fixture(scope="module")
+def sedna_under_go_gm(tmp_path_factory: pytest.TempPathFactory, sdk_python: tuple[Path, str],
+                      go_bins: GoBinaries) -> Iterator[MixedSedna]:
+    yield from sdk_system(tmp_path_factory.mktemp("sdk-go-gm"), sdk_python, go_bins, "go")
 
 
 def lines(count: int) -> str:
@@ -164,7 +175,11 @@ def test_ll_train_and_eval_reports_from_the_sdk(sedna: MixedSedna) -> None:
              check=lambda s: {"Train/Completed", "Eval/Completed"} <= set(s), timeout=TIMEOUT)
 
 
-def test_ji_edge_reports_from_the_sdks_reporter(sedna: MixedSedna) -> None:
+@pytest.mark.parametrize("gm", ["ours", "go"])
+def test_ji_edge_reports_from_the_sdks_reporter(request: pytest.FixtureRequest, gm: str) -> None:
+    """Under Go's GM (issue 39 item 2) the edge worker has SERVICE_NAME but no JOB_NAME: the SDK reports for owner
+    ``sedna`` (its JOB_NAME default), and our LC attributes the reports to the one service it holds, saying so."""
+    sedna: MixedSedna = request.getfixturevalue("sedna" if gm == "ours" else "sedna_under_go_gm")
     dataset_and_models(sedna, "ji", ("little", "big"))
     edge = template(env={"LC_PERIOD": "1"}, **{"sandbox.sedna.io/worker-inferences-per-period": "4",
                                                "sandbox.sedna.io/worker-hard-examples-per-period": "1"})
@@ -178,6 +193,11 @@ def test_ji_edge_reports_from_the_sdks_reporter(sedna: MixedSedna) -> None:
     got = wait_for("the edge counters", metrics, check=lambda m: float(m.get("inferenceNumber", 0)) >= 8,
                    timeout=TIMEOUT)
     assert float(got["uploadCloudRatio"]) == pytest.approx(0.25)
+    said = [e for e in json_log_lines(sedna.log("edge-1")) if e["event"].startswith("worker report for ownerName")]
+    if gm == "go":
+        assert said and {e["object"] for e in said} == {"default/ji"}, said
+    else:
+        assert not said  # our GM sets JOB_NAME
 
 
 def test_fl_round_reports_from_the_sdk(sedna: MixedSedna) -> None:
