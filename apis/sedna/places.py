@@ -15,7 +15,7 @@ symlinks resolved, and the GM, which sees no filesystem and checks it lexically.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -67,11 +67,12 @@ class DeclaredPlaces:
         """The places for a message: ``/out, s3://b/models`` (``none`` when the job declares none)."""
         return ", ".join(dict.fromkeys(self.declared)) or "none"
 
-    def problem(self, url: str) -> str:
-        """Why ``url`` is not inside the job's places, a host path judged lexically (``""`` when it is inside)."""
+    def problem(self, url: str, host_problem: Callable[[str], str] | None = None) -> str:
+        """Why ``url`` is not inside the job's places (``""`` when it is inside); a host path is judged by
+        ``host_problem`` (the LC's, on its rootfs), else lexically (``host_problem`` of this class)."""
         try:
             if url_scheme(url) == LOCAL_SCHEME:
-                return self.host_problem(url)
+                return (host_problem or self.host_problem)(url)
         except InvalidStorageURL as exc:
             return f"{url!r} is no storage URL ({exc.problem})"
         return self.s3_problem(url)

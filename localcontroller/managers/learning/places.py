@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from apis.sedna.places import PATH_OUTSIDE_JOB, DeclaredPlaces
-from localcontroller.storage import LOCAL_SCHEME, StorageError, url_scheme
 
 from .errors import StageFailed
 
@@ -65,12 +64,7 @@ class JobPlaces:
 
     def problem(self, url: str) -> str:
         """Why ``url`` is not one of the job's places (``""`` when it is)."""
-        try:
-            if url_scheme(url) == LOCAL_SCHEME:
-                return self._local_problem(url)
-        except StorageError as exc:
-            return f"{url!r} is no storage URL ({exc.problem})"
-        return self.places.s3_problem(url)
+        return self.places.problem(url, self._local_problem)
 
     def _local_problem(self, url: str) -> str:
         real = Path(os.path.realpath(os.path.join(self.rootfs, url.lstrip("/"))))

@@ -29,6 +29,9 @@ from globalmanager.controllers.learningjob.places import RULE
 WORKER = {"Train": "train", "Eval": "eval"}
 S3_IL_REFS = (model("initial-model", "s3://models/il/initial.pb"), model("deploy-model", "s3://models/il/deploy.pb"),
               dataset("ds", "s3://data/train.txt", "ds-node"))
+S3_IL_READY = {"input": {"models": [{"url": "s3://models/il/initial.pb"}],
+                         "dataURL": "s3://out/il/data/train/1/data.txt", "outputDir": "s3://out/il/train/1"}}
+S3_IL_TRAIN = (IL_KIND, il_job(output="s3://out/il"), S3_IL_REFS, "Train", S3_IL_READY)
 
 
 @pytest.fixture
@@ -68,18 +71,10 @@ REFUSED = [
     (IL_KIND, il_job(), IL_REFS, "Train", TRAIN_READY, "models[0]", "/root/.ssh/id_rsa", "outside"),
     (IL_KIND, il_job(), IL_REFS, "Eval", EVAL_READY, "models[0]", "/other-job/train/1/model.pb", "outside"),
     (IL_KIND, il_job(), IL_REFS, "Eval", EVAL_READY, "dataURL", "/data/eval/1/data.txt", "outside"),
-    (IL_KIND, il_job(output="s3://out/il"), S3_IL_REFS, "Train",
-     {"input": {"models": [{"url": "s3://models/il/initial.pb"}], "dataURL": "s3://out/il/data/train/1/data.txt",
-                "outputDir": "s3://out/il/train/1"}}, "dataURL", "s3://out/il-other/data.txt", "outside"),
-    (IL_KIND, il_job(output="s3://out/il"), S3_IL_REFS, "Train",
-     {"input": {"models": [{"url": "s3://models/il/initial.pb"}], "dataURL": "s3://out/il/data/train/1/data.txt",
-                "outputDir": "s3://out/il/train/1"}}, "outputDir", "s3://other/il/train/1", "outside"),
-    (IL_KIND, il_job(output="s3://out/il"), S3_IL_REFS, "Train",
-     {"input": {"models": [{"url": "s3://models/il/initial.pb"}], "dataURL": "s3://out/il/data/train/1/data.txt",
-                "outputDir": "s3://out/il/train/1"}}, "dataURL", "s3://out/il/../x/data.txt", "'..' in its key"),
-    (IL_KIND, il_job(output="s3://out/il"), S3_IL_REFS, "Train",
-     {"input": {"models": [{"url": "s3://models/il/initial.pb"}], "dataURL": "s3://out/il/data/train/1/data.txt",
-                "outputDir": "s3://out/il/train/1"}}, "models[0]", "s3://models/other/m.pb", "outside"),
+    (*S3_IL_TRAIN, "dataURL", "s3://out/il-other/data.txt", "outside"),
+    (*S3_IL_TRAIN, "outputDir", "s3://other/il/train/1", "outside"),
+    (*S3_IL_TRAIN, "dataURL", "s3://out/il/../x/data.txt", "'..' in its key"),
+    (*S3_IL_TRAIN, "models[0]", "s3://models/other/m.pb", "outside"),
     (LL_KIND, ll_job(), LL_REFS, "Train", LL_TRAIN_READY, "dataURL", "/data/train/1/data.txt", "outside"),
     (LL_KIND, ll_job(), LL_REFS, "Eval", LL_EVAL_READY, "models[0]", "s3://out/other-ll/index.pkl", "outside"),
     (LL_KIND, ll_job(), LL_REFS, "Eval", LL_EVAL_READY, "outputDir", "/", "outside"),
