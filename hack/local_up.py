@@ -1,17 +1,21 @@
 """Local up: a sandbox cluster, ``sedna-gm``, a ``sedna-lc`` on each of the samples' edge nodes and the worker
 simulator; then the sample IncrementalLearningJob through a round on them, or any sample you name.
 
-    sedna-local-up [--sample FILE]... [--timeout 90] [--keep-running] [--workdir DIR] [--elasticaijob] [--elasticdl]
+    sedna-local-up [--sample FILE]... [--timeout 90] [--keep-running] [--workdir DIR] [--edge-auth on|off]
+                   [--elasticaijob] [--elasticdl]
     python -m hack.local_up ...   (the same, from the repository root)
 
 1. starts the sandbox API server (``python -m sandbox``) with the CRDs of ``charts/sedna/crds`` and its
-   pod simulator, writing a kubeconfig into the work directory (``kubectl --kubeconfig <it> get il,pods -w`` works
-   while this runs);
+   pod simulator, writing a kubeconfig into the work directory (``kubectl --kubeconfig <it> get il,pods``, and
+   ``get il -w`` and ``get pods -w`` in two terminals, work while this runs: kubectl watches one type at a time);
 2. starts ``sedna-gm`` (``python -m globalmanager.app --kubeconfig <it> --no-leader-elect``, its edge link on a free
-   local port) and waits for /readyz;
-3. starts a LocalController (``python -m localcontroller.app``) for each edge node the chart's samples name,
-   ``edge-node-1`` and ``edge-node-2`` (each with its own rootfs and database in the work directory), and waits
-   until both are connected, then the worker simulator (``python -m workersim``), which plays Sedna's SDK in the
+   local port) and waits for /readyz; the edge link takes a token per node (``websocket.nodeTokensDir``: the tokens
+   are generated into ``<workdir>/edge-node-tokens/``), so no other local process can act as a node (``--edge-auth
+   off`` runs it open, as Go Sedna's LCs need);
+3. starts a LocalController (``python -m localcontroller.app``, with its node's ``--token-file``) for each edge node
+   the chart's samples name, ``edge-node-1`` and ``edge-node-2`` (each with its own rootfs and database in the work
+   directory), and waits until both are connected, then the worker simulator (``python -m workersim``), which plays
+   Sedna's SDK in the
    worker pods and reports to their node's LC. The samples' cloud node, ``cloud-node-1``, runs only cloud workers
    (aggregation, big model, ReID…), which report nothing: it needs no LC, as in Sedna;
 4. the main job (``hack/local_up_il.py``): creates the sample Dataset on ``edge-node-1`` (its index file of 10
@@ -34,6 +38,9 @@ simulator; then the sample IncrementalLearningJob through a round on them, or an
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -42,6 +49,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,6 +126,37 @@ class Process:
         return self.proc.returncode
 
 
+@dataclass(frozen=True)
+class EdgeAuth:
+    """The edge link's credentials: ``gm_args`` for sedna-gm, ``lc_args(node)`` for a node's sedna-lc."""
+
+    gm_args: tuple[str, ...] = ()
+    tokens: Path | None = None  # the directory of per-node token files; None: auth off
+
+    def lc_args(self, node: str) -> list[str]:
+        return ["--token-file", str(self.tokens / node)] if self.tokens is not None else []
+
+
+def edge_auth(mode: str, workdir: Path, nodes: Sequence[str]) -> EdgeAuth:
+    """``on``: a fresh 48-character token per node in ``<workdir>/edge-node-tokens/<node>`` (0600, in a 0700
+    directory), the directory being sedna-gm's ``websocket.nodeTokensDir`` (in ``<workdir>/sedna-gm.yaml``) and each
+    file that node's LC ``--token-file``, as the chart's node identity mode; ``off``: nothing (any local process can
+    connect as any node)."""
+    if mode == "off":
+        return EdgeAuth()
+    tokens = workdir / "edge-node-tokens"
+    tokens.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(tokens, 0o700)
+    for node in nodes:
+        path = tokens / node
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_hex(24) + "\n")
+    config = workdir / "sedna-gm.yaml"
+    config.write_text(f"websocket:\n  nodeTokensDir: {json.dumps(str(tokens))}\n")
+    return EdgeAuth(("--config", str(config)), tokens)
+
+
 def wait_ready(url: str, proc: Process, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.proc.poll() is None:
@@ -156,16 +195,25 @@ def sample_problem(path: Path) -> str:
     return ""
 
 
-def watched_resources(samples: list[str]) -> str:
+def watched_resources(samples: list[str]) -> list[str]:
     """What to pass to ``kubectl get``: the resources of the samples' kinds (``il`` for the main job)."""
     if not samples:
-        return "il"
+        return ["il"]
     from apis import resources
 
     from .local_up_sample import load
 
-    names = {resources.lookup_kind(o["apiVersion"], o["kind"]).gvr.resource for p in samples for o in load(Path(p))}
-    return ",".join(sorted(names))
+    return sorted({resources.lookup_kind(o["apiVersion"], o["kind"]).gvr.resource for p in samples for o in load(Path(p))})
+
+
+def kubectl_hints(kubeconfig: Path, watched: list[str]) -> list[str]:
+    """The kubectl commands to follow a run with: every type at once without ``-w``, and one watch per type (kubectl
+    refuses ``-w`` with two: "you may only specify a single resource type", every version)."""
+    k = f"kubectl --kubeconfig {kubeconfig}"
+    others = "; likewise any other type above" if len(watched) > 1 else ""
+    return [f"{k} get {','.join([*watched, 'pods'])}",
+            f"{k} get {watched[0]} -w    (one type per watch, a terminal each{others})",
+            f"{k} get pods -w"]
 
 
 class StartFailed(Exception):
@@ -198,7 +246,8 @@ class Cluster:
         return ok
 
 
-def start_cluster(workdir: Path, watch_hint: str = "il", sandbox_args: tuple[str, ...] = ()) -> Cluster:
+def start_cluster(workdir: Path, watched: Sequence[str] = ("il",), edge_auth_mode: str = "on",
+                  sandbox_args: Sequence[str] = ()) -> Cluster:
     """Start the cluster of the module doc (steps 1-3) in ``workdir`` (``sandbox_args``: more flags of the sandbox
     API server); ``StartFailed`` (everything started stopped) when a process does not come up."""
     kubeconfig = workdir / "kubeconfig"
@@ -206,41 +255,51 @@ def start_cluster(workdir: Path, watch_hint: str = "il", sandbox_args: tuple[str
     cluster = Cluster(workdir, kubeconfig, Process(
         "sandbox",
         [sys.executable, "-m", "sandbox", "--port", "0", "--crds", str(CRDS), "--kubeconfig-out", str(kubeconfig),
-         # only the samples' nodes exist, as on a cluster: a pod for a mistyped node stays Pending (FailedScheduling)
+         # only the samples' nodes exist, as on a cluster: a pod bound to a mistyped node stays Pending
+         # (FailedScheduling); the GM refuses the kinds that check their nodes first (NodeNotFound) and creates none
          "--strict-nodes", "--node", ",".join((*EDGE_NODES, CLOUD_NODE)), "--pod-logs-dir", str(workdir / "pod-logs"),
          *sandbox_args],
         workdir / "apiserver.log",
     ))
     try:
-        _start(cluster, watch_hint)
+        _start(cluster, watched, edge_auth_mode)
     except BaseException:
         cluster.stop()
         raise
     return cluster
 
 
-def _start(cluster: Cluster, watch_hint: str) -> None:
+def _start(cluster: Cluster, watched: Sequence[str], edge_auth_mode: str) -> None:
     workdir, kubeconfig, children = cluster.workdir, cluster.kubeconfig, cluster.children
     line = cluster.api.wait_for_line("listening on ", 30)
     if line is None:
         raise StartFailed(f"sandbox API server did not start; see {workdir / 'apiserver.log'}")
     say(f"    {line}")
-    say(f"    try: kubectl --kubeconfig {kubeconfig} get {watch_hint},pods -w")
+    for i, hint in enumerate(kubectl_hints(kubeconfig, list(watched))):
+        say(f"    {'try: ' if i == 0 else '     '}{hint}")
 
     port, edge_port = free_port(), free_port()
+    auth = edge_auth(edge_auth_mode, workdir, EDGE_NODES)
     say(f"==> starting sedna-gm (metrics/health on 127.0.0.1:{port}, edge link on 127.0.0.1:{edge_port}, "
         f"logs: {workdir / 'sedna-gm.log'})")
     gm = Process(
         "sedna-gm",
         [sys.executable, "-m", "globalmanager.app", "--kubeconfig", str(kubeconfig), "--no-leader-elect",
          "--metrics-address", f"127.0.0.1:{port}", "--websocket-address", f"127.0.0.1:{edge_port}",
-         "--log-format", "json"],
+         "--log-format", "json", *auth.gm_args],
         workdir / "sedna-gm.log",
     )
     children.append(gm)
     if not wait_ready(f"http://127.0.0.1:{port}/readyz", gm, 30):
         raise StartFailed(f"sedna-gm did not become ready; see {workdir / 'sedna-gm.log'}")
     say("    sedna-gm is ready")
+    if auth.tokens is not None:
+        say(f"    edge link: each LC proves its node with its own token ({auth.tokens}/<node>); without it a "
+            "connection is refused (401)")
+        say(f"    try: curl -si -H 'Node-Name: {EDGE_NODES[0]}' http://127.0.0.1:{edge_port}/ | head -1   "
+            f"(401: not {EDGE_NODES[0]}'s token)")
+    else:
+        say("    edge link: auth off (--edge-auth off): any local process can connect as any node")
     lc_urls = cluster.lc_urls
     for node in EDGE_NODES:
         lc_port = free_port()
@@ -252,7 +311,7 @@ def _start(cluster: Cluster, watch_hint: str) -> None:
             node,
             [sys.executable, "-m", "localcontroller.app", "--gm-address", f"127.0.0.1:{edge_port}",
              "--node-name", node, "--rootfs", str(workdir / node), "--bind-address", f"127.0.0.1:{lc_port}",
-             "--dataset-check-period", "0.5", "--log-format", "json"],
+             "--dataset-check-period", "0.5", "--log-format", "json", *auth.lc_args(node)],
             workdir / f"{node}.log",
         ))
         if not wait_ready(f"{lc_urls[node]}/readyz", children[-1], 30):
@@ -279,7 +338,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
     cluster: Cluster | None = None
     ok = False
     try:
-        cluster = start_cluster(workdir, watched_resources(args.sample))
+        cluster = start_cluster(workdir, watched_resources(args.sample), args.edge_auth)
         gm = cluster.children[0]
         cs = Clientset.from_kubeconfig(str(cluster.kubeconfig))
         if args.sample:
@@ -291,7 +350,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
             ok = run_elastic_ai_job(cs, args, say)
         if args.keep_running:
             say(f"==> running until Ctrl-C or SIGTERM; kubectl --kubeconfig {cluster.kubeconfig} get "
-                f"{watched_resources(args.sample)},pods")
+                f"{','.join([*watched_resources(args.sample), 'pods'])}")
             while not STOP.wait(1) and gm.proc.poll() is None:
                 pass
         cs.close()
@@ -309,7 +368,8 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="sedna-local-up", description=__doc__.split("\n\n")[0])
-    p.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for each job (90)")
+    p.add_argument("--timeout", type=float, default=90.0,
+                   help="seconds to wait for each job; with --sample, for all the samples, followed at once (90)")
     p.add_argument("--keep-running", action="store_true", help="keep everything running after the jobs")
     p.add_argument("--elasticaijob", action="store_true",
                    help="after the main job, follow the sample ElasticAIJob until it succeeds (hack/local_up_eaijob.py)")
@@ -321,6 +381,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--start-delay-seconds", type=float, default=1.0,
                    help="with --elasticaijob: how long the master stays Pending (1)")
     p.add_argument("--workdir", help="directory for the kubeconfig and logs (default: a temporary one, removed)")
+    p.add_argument("--edge-auth", choices=("on", "off"), default="on",
+                   help="on (default): the edge link takes a token per node, generated into the workdir; off: any "
+                        "local process can connect as any node")
     p.add_argument("--elasticdl", action="store_true",
                    help="train an ElasticAIJob to the end with the ElasticDL master example (hack/local_up_elasticdl.py)")
     args = p.parse_args(argv)

@@ -1,4 +1,5 @@
-"""The chart rendered by Helm's own engine (helm-python-sdk) for every values combination docs/operating.md shows:
+"""The chart rendered by Helm's own engine (helm-python-sdk) for every values combination docs/operating.md and
+docs/real-cluster.md show:
 ``helm lint --strict`` is clean; every rendered object is created in a throwaway namespace of the sandbox with
 ``fieldValidation=Strict`` (unknown or mistyped fields are refused, as kube-apiserver refuses them); the GM's
 ConfigMap is a config ``sedna-gm`` loads; the LC DaemonSet's command and environment are settings ``sedna-lc``
@@ -28,15 +29,18 @@ from sandbox.apiserver import SANDBOX_TOKEN
 
 pytestmark = pytest.mark.integration
 
-DOC = REPO / "docs" / "operating.md"
+DOCS = (REPO / "docs" / "operating.md", REPO / "docs" / "real-cluster.md")
 _VALUES_BLOCK = re.compile(r"```yaml\n# helm values: ([\w-]+)\n(.*?)```", re.S)
 
 
 def documented_values() -> dict[str, dict[str, Any]]:
-    """Every ``# helm values: <name>`` YAML block of docs/operating.md, plus the chart's defaults."""
+    """Every ``# helm values: <name>`` YAML block of docs/operating.md and docs/real-cluster.md, plus the chart's
+    defaults."""
     cases: dict[str, dict[str, Any]] = {"defaults": {}}
-    for name, body in _VALUES_BLOCK.findall(DOC.read_text()):
-        cases[name] = yaml.safe_load(body) or {}
+    for doc in DOCS:
+        for name, body in _VALUES_BLOCK.findall(doc.read_text()):
+            assert name not in cases, f"{doc.name}: a second values block named {name}"
+            cases[name] = yaml.safe_load(body) or {}
     return cases
 
 
@@ -45,7 +49,7 @@ CASES = documented_values()
 
 def test_the_guide_shows_the_combinations_the_chart_offers() -> None:
     assert {"gm-config", "single-gm", "own-rbac", "gm-only", "tls-inline", "tls-existing", "service-monitor",
-            "node-tokens", "shared-token", "auth-off"} <= set(CASES)
+            "node-tokens", "shared-token", "auth-off", "real-cluster"} <= set(CASES)
 
 
 def test_helm_lint_strict_is_clean() -> None:
@@ -324,3 +328,20 @@ def test_notes_tell_how_to_find_the_leader_and_the_token() -> None:
     assert "kubectl -n sedna get lease sedna-gm" in notes
     assert "kubectl -n sedna get secret sedna-edge-token" in notes
     assert "docs/operating.md" in notes
+
+
+def test_credential_volumes_are_readable_by_their_owner_only() -> None:
+    """Issue 38 item 7: the tokens and the TLS key were mounted 0644 (the Secret volume default); 0400 now (kubelet
+    adds group read for a pod's fsGroup, which the GM runs in), in every combination the guide shows."""
+    credentials = []
+    for case, values in sorted(CASES.items()):
+        for obj in chart_objects(values):
+            if obj["kind"] not in ("Deployment", "DaemonSet"):
+                continue
+            for volume in obj["spec"]["template"]["spec"]["volumes"]:
+                sources = volume["projected"]["sources"] if "projected" in volume else [volume]
+                if any("secret" in source for source in sources):
+                    mode = (volume.get("projected") or volume.get("secret") or {}).get("defaultMode")
+                    credentials.append((case, obj["metadata"]["name"], volume["name"], mode))
+    assert {c[2] for c in credentials} == {"edge-token", "edge-node-tokens", "edge-tls"}
+    assert [c for c in credentials if c[3] != 0o400] == [], credentials

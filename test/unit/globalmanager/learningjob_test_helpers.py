@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sedna_test_helpers import NOW, NS, Harness, dataset, model
+from testkit import wait_for
 
 from apis import meta
 from apis import resources as r
@@ -16,6 +17,7 @@ from globalmanager.controllers.learningjob.conditions import REPORTED_BY_LC
 from globalmanager.controllers.learningjob.controller import to_edge
 from globalmanager.controllers.learningjob.placement import EdgePlacement
 from globalmanager.controllers.model import ModelController
+from globalmanager.messagelayer.dispatcher import Outcome, Report, UpstreamDispatcher
 
 IL_KIND, LL_KIND = "IncrementalLearningJob", "LifelongLearningJob"
 LC = "http://lc.test:9100"
@@ -30,7 +32,8 @@ def template(node: str, **annotations: str) -> dict[str, Any]:
 TRIGGER = {"condition": {"operator": ">", "threshold": 100, "metric": "num_of_samples"}}
 
 
-def il_job(name: str = "il", hot: bool = False, credential: str = "", initial_eval: str = "") -> dict[str, Any]:
+def il_job(name: str = "il", hot: bool = False, credential: str = "", initial_eval: str = "",
+           output: str = "/output") -> dict[str, Any]:
     deploy_model: dict[str, Any] = {"name": "deploy-model"}
     if hot:
         deploy_model.update(hotUpdateEnabled=True, pollPeriodSeconds=30)
@@ -42,7 +45,7 @@ def il_job(name: str = "il", hot: bool = False, credential: str = "", initial_ev
         "deploySpec": {"model": deploy_model, "trigger": TRIGGER,
                        "hardExampleMining": {"name": "IBT", "parameters": [{"key": "threshold_img", "value": "0.9"}]},
                        "template": template("deploy-node")},
-        "outputDir": "/output",
+        "outputDir": output,
     }
     if credential:
         spec["credentialName"] = credential
@@ -91,6 +94,12 @@ TRAIN_READY = {"input": {"models": [{"format": "pb", "url": "/models/initial.pb"
 EVAL_READY = {"input": {"models": [{"format": "pb", "url": "/output/train/1/model.pb"},
                                    {"format": "pb", "url": "/models/deploy.pb"}],
                         "dataURL": "/output/data/eval/1/data.txt"}}
+LL_TRAIN_READY = {"input": {"dataURL": "s3://out/ll/data/train/1/data.txt", "outputDir": "s3://out/ll/train/1"}}
+LL_EVAL_READY = {"input": {"models": [{"format": "pkl", "url": "s3://out/ll/train/1/index.pkl"}],
+                           "dataURL": "s3://out/ll/data/eval/1/data.txt", "outputDir": "s3://out/ll/eval/1"}}
+READY = {(IL_KIND, "Train"): TRAIN_READY, (IL_KIND, "Eval"): EVAL_READY,
+         (LL_KIND, "Train"): LL_TRAIN_READY, (LL_KIND, "Eval"): LL_EVAL_READY}
+"""The input of the Train/Eval Ready report our LC makes for the sample jobs (paths inside their places)."""
 
 
 class LearningHarness(Harness):
@@ -168,3 +177,23 @@ class LearningHarness(Harness):
     def report(self, name: str, node: str, content: dict[str, Any]) -> None:
         self.refresh()
         self.edge.report(node, NS, self.job_resource.resource[:-1], name, content)
+
+
+def dispatch(h: LearningHarness, *messages: Any) -> list[Any]:
+    """The outcomes of ``messages`` (``UpstreamMessage``s) handled through the edge link's upstream dispatcher with
+    the harness's handler for its kind, in order."""
+
+
+    kind = h.job_resource.resource[:-1]
+    outcomes: list[Outcome] = []
+    dispatcher = UpstreamDispatcher(lambda report, outcome: outcomes.append(outcome), workers=1)
+    dispatcher.add_handler(kind, h.edge.handlers[kind])
+    dispatcher.start()
+    try:
+        h.refresh()
+        for i, message in enumerate(messages):
+            dispatcher.submit(Report(message, id=str(i)))
+        wait_for("the reports handled", lambda: len(outcomes) == len(messages))
+    finally:
+        dispatcher.stop()
+    return outcomes
