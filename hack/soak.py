@@ -1,7 +1,7 @@
 """Soak: local-up's cluster (``hack.local_up``: the sandbox API server, sedna-gm, an LC on each edge node, the worker
 simulator) with the main job learning round after round, and what each process holds as time goes by.
 
-    python -m hack.soak [--minutes 30] [--warmup-minutes 3] [--interval 10] [--workdir DIR] [--out FILE.json]
+    python -m hack.soak [--minutes 30] [--warmup-minutes 10] [--interval 10] [--workdir DIR] [--out FILE.json]
 
 * The job is local-up's main IncrementalLearningJob (``hack.local_up_il``). Rounds run back to back: whenever it waits
   at Train/Waiting, ``--samples`` new samples are appended to its Dataset's index (enough for the train trigger), and
@@ -214,7 +214,8 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m hack.soak", description=__doc__.split("\n\n")[0])
     p.add_argument("--minutes", type=float, default=30.0, help="how long to soak (30)")
-    p.add_argument("--warmup-minutes", type=float, default=3.0, help="not counted in the slopes (3)")
+    p.add_argument("--warmup-minutes", type=float, default=10.0,
+                   help="not counted in the slopes (10: sedna-gm's Event aggregation cache fills for 10 minutes)")
     p.add_argument("--interval", type=float, default=10.0, help="seconds between samples (10)")
     p.add_argument("--samples", type=int, default=15, help="samples appended at each Train/Waiting (15)")
     p.add_argument("--churn", type=int, default=1, help="samples appended every --churn-seconds (1)")
