@@ -16,6 +16,7 @@ import pytest
 from testkit import Processes, fl_round_reports, json_log_lines, wait_for
 from testkit.gosedna import GoBinaries
 from testkit.interop import MixedSedna, start_mixed
+from testkit.learning import job_history
 
 pytestmark = pytest.mark.e2e
 
@@ -59,7 +60,8 @@ def template(node: str = "edge-1", env: dict[str, str] | None = None, **annotati
 
 
 def stages(system: MixedSedna, resource: str, name: str) -> list[str]:
-    return [f"{c.get('stage')}/{c.get('type')}" for c in system.status(resource, name).get("conditions") or []]
+    """Every stage/type the job has had (our GM prunes finished rounds from the object: testkit's history)."""
+    return job_history(system.cs, resource, "default", name).states()
 
 
 def pod_log(system: MixedSedna, pod: dict[str, Any]) -> str:
