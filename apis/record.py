@@ -2,7 +2,10 @@
 
 Repeats of the same (object, type, reason, message) are aggregated: the first occurrence creates an Event ``<object>.<hex nanoseconds>``; each repeat patches that Event's ``count`` and
 ``lastTimestamp`` instead of creating a new one (client-go's events cache). The cache of recent events is bounded
-(LRU); an evicted or externally deleted Event simply starts a new one. Recording never raises (API, connection and
+(LRU, ``cache_size``) and forgets an event ``cache_ttl`` seconds after it was first recorded (10 minutes, client-go's
+aggregation interval), so a process recording events with new messages all the time (a learning job's rounds) keeps
+only the last minutes' worth instead of growing to the bound over hours; an evicted, expired or externally deleted
+Event simply starts a new one. Recording never raises (API, connection and
 unexpected errors are logged; only a bad ``event_type``, a programming error, raises ``ValueError``). The lock guards
 only the cache: no HTTP call is made while holding it, so one slow write never delays events about other objects
 (two concurrent repeats of one event may then patch their counts out of order, as in client-go).
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from cachetools import LRUCache
+from cachetools import TTLCache
 
 from . import errors, meta
 from .client import ClientsetBase
@@ -33,6 +36,7 @@ NORMAL = "Normal"
 WARNING = "Warning"
 
 DEFAULT_CACHE_SIZE = 4096
+DEFAULT_CACHE_TTL = 600.0  # seconds: client-go's event aggregation interval
 
 RECORD_ERRORS = (errors.ApiError, ApiConnectionError, ResponseDecodeError)
 
@@ -55,13 +59,15 @@ class EventRecorder:
         host: str | None = None,
         cache_size: int = DEFAULT_CACHE_SIZE,
         now: Callable[[], datetime] | None = None,
+        cache_ttl: float = DEFAULT_CACHE_TTL,
+        timer: Callable[[], float] = time.monotonic,
     ) -> None:
         self._clientset = clientset
         self.component = component
         self.host = host if host is not None else socket.gethostname()
         self._now = now or (lambda: datetime.now(timezone.utc))
         self._lock = threading.Lock()
-        self._seen: LRUCache[tuple[str, ...], _Seen] = LRUCache(maxsize=cache_size)
+        self._seen: TTLCache[tuple[str, ...], _Seen] = TTLCache(maxsize=cache_size, ttl=cache_ttl, timer=timer)
 
     def event(self, obj: Mapping[str, Any], event_type: str, reason: str, message: str) -> dict[str, Any] | None:
         """Record an event; returns the Event as written, or ``None`` when it could not be written."""

@@ -25,7 +25,7 @@ SAMPLES = REPO / "charts" / "sedna" / "samples"
 STOP = threading.Event()
 
 __all__ = ["CRDS", "REPO", "SAMPLES", "STOP", "Stopped", "child_env", "cpu_seconds", "free_port", "memory_mb",
-           "pause", "start_gm", "start_go_gm", "start_sandbox", "stop_processes", "use_testkit", "wait_http"]
+           "pause", "proc_status", "start_gm", "start_go_gm", "start_sandbox", "stop_processes", "use_testkit", "wait_http"]
 
 
 class Stopped(Exception):
@@ -81,15 +81,21 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def memory_mb(pid: int) -> tuple[float, float]:
-    """Resident memory of ``pid`` now and at its peak (``VmRSS``, ``VmHWM`` of ``/proc/<pid>/status``), in MiB."""
+def proc_status(pid: int, *keys: str) -> dict[str, int]:
+    """The numbers ``keys`` of ``/proc/<pid>/status`` (``VmRSS`` in kB, ``Threads``...); a key it lacks is left out."""
     values = {}
     with open(f"/proc/{pid}/status") as fh:
         for line in fh:
             key, _, rest = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                values[key] = int(rest.split()[0]) / 1024
-    return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
+            if key in keys:
+                values[key] = int(rest.split()[0])
+    return values
+
+
+def memory_mb(pid: int) -> tuple[float, float]:
+    """Resident memory of ``pid`` now and at its peak (``VmRSS``, ``VmHWM`` of ``/proc/<pid>/status``), in MiB."""
+    values = proc_status(pid, "VmRSS", "VmHWM")
+    return values.get("VmRSS", 0) / 1024, values.get("VmHWM", 0) / 1024
 
 
 def start_sandbox(workdir: Path, extra: list[str], *, log_level: str = "warning",

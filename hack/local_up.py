@@ -50,7 +50,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from apis.signals import SignalWatcher
@@ -216,6 +216,118 @@ def kubectl_hints(kubeconfig: Path, watched: list[str]) -> list[str]:
             f"{k} get pods -w"]
 
 
+class StartFailed(Exception):
+    """A process of the cluster did not start (the message says which and where its log is)."""
+
+
+@dataclass
+class Cluster:
+    """The sandbox API server and what runs on it: ``sedna-gm``, an LC per edge node and the worker simulator."""
+
+    workdir: Path
+    kubeconfig: Path
+    api: Process
+    children: list[Process] = field(default_factory=list)  # in start order; stopped in reverse, the sandbox last
+    lc_urls: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def processes(self) -> list[Process]:
+        return [self.api, *self.children]
+
+    def stop(self) -> bool:
+        """Stop every process (SIGTERM, each in turn); True when each exited 0."""
+        ok = True
+        for child in reversed(self.children):
+            code = child.stop()
+            say(f"==> {child.name} stopped (exit code {code})")
+            ok = ok and code == 0
+        code = self.api.stop()
+        say(f"==> sandbox API server stopped (exit code {code})")
+        return ok
+
+
+def start_cluster(workdir: Path, watched: Sequence[str] = ("il",), edge_auth_mode: str = "on",
+                  sandbox_args: Sequence[str] = ()) -> Cluster:
+    """Start the cluster of the module doc (steps 1-3) in ``workdir`` (``sandbox_args``: more flags of the sandbox
+    API server); ``StartFailed`` (everything started stopped) when a process does not come up."""
+    kubeconfig = workdir / "kubeconfig"
+    say(f"==> starting the sandbox API server (logs: {workdir / 'apiserver.log'})")
+    cluster = Cluster(workdir, kubeconfig, Process(
+        "sandbox",
+        [sys.executable, "-m", "sandbox", "--port", "0", "--crds", str(CRDS), "--kubeconfig-out", str(kubeconfig),
+         # only the samples' nodes exist, as on a cluster: a pod bound to a mistyped node stays Pending
+         # (FailedScheduling); the GM refuses the kinds that check their nodes first (NodeNotFound) and creates none
+         "--strict-nodes", "--node", ",".join((*EDGE_NODES, CLOUD_NODE)), "--pod-logs-dir", str(workdir / "pod-logs"),
+         *sandbox_args],
+        workdir / "apiserver.log",
+    ))
+    try:
+        _start(cluster, watched, edge_auth_mode)
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
+
+
+def _start(cluster: Cluster, watched: Sequence[str], edge_auth_mode: str) -> None:
+    workdir, kubeconfig, children = cluster.workdir, cluster.kubeconfig, cluster.children
+    line = cluster.api.wait_for_line("listening on ", 30)
+    if line is None:
+        raise StartFailed(f"sandbox API server did not start; see {workdir / 'apiserver.log'}")
+    say(f"    {line}")
+    for i, hint in enumerate(kubectl_hints(kubeconfig, list(watched))):
+        say(f"    {'try: ' if i == 0 else '     '}{hint}")
+
+    port, edge_port = free_port(), free_port()
+    auth = edge_auth(edge_auth_mode, workdir, EDGE_NODES)
+    say(f"==> starting sedna-gm (metrics/health on 127.0.0.1:{port}, edge link on 127.0.0.1:{edge_port}, "
+        f"logs: {workdir / 'sedna-gm.log'})")
+    gm = Process(
+        "sedna-gm",
+        [sys.executable, "-m", "globalmanager.app", "--kubeconfig", str(kubeconfig), "--no-leader-elect",
+         "--metrics-address", f"127.0.0.1:{port}", "--websocket-address", f"127.0.0.1:{edge_port}",
+         "--log-format", "json", *auth.gm_args],
+        workdir / "sedna-gm.log",
+    )
+    children.append(gm)
+    if not wait_ready(f"http://127.0.0.1:{port}/readyz", gm, 30):
+        raise StartFailed(f"sedna-gm did not become ready; see {workdir / 'sedna-gm.log'}")
+    say("    sedna-gm is ready")
+    if auth.tokens is not None:
+        say(f"    edge link: each LC proves its node with its own token ({auth.tokens}/<node>); without it a "
+            "connection is refused (401)")
+        say(f"    try: curl -si -H 'Node-Name: {EDGE_NODES[0]}' http://127.0.0.1:{edge_port}/ | head -1   "
+            f"(401: not {EDGE_NODES[0]}'s token)")
+    else:
+        say("    edge link: auth off (--edge-auth off): any local process can connect as any node")
+    lc_urls = cluster.lc_urls
+    for node in EDGE_NODES:
+        lc_port = free_port()
+        lc_urls[node] = f"http://127.0.0.1:{lc_port}"
+        say(f"==> starting sedna-lc {node} (worker API on 127.0.0.1:{lc_port}, rootfs {workdir / node}, "
+            f"logs: {workdir / (node + '.log')})")
+        (workdir / node).mkdir(exist_ok=True)
+        children.append(Process(
+            node,
+            [sys.executable, "-m", "localcontroller.app", "--gm-address", f"127.0.0.1:{edge_port}",
+             "--node-name", node, "--rootfs", str(workdir / node), "--bind-address", f"127.0.0.1:{lc_port}",
+             "--dataset-check-period", "0.5", "--log-format", "json", *auth.lc_args(node)],
+            workdir / f"{node}.log",
+        ))
+        if not wait_ready(f"{lc_urls[node]}/readyz", children[-1], 30):
+            raise StartFailed(f"sedna-lc {node} did not connect to sedna-gm; see {workdir / (node + '.log')}")
+        say(f"    {node} is connected")
+    say(f"==> starting the worker simulator (plays Sedna's SDK in the worker pods; logs: {workdir / 'workersim.log'})")
+    workersim = [sys.executable, "-m", "workersim", "--kubeconfig", str(kubeconfig), "--report-retry-seconds", "0.5",
+                 "--pod-logs-dir", str(workdir / "pod-logs")]  # kubectl logs <pod> shows what its worker did
+    for node in EDGE_NODES:
+        workersim += ["--lc", f"{node}={lc_urls[node]}", "--rootfs", f"{node}={workdir / node}"]
+    children.append(Process("workersim", workersim, workdir / "workersim.log"))
+    if children[-1].wait_for_line('{"', 30, contains='"worker simulator ready"') is None:
+        raise StartFailed(f"the worker simulator did not start; see {workdir / 'workersim.log'}")
+    say("    the worker simulator is ready")
+
+
 def run(args: argparse.Namespace, workdir: Path) -> int:
     from apis.clientset import Clientset
 
@@ -223,80 +335,12 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
     from .local_up_il import run_il_job
     from .local_up_sample import run_samples
 
-    kubeconfig = workdir / "kubeconfig"
-    say(f"==> starting the sandbox API server (logs: {workdir / 'apiserver.log'})")
-    api = Process(
-        "sandbox",
-        [sys.executable, "-m", "sandbox", "--port", "0", "--crds", str(CRDS), "--kubeconfig-out", str(kubeconfig),
-         # only the samples' nodes exist, as on a cluster: a pod bound to a mistyped node stays Pending
-         # (FailedScheduling); the GM refuses the kinds that check their nodes first (NodeNotFound) and creates none
-         "--strict-nodes", "--node", ",".join((*EDGE_NODES, CLOUD_NODE)), "--pod-logs-dir", str(workdir / "pod-logs")],
-        workdir / "apiserver.log",
-    )
-    children: list[Process] = []  # stopped in reverse order, the sandbox last
+    cluster: Cluster | None = None
     ok = False
     try:
-        line = api.wait_for_line("listening on ", 30)
-        if line is None:
-            say(f"sandbox API server did not start; see {workdir / 'apiserver.log'}")
-            return 1
-        say(f"    {line}")
-        for i, hint in enumerate(kubectl_hints(kubeconfig, watched_resources(args.sample))):
-            say(f"    {'try: ' if i == 0 else '     '}{hint}")
-
-        port, edge_port = free_port(), free_port()
-        auth = edge_auth(args.edge_auth, workdir, EDGE_NODES)
-        say(f"==> starting sedna-gm (metrics/health on 127.0.0.1:{port}, edge link on 127.0.0.1:{edge_port}, "
-            f"logs: {workdir / 'sedna-gm.log'})")
-        gm = Process(
-            "sedna-gm",
-            [sys.executable, "-m", "globalmanager.app", "--kubeconfig", str(kubeconfig), "--no-leader-elect",
-             "--metrics-address", f"127.0.0.1:{port}", "--websocket-address", f"127.0.0.1:{edge_port}",
-             "--log-format", "json", *auth.gm_args],
-            workdir / "sedna-gm.log",
-        )
-        children.append(gm)
-        if not wait_ready(f"http://127.0.0.1:{port}/readyz", gm, 30):
-            say(f"sedna-gm did not become ready; see {workdir / 'sedna-gm.log'}")
-            return 1
-        say("    sedna-gm is ready")
-        if auth.tokens is not None:
-            say(f"    edge link: each LC proves its node with its own token ({auth.tokens}/<node>); without it a "
-                "connection is refused (401)")
-            say(f"    try: curl -si -H 'Node-Name: {EDGE_NODES[0]}' http://127.0.0.1:{edge_port}/ | head -1   "
-                f"(401: not {EDGE_NODES[0]}'s token)")
-        else:
-            say("    edge link: auth off (--edge-auth off): any local process can connect as any node")
-        cs = Clientset.from_kubeconfig(str(kubeconfig))
-        lc_urls: dict[str, str] = {}
-        for node in EDGE_NODES:
-            lc_port = free_port()
-            lc_urls[node] = f"http://127.0.0.1:{lc_port}"
-            say(f"==> starting sedna-lc {node} (worker API on 127.0.0.1:{lc_port}, rootfs {workdir / node}, "
-                f"logs: {workdir / (node + '.log')})")
-            (workdir / node).mkdir(exist_ok=True)
-            children.append(Process(
-                node,
-                [sys.executable, "-m", "localcontroller.app", "--gm-address", f"127.0.0.1:{edge_port}",
-                 "--node-name", node, "--rootfs", str(workdir / node), "--bind-address", f"127.0.0.1:{lc_port}",
-                 "--dataset-check-period", "0.5", "--log-format", "json", *auth.lc_args(node)],
-                workdir / f"{node}.log",
-            ))
-            if not wait_ready(f"{lc_urls[node]}/readyz", children[-1], 30):
-                say(f"sedna-lc {node} did not connect to sedna-gm; see {workdir / (node + '.log')}")
-                return 1
-            say(f"    {node} is connected")
-        say(f"==> starting the worker simulator (plays Sedna's SDK in the worker pods; logs: {workdir / 'workersim.log'})")
-        workersim = [sys.executable, "-m", "workersim", "--kubeconfig", str(kubeconfig), "--report-retry-seconds", "0.5",
-                     "--pod-logs-dir", str(workdir / "pod-logs")]  # kubectl logs <pod> shows what its worker did
-        for node in EDGE_NODES:
-            workersim += ["--lc", f"{node}={lc_urls[node]}", "--rootfs", f"{node}={workdir / node}"]
-        children.append(Process("workersim", workersim, workdir / "workersim.log"))
-        if children[-1].wait_for_line('{"', 30, contains='"worker simulator ready"') is None:
-            say(f"the worker simulator did not start; see {workdir / 'workersim.log'}")
-            return 1
-        say("    the worker simulator is ready")
-
+        cluster = start_cluster(workdir, watched_resources(args.sample), args.edge_auth)
+        gm = cluster.children[0]
+        cs = Clientset.from_kubeconfig(str(cluster.kubeconfig))
         if args.sample:
             ok = run_samples(cs, [Path(p) for p in args.sample], {n: workdir / n for n in EDGE_NODES}, args.timeout,
                              say, (CLOUD_NODE,))
@@ -305,22 +349,20 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
         if ok and args.elasticaijob:
             ok = run_elastic_ai_job(cs, args, say)
         if args.keep_running:
-            say(f"==> running until Ctrl-C or SIGTERM; kubectl --kubeconfig {kubeconfig} get "
+            say(f"==> running until Ctrl-C or SIGTERM; kubectl --kubeconfig {cluster.kubeconfig} get "
                 f"{','.join([*watched_resources(args.sample), 'pods'])}")
             while not STOP.wait(1) and gm.proc.poll() is None:
                 pass
         cs.close()
+    except StartFailed as exc:
+        say(str(exc))
+        return 1
     except Stopped:
         say("==> stopping on a signal")
         ok = ok and args.keep_running
     finally:
-        for child in reversed(children):
-            code = child.stop()
-            say(f"==> {child.name} stopped (exit code {code})")
-            if code != 0:
-                ok = False
-        code = api.stop()
-        say(f"==> sandbox API server stopped (exit code {code})")
+        if cluster is not None and not cluster.stop():
+            ok = False
     return 0 if ok else 1
 
 

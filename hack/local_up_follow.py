@@ -55,6 +55,11 @@ def exists(cs: ClientsetBase, kind: str, namespace: str, name: str) -> bool:
     return True
 
 
+def _shown_as(condition: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(str(condition.get(k) or "") for k in ("type", "stage", "reason", "message", "lastTransitionTime",
+                                                       "lastProbeTime"))
+
+
 @dataclass
 class Follower:
     """Prints what changes in one object's status and tells whether it reached its kind's end. ``named``: the
@@ -64,7 +69,7 @@ class Follower:
     say: Say
     named: list[Key] = field(default_factory=list)
     datasets: list[dict[str, Any]] = field(default_factory=list)
-    printed_conditions: int = 0
+    printed: set[tuple[str, ...]] = field(default_factory=set)  # the conditions shown (one follow: a few dozen)
     last_note: tuple[Any, Any] = (None, None)
     last: dict[str, str] = field(default_factory=dict)
 
@@ -75,14 +80,16 @@ class Follower:
 
     def show(self, status: dict[str, Any]) -> None:
         conditions = status.get("conditions") or []
-        new = conditions[self.printed_conditions:]
+        # by content: a condition updated in place (FL's Training, the latest round report) is shown again, one an
+        # IL/LL job keeps from a finished round (our GM prunes the rest) is not
+        new = [c for c in conditions if _shown_as(c) not in self.printed]
         for c in new:
+            self.printed.add(_shown_as(c))
             self._show_condition(c)
         note = (conditions[-1].get("reason"), conditions[-1].get("message")) if conditions else (None, None)
         if not new and note != self.last_note and note[0]:
             self._show_condition(conditions[-1])  # a note on the current condition: the GM's reason to wait
         self.last_note = note
-        self.printed_conditions = len(conditions)
         for name, value in (("phase", status.get("phase")), ("numberOfSamples", status.get("numberOfSamples")),
                             ("metrics", _metrics(status.get("metrics")))):
             if value not in (None, "", []) and self.last.get(name) != str(value):
@@ -112,9 +119,9 @@ class Follower:
             done = any((c.get("stage"), c.get("type")) == ("Deploy", "Completed") for c in conditions)
             return (True, "one round Train → Eval → Deploy done") if done else (None, "")
         if kind == "FederatedLearningJob":
-            rounds = [c for c in conditions if c.get("type") == "Training"]
+            latest = next((c for c in conditions if c.get("type") == "Training"), None)  # the latest round report
             if status.get("phase") == "Succeeded":
-                return (True, f"Succeeded after {len(rounds)} round reports") if rounds else (
+                return (True, f"Succeeded after its round reports (the last: {latest.get('message')})") if latest else (
                     False, "Succeeded, but no round report reached the job (are the LCs of its nodes running?)")
             return None, ""
         if kind == "JointInferenceService":

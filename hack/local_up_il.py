@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from apis.sedna.constants import condition_offset
+
 from ._procs import SAMPLES, pause
 
 NS = "default"
@@ -71,7 +73,8 @@ def _time(text: str) -> datetime:
 
 class Follower:
     """Prints a job's new conditions and new pods in the order they happened: a pod created by the GM carries the
-    number of conditions the job had then (``sedna.io/condition-count``), so it is printed right after those."""
+    number of conditions the job had had then (``sedna.io/condition-count``, pruned ones included), so it is printed
+    right after those."""
 
     def __init__(self, cs: Any, name: str, say: Any) -> None:
         self.cs, self.name, self.say = cs, name, say
@@ -83,17 +86,19 @@ class Follower:
         """Print what is new; returns the conditions printed so far."""
         job = self.cs.sedna_v1alpha1().incremental_learning_jobs(NS).get(self.name)
         created = job["metadata"]["creationTimestamp"]
-        conditions = (job.get("status") or {}).get("conditions") or []
+        status = job.get("status") or {}
+        conditions = status.get("conditions") or []
+        offset = condition_offset(status)  # a finished round's conditions leave the status: count them
         selector = f"{KIND}.sedna.io/name={self.name}"
         pods = sorted(self.cs.core_v1().pods(NS).list(label_selector=selector)["items"],
                       key=lambda p: int(p["metadata"].get("annotations", {}).get("sedna.io/condition-count", "0")))
-        for index in range(self.printed, len(conditions) + 1):
+        for index in range(max(self.printed, offset), offset + len(conditions) + 1):
             self._pods(pods, index)
-            if index < len(conditions):
-                c = conditions[index]
+            if index < offset + len(conditions):
+                c = conditions[index - offset]
                 self.say(ROW.format(f"il/{self.name}", c.get("stage", ""), c.get("type", ""),
                                     age(created, c.get("lastTransitionTime") or created)))
-        self.printed = len(conditions)
+        self.printed = offset + len(conditions)
         self.conditions = conditions
         return conditions
 
@@ -111,8 +116,9 @@ def _states(conditions: list[dict[str, Any]]) -> list[str]:
     return [f"{c.get('stage')}/{c.get('type')}" for c in conditions]
 
 
-def run_il_job(cs: Any, workdir: Path, timeout: float, say: Any) -> bool:
-    """Create the objects, grow the Dataset, follow the job through one round; True once the round is complete."""
+def create_job(cs: Any, workdir: Path, timeout: float, say: Any) -> tuple[str, Path] | None:
+    """Create the Models, the Dataset (its index of ``FIRST`` samples on its node) and, once the LC counted them, the
+    IncrementalLearningJob; returns the job's name and the index file (``None`` when the count did not come)."""
     dataset, models, job = sample_objects()
     index = workdir / DATASET_NODE / dataset["spec"]["url"].lstrip("/")
     index.parent.mkdir(parents=True, exist_ok=True)
@@ -127,11 +133,23 @@ def run_il_job(cs: Any, workdir: Path, timeout: float, say: Any) -> bool:
     ds_name = dataset["metadata"]["name"]
     say(f"==> created Dataset {NS}/{ds_name} on {DATASET_NODE} (index {index}: {FIRST} samples)")
     if not _wait_count(datasets, ds_name, FIRST, timeout, say):
-        return False
+        return None
     name = job["metadata"]["name"]
     sedna.incremental_learning_jobs(NS).create(job)
     say(f"==> created IncrementalLearningJob {NS}/{name} (workers on {WORKER_NODE}): a round starts once more than "
         f"10 new samples are for training (trainProb 0.8)")
+    return name, index
+
+
+def run_il_job(cs: Any, workdir: Path, timeout: float, say: Any) -> bool:
+    """Create the objects, grow the Dataset, follow the job through one round; True once the round is complete."""
+    created = create_job(cs, workdir, timeout, say)
+    if created is None:
+        return False
+    name, index = created
+    dataset, models, _ = sample_objects()  # their names and the deploy Model's URL
+    datasets = cs.sedna_v1alpha1().datasets(NS)
+    ds_name = dataset["metadata"]["name"]
     say(ROW.format("NAME", "STAGE", "STATUS", "AGE"))
     follower = Follower(cs, name, say)
     deadline = time.monotonic() + timeout

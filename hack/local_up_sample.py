@@ -19,7 +19,7 @@ local_up's nodes, followed to where that kind ends.
    |---|---|
    | Dataset | ``numberOfSamples`` reported by the LC of its node |
    | Model | created |
-   | FederatedLearningJob | ``Succeeded``, with a ``Training`` condition for the training workers' round reports |
+   | FederatedLearningJob | ``Succeeded``, with a ``Training`` condition showing the training workers' latest round report |
    | IncrementalLearningJob, LifelongLearningJob | one round: ``Deploy``/``Completed`` |
    | JointInferenceService | ``Running``, with the edge worker's reported ``metrics`` in its status |
    | FeatureExtraction-, ObjectSearch-, ObjectTrackingService | ``Running`` |

@@ -128,8 +128,12 @@ class FakeClientset(ClientsetBase):
     """The clientset interface over an in-memory ``ObjectTracker`` (``.tracker``); seed objects go through
     ``tracker.add``."""
 
-    def __init__(self, *objects: dict[str, Any], watch_history: int = 1000, tracker: ObjectTracker | None = None) -> None:
-        self.tracker = tracker if tracker is not None else ObjectTracker(watch_history=watch_history)
+    def __init__(self, *objects: dict[str, Any], watch_history: int = 1000, tracker: ObjectTracker | None = None,
+                 cluster_limits: bool = False) -> None:
+        """``cluster_limits``: refuse what a cluster refuses and client-go's fake stores (an object over etcd's
+        1.5 MiB, ConfigMap or Secret data over 1 MiB: ``tracker.limits``), as the sandbox API server does."""
+        self.tracker = tracker if tracker is not None else ObjectTracker(watch_history=watch_history,
+                                                                         cluster_limits=cluster_limits)
         self._lock = threading.Lock()  # guards actions and reactor chains only; never held while reacting
         self._actions: list[Action] = []
         self._reactors: list[Reactor] = []

@@ -7,6 +7,8 @@ its stages, and the annotations the GM writes on a job (or on the copy it sends 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 __all__ = [
     "ACCESS_KEY_ID",
     "ANNOTATION_PREFIX",
@@ -20,7 +22,9 @@ __all__ = [
     "MODEL_HOT_UPDATE_CONFIG_FILE",
     "MODEL_HOT_UPDATE_CONTAINER_PREFIX",
     "MODEL_HOT_UPDATE_HOST_PREFIX",
+    "PRUNED_CONDITIONS_FIELD",
     "READY",
+    "ROUND_FIELD",
     "RUNNING",
     "S3_ENDPOINT_KEY",
     "S3_USE_HTTPS_KEY",
@@ -30,6 +34,7 @@ __all__ = [
     "STARTING",
     "TRAIN",
     "WAITING",
+    "condition_offset",
     "stage_node_annotation",
 ]
 
@@ -47,6 +52,20 @@ RUNNING = "Running"
 COMPLETED = "Completed"
 FAILED = "Failed"
 CONDITION_TYPES = (WAITING, READY, STARTING, RUNNING, COMPLETED, FAILED)
+
+# Status fields of an IL/LL job beyond Go Sedna's (its status stays bounded: docs/globalmanager.md, "Rounds").
+ROUND_FIELD = "round"
+"""The job's current round: 1 from its first Train/Waiting, one more at each Train/Waiting the GM appends after."""
+PRUNED_CONDITIONS_FIELD = "prunedConditions"
+"""How many conditions of finished rounds the GM removed from ``status.conditions``."""
+
+
+def condition_offset(status: object) -> int:
+    """``status.prunedConditions`` (0 from a GM that prunes nothing): ``condition_offset(status) +
+    len(conditions)`` is how many conditions the job has had, so the current (last) condition is number
+    ``condition_offset(status) + len(conditions) - 1`` over the job's life, never reused."""
+    value = status.get(PRUNED_CONDITIONS_FIELD) if isinstance(status, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 ANNOTATION_PREFIX = "sedna.io/"
 

@@ -9,7 +9,9 @@ status write never loses them and they never lose the GM's.
   condition of the type its ``status`` names (``ready`` → ``Ready``, ``running`` → ``Running``, ``completed`` →
   ``Completed``, ``failed`` → ``Failed``, ``waiting`` → ``Waiting``), reason ``ReportedByEdge``, ``data`` = the
   report as JSON. Reports of the same type in a row update that condition (``lastHeartbeatTime``, ``data``) instead of
-  appending, so a worker reporting every period keeps the list short. Such a condition never finishes the job
+  appending, so a worker reporting every period keeps the list short, and a report of a type reported before
+  replaces that earlier condition (at most one per type: the list stays bounded however long the worker reports
+  and whatever it alternates between; Go discards these reports). Such a condition never finishes the job
   (``jobstatus.REPORTED_BY_EDGE``): the GM decides that from the pods. A report with another ``status`` is dropped
   (logged with its node and object).
 * ``report_too_large(ctx, msg, exc)`` (every kind, from ``JobController``'s upstream guard when writing a
@@ -92,6 +94,7 @@ def report_condition(ctx: KindContext[Any], msg: UpstreamMessage) -> None:
                 return False
             last.update(lastHeartbeatTime=now, message=message, data=data)
             return True
+        conditions[:] = [c for c in conditions if not (c.get("reason") == REPORTED_BY_EDGE and c.get("type") == ctype)]
         conditions.append({"type": ctype, "status": "True", "lastHeartbeatTime": now, "lastTransitionTime": now,
                            "reason": REPORTED_BY_EDGE, "message": message, "data": data})
         return True

@@ -19,6 +19,7 @@ from apis.client import ResourceClient
 
 __all__ = [
     "DEFAULT_STATUS_RETRIES",
+    "MAX_APPENDED_CONDITIONS",
     "append_condition",
     "condition_is_true",
     "convert_map_to_metrics",
@@ -32,6 +33,7 @@ __all__ = [
 log = structlog.get_logger(__name__)
 
 DEFAULT_STATUS_RETRIES = 5
+MAX_APPENDED_CONDITIONS = 16  # conditions append_condition keeps (the newest)
 
 Mutation = Callable[[dict[str, Any]], bool]
 
@@ -130,11 +132,14 @@ def append_condition(conditions: list[dict[str, Any]], condition: dict[str, Any]
     """Append ``condition`` unless the latest condition already says the same (type, status, reason, message).
 
     Sedna appends a condition whenever the state changes and the last one is the current state; comparing more than
-    the type keeps a changed failure reason visible without appending on every sync. Returns True when appended."""
+    the type keeps a changed failure reason visible without appending on every sync. Only the latest
+    ``MAX_APPENDED_CONDITIONS`` stay (Go keeps them all: a service whose state flaps for a year would outgrow what
+    etcd stores; every failure was an Event when it happened). Returns True when appended."""
     last = last_condition(conditions)
     if last is not None and all(last.get(k) == condition.get(k) for k in ("type", "status", "reason", "message")):
         return False
     conditions.append(condition)
+    del conditions[:-MAX_APPENDED_CONDITIONS]
     return True
 
 

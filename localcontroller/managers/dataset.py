@@ -51,6 +51,7 @@ from .datasetcount import (
     count_samples,
     index_file,
     parse_samples,
+    parse_samples_after,
     read_samples,
 )
 
@@ -66,12 +67,14 @@ _MAX_RESTARTS = 2  # a file replaced while counted is counted again at once this
 
 @dataclass(frozen=True)
 class DatasetSamples:
-    """What a Dataset holds now: its samples (and csv header) and where its index file lives."""
+    """What a Dataset holds now: its samples after the first ``skipped`` (and its csv header) and where its index
+    file lives."""
 
     url: str
     format: str
     header: str
     samples: list[str]
+    skipped: int = 0
 
     @property
     def remote(self) -> bool:
@@ -217,9 +220,11 @@ class DatasetManager:
         """The Dataset's current samples; raises ``StorageError``/``ValueError`` when they cannot be read."""
         return self.read(namespace, name).samples
 
-    def read(self, namespace: str, name: str) -> DatasetSamples:
-        """The Dataset's samples as its file holds them now; ``StorageError``/``ValueError`` when they cannot be
-        read (unknown dataset, missing file, bad format or credential)."""
+    def read(self, namespace: str, name: str, skip: int = 0) -> DatasetSamples:
+        """The Dataset's samples as its file holds them now, but the first ``skip`` (read past, never held: a
+        learning job asks only for those it has not split yet, so its memory does not grow with the Dataset);
+        ``StorageError``/``ValueError`` when they cannot be read (unknown dataset, missing file, bad format or
+        credential)."""
         with self._lock:
             watch = self._watches.get(f"{namespace}/{name}")
             ds = watch.spec if watch is not None else None
@@ -228,8 +233,8 @@ class DatasetManager:
         if not ds.url:
             raise ValueError("spec.url is empty")
         storage = self._storages.get(ds.credential)
-        header, samples = parse_samples(storage.iter_lines(ds.url), ds.format)
-        return DatasetSamples(ds.url, ds.format.lower(), header, samples)
+        header, samples, skipped = parse_samples_after(storage.iter_lines(ds.url), ds.format, skip)
+        return DatasetSamples(ds.url, ds.format.lower(), header, samples, skipped)
 
     def count(self, namespace: str, name: str) -> int | None:
         """The number of samples last counted (``None`` before the first successful count)."""

@@ -50,6 +50,7 @@ __all__ = [
     "count_samples",
     "index_file",
     "parse_samples",
+    "parse_samples_after",
     "read_samples",
 ]
 
@@ -344,13 +345,29 @@ def count_index(index: IndexFile, fmt: str) -> int:
 def parse_samples(lines: Iterable[str], fmt: str) -> tuple[str, list[str]]:
     """``(header, samples)`` of an index file's lines: the non-empty lines, the first one being the header for csv
     (``""`` for txt). ``ValueError`` for a format other than txt and csv."""
+    header, samples, _ = parse_samples_after(lines, fmt, 0)
+    return header, samples
+
+
+def parse_samples_after(lines: Iterable[str], fmt: str, skip: int) -> tuple[str, list[str], int]:
+    """``parse_samples`` without the first ``skip`` samples, which are passed over and never held (memory follows
+    what is returned, not the file): ``(header, samples, how many were passed over)``."""
     fmt = fmt.lower()
     if fmt not in FORMATS:
         raise ValueError(f"format {fmt!r} is not supported (txt or csv)")
-    samples = [line.rstrip("\r\n") for line in lines if line.strip()]
-    if fmt == "csv":
-        return (samples[0], samples[1:]) if samples else ("", [])
-    return "", samples
+    header: str | None = None if fmt == "csv" else ""
+    samples: list[str] = []
+    passed = 0
+    for line in lines:
+        if not line.strip():
+            continue
+        if header is None:
+            header = line.rstrip("\r\n")
+        elif passed < skip:
+            passed += 1
+        else:
+            samples.append(line.rstrip("\r\n"))
+    return header or "", samples, passed
 
 
 def read_samples(path: str, fmt: str) -> list[str]:

@@ -128,7 +128,7 @@ class SandboxAPIServer:
         pod_logs_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         if tracker is None:
-            tracker = ObjectTracker(watch_history=watch_history, event_ttl=event_ttl)
+            tracker = ObjectTracker(watch_history=watch_history, event_ttl=event_ttl, cluster_limits=True)
         self.tracker = tracker
         self.host = host
         self.faults = faults if faults is not None else Faults()

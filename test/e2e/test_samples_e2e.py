@@ -3,7 +3,7 @@ in one local_up, on its topology: the sandbox, ``sedna-gm``, an LC on each of th
 simulator), each to where its kind ends, the reports of its edge workers arriving:
 
 * a Dataset counted by the LC of its node; a Model created;
-* FederatedLearningJob ``Succeeded``, a ``Training`` condition per round reported by its training workers;
+* FederatedLearningJob ``Succeeded``, its training workers' round reports shown (the ``Training`` condition);
 * IncrementalLearningJob and LifelongLearningJob through one round Train → Eval → Deploy, the LC's reports in it;
 * JointInferenceService ``Running`` with the edge worker's reported metrics; the other services ``Running``;
 * ReidJob, VideoAnalyticsJob, ElasticAIJob ``Succeeded`` (the ElasticAIJob sample as shipped, applied as is);

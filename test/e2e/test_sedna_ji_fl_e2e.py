@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from testkit import (
     Processes,
+    fl_round_reports,
     free_port,
     http_get,
     start_gm,
@@ -200,8 +201,7 @@ def test_federated_learning_job(sedna):
         return jobs.get("fl").get("status") or {}
 
     def rounds() -> list[int]:
-        return [int(m.group(1)) for c in status().get("conditions") or [] if c["type"] == "Training"
-                and (m := ROUND.match(c.get("message", "")))]
+        return [int(m.group(1)) for message in fl_round_reports(cs, "fl") if (m := ROUND.match(message))]
 
     # comes up: the aggregation pod, its Service and a training pod per worker, Running; each LC holds the job
     wait_for("three running pods", lambda: [(p.get("status") or {}).get("phase") for p in job_pods()],
@@ -237,8 +237,10 @@ def test_federated_learning_job(sedna):
     assert final["completionTime"] and final["succeeded"] == 3
     assert [c["type"] for c in final["conditions"]].count("Complete") == 1
     assert job_pods(1) == [] and len(job_pods(2)) == 3
-    # one condition per report, a resent one never twice; a run started again (the spec change) counts from 1 again
-    messages = [c["message"] for c in final["conditions"] if c["type"] == "Training"]
+    # one Training condition (the latest report), each round recorded once; a run started again (the spec change)
+    # counts from 1 again
+    assert [c["type"] for c in final["conditions"]].count("Training") == 1
+    messages = fl_round_reports(cs, "fl")
     assert len(messages) == len(set(messages))
     runs: list[list[int]] = []
     for n in rounds():

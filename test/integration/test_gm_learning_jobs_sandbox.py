@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from testkit import CRDS, GoLC, free_port, gone, metric_value, port_open, start_gm, wait_for
-from testkit.learning import IL_ROUND
+from testkit.learning import IL_ROUND, job_history
 
 from apis import meta
 from apis.clientset import Clientset
@@ -58,8 +58,9 @@ CYCLE = ["Train/Waiting", *IL_ROUND]
 TRIGGER = {"condition": {"operator": ">", "threshold": 10, "metric": "num_of_samples"}}
 
 
-def states(client: Any, name: str) -> list[str]:
-    return [f"{c['stage']}/{c['type']}" for c in (client.get(name).get("status") or {}).get("conditions") or []]
+def states(cs: Any, resource: str, name: str) -> list[str]:
+    """Every stage/type the job has had (our GM prunes finished rounds from the object: testkit's history)."""
+    return job_history(cs, resource, NS, name).states()
 
 
 def job_frames(peer: GoLC, name: str) -> list[tuple[str, str]]:
@@ -114,7 +115,7 @@ def test_incremental_learning_job_cycle(gm):
     edge1.send_status(NS, "IncrementalLearningJob", "il", ready)
     # the train pod runs on edge-2: the job goes there
     wait_for("Train/Running on edge-2", lambda: got(edge2, "il", "insert", "Train/Running"), timeout=20)
-    assert states(jobs, "il")[:4] == ["Train/Waiting", "Train/Ready", "Train/Starting", "Train/Running"]
+    assert states(cs, "incremental_learning_jobs", "il")[:4] == ["Train/Waiting", "Train/Ready", "Train/Starting", "Train/Running"]
     assert meta.annotations(jobs.get("il"))["sedna.io/Train"] == "edge-2"
     (train,) = pods(cs, "incrementallearningjob", "train")
     env = {e["name"]: e.get("value") for e in train["spec"]["containers"][0]["env"]}
@@ -137,7 +138,7 @@ def test_incremental_learning_job_cycle(gm):
     wait_for("Deploy/Waiting on edge-1", lambda: got(edge1, "il", "insert", "Deploy/Waiting"), timeout=20)
     edge1.send_status(NS, "IncrementalLearningJob", "il", {"phase": "deploy", "status": "ready", "input": {
         "models": [{"format": "pb", "url": "/output/train/1/model.pb"}, {"format": "pb", "url": "/models/deploy-model.pb"}]}})
-    wait_for("the next round", lambda: states(jobs, "il") == CYCLE, timeout=20)
+    wait_for("the next round", lambda: states(cs, "incremental_learning_jobs", "il") == CYCLE, timeout=20)
     wait_for("the restarted inference pod", lambda: [meta.name(p) for p in pods(cs, "incrementallearningjob", "inference")
                                                      if meta.deletion_timestamp(p) is None] not in ([], [first_inference]))
     wait_for("the new round on edge-1", lambda: job_frames(edge1, "il")[-1] == ("insert", "Train/Waiting"))
@@ -149,7 +150,7 @@ def test_incremental_learning_job_cycle(gm):
     before = refused()
     edge1.send_status(NS, "IncrementalLearningJob", "il", {"phase": "inference", "status": "running"})
     wait_for("the refusal counted", lambda: refused() == before + 1)
-    assert states(jobs, "il")[-1] == "Train/Waiting"
+    assert states(cs, "incremental_learning_jobs", "il")[-1] == "Train/Waiting"
 
     # deletion: the pods go with the job, every LC that held it is told
     jobs.delete("il")
@@ -195,7 +196,7 @@ def test_lifelong_learning_job_cycle(gm):
     assert evaluator["status"]["phase"] == "Succeeded" and evaluator["spec"]["dnsPolicy"] == "ClusterFirstWithHostNet"
     edge1.send_status(NS, "LifelongLearningJob", "ll", {"phase": "deploy", "status": "ready", "input": {
         "models": [{"format": "pkl", "url": "/output/ll/deploy/index.pkl"}]}})
-    wait_for("the next round", lambda: states(jobs, "ll") == CYCLE, timeout=20)
+    wait_for("the next round", lambda: states(cs, "lifelong_learning_jobs", "ll") == CYCLE, timeout=20)
     (inference,) = pods(cs, "lifelonglearningjob", "inference")
     env = {e["name"]: e.get("value") for e in inference["spec"]["containers"][0]["env"]}
     assert env["MODEL_URLS"] == "/home/data/output/ll/deploy/index.pkl" and env["OUTPUT_URL"] == "/output/ll"

@@ -1,6 +1,6 @@
-"""What a newcomer sees with a real kubectl against the sandbox (issue 27): the Sedna kinds' STAGE/STATUS columns,
-``--sort-by`` on Events, the STATUS of namespaces, ``kubectl explain`` descriptions and the Sedna short names; and
-(issue 41) the kubectl commands ``sedna-local-up`` suggests work on the oldest and newest kubectl there is."""
+"""What a newcomer sees with a real kubectl against the sandbox (issue 27): the Sedna kinds' ROUND/STAGE/STATUS
+columns, ``--sort-by`` on Events, the STATUS of namespaces, ``kubectl explain`` descriptions and the Sedna short names;
+and (issue 41) the kubectl commands ``sedna-local-up`` suggests work on the oldest and newest kubectl there is."""
 
 from __future__ import annotations
 
@@ -54,10 +54,11 @@ def test_stage_and_status_columns_come_from_the_last_condition(sandbox, tmp_path
     for short, sample, gvr, last in STAGED:
         name = _apply_sample(k, sample)
         conditions = [{"type": "Waiting", "stage": "Train", "status": "True"}, {**last, "status": "True"}]
-        sandbox.tracker.patch(gvr, "default", name, {"status": {"conditions": conditions}}, subresource="status")
+        status = {"conditions": conditions, "round": 3}
+        sandbox.tracker.patch(gvr, "default", name, {"status": status}, subresource="status")
         header, row = k.table(short)
-        assert header == ["NAME", "STAGE", "STATUS", "AGE"]
-        assert row[:3] == [name, last["stage"], last["type"]]
+        assert header == ["NAME", "ROUND", "STAGE", "STATUS", "AGE"]
+        assert row[:4] == [name, "3", last["stage"], last["type"]]
     for short, sample, gvr in SERVICES:
         name = _apply_sample(k, sample)
         status = {"active": 2, "failed": 1, "conditions": [{"type": "Pending", "status": "True"},

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from testkit import json_log_lines, wait_for
+from testkit import fl_round_reports, json_log_lines, wait_for
 from testkit.interop import MixedSedna
 
 pytestmark = pytest.mark.e2e
@@ -100,10 +100,9 @@ def test_federated_learning_round_reports(mixed: MixedSedna) -> None:
                             for node in ("edge-1", "edge-2")]})
 
     def rounds() -> list[str]:
-        return [c.get("message", "") for c in mixed.status("federated_learning_jobs", "fl").get("conditions") or []
-                if c.get("type") == "Training"]
+        return fl_round_reports(mixed.cs, "fl")
 
-    # not one condition per report either way: our GM takes a report of the same round at the same updateTime for
+    # not one record per report either way: our GM takes a report of the same round at the same updateTime for
     # a resent one (two trainers reporting in the same second through Go's LC, which has no report ids, count
     # once). Go's GM writes the whole status from its informer's copy when it syncs the job, so a round's condition
     # appended just before can be overwritten (its lost update: one CI run kept only "Round 2"): with Go's GM the

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testkit import Processes, json_log_lines, wait_for
+from testkit import Processes, fl_round_reports, json_log_lines, wait_for
 from testkit.gosedna import GoBinaries
 from testkit.interop import MixedSedna, start_mixed
+from testkit.learning import job_history
 
 pytestmark = pytest.mark.e2e
 
@@ -59,7 +60,8 @@ def template(node: str = "edge-1", env: dict[str, str] | None = None, **annotati
 
 
 def stages(system: MixedSedna, resource: str, name: str) -> list[str]:
-    return [f"{c.get('stage')}/{c.get('type')}" for c in system.status(resource, name).get("conditions") or []]
+    """Every stage/type the job has had (our GM prunes finished rounds from the object: testkit's history)."""
+    return job_history(system.cs, resource, "default", name).states()
 
 
 def pod_log(system: MixedSedna, pod: dict[str, Any]) -> str:
@@ -208,9 +210,7 @@ def test_fl_round_reports_from_the_sdk(sedna: MixedSedna) -> None:
             "sandbox.sedna.io/worker-rounds": "2", "sandbox.sedna.io/worker-period-seconds": "1.1"})}]})
 
     def rounds() -> list[str]:
-        return [c.get("message", "").split(" reaches")[0]
-                for c in sedna.status("federated_learning_jobs", "fl").get("conditions") or []
-                if c.get("type") == "Training"]
+        return [message.split(" reaches")[0] for message in fl_round_reports(sedna.cs, "fl")]
 
     wait_for("both rounds", rounds, check=lambda r: r == ["Round 1", "Round 2"], timeout=TIMEOUT)
     wait_for("the job to succeed", lambda: sedna.status("federated_learning_jobs", "fl").get("phase"),

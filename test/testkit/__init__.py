@@ -8,7 +8,7 @@ Modules not re-exported here are imported by name: ``testkit.kubectl``, ``testki
 from .crds import minimal_crd
 from .edgepeers import FakeGM, GoLC, make_frame, parse_frame
 from .hostile import billion_laughs, copy_bomb, nested_json, nested_yaml
-from .jobs import create_job, job_phase, lease_holder
+from .jobs import create_job, fl_round_reports, job_phase, lease_holder
 from .objects import gone, update_with_retry
 from .procs import (
     CRDS,
@@ -37,6 +37,7 @@ __all__ = [
     "billion_laughs",
     "copy_bomb",
     "create_job",
+    "fl_round_reports",
     "free_port",
     "gone",
     "http_get",

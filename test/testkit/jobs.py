@@ -1,4 +1,5 @@
-"""Sedna-gm test objects: an ElasticAIJob the sandbox's pod simulator runs to completion, its phase, the lease."""
+"""Sedna-gm test objects: an ElasticAIJob the sandbox's pod simulator runs to completion, its phase, the lease, the
+round reports of a FederatedLearningJob."""
 
 from __future__ import annotations
 
@@ -32,3 +33,17 @@ def lease_holder(cs: Any, namespace: str = "sedna", name: str = "sedna-gm") -> s
         return cs.coordination_v1().leases(namespace).get(name)["spec"].get("holderIdentity") or ""
     except errors.NotFoundError:
         return None
+
+
+def fl_round_reports(cs: Any, name: str, namespace: str = "default") -> list[str]:
+    """The round reports (``Round <n> reaches at <updateTime>``) a FederatedLearningJob's GM recorded, oldest first:
+    Go's GM appends a ``Training`` condition per report; ours shows the latest in its one ``Training`` condition and
+    records each report as a ``DoTraining`` Event (named ``<job>.<hex nanoseconds>``: by name is by time)."""
+    job = cs.sedna_v1alpha1().federated_learning_jobs(namespace).get(name)
+    shown = [c.get("message", "") for c in (job.get("status") or {}).get("conditions") or []
+             if c.get("type") == "Training"]
+    events = sorted((e for e in cs.core_v1().events(namespace).list()["items"]
+                     if e.get("reason") == "DoTraining" and (e.get("involvedObject") or {}).get("name") == name),
+                    key=lambda e: e["metadata"]["name"])
+    recorded = [e.get("message", "") for e in events]
+    return recorded + [m for m in shown if m not in recorded]

@@ -18,10 +18,13 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from apis.sedna.constants import condition_offset
+
 from .edgepeers import FakeGM, make_frame
 from .wait import wait_for
 
 __all__ = [
+    "ConditionHistory",
     "IL_HOT_UPDATE_ROUND",
     "IL_ROUND",
     "Conditions",
@@ -30,6 +33,7 @@ __all__ = [
     "deploy_stage",
     "grow_dataset",
     "il_job",
+    "job_history",
     "ll_job",
     "model",
     "assert_stages",
@@ -275,3 +279,79 @@ def assert_stages(got: list[str], expected: list[str]) -> None:
         elif not want.endswith("/Running"):
             raise AssertionError(f"conditions {got} differ from {expected} at {index} ({want} expected)")
     assert index == len(got), f"conditions {got} differ from {expected}: more than expected"
+
+
+class ConditionHistory:
+    """Every condition of one learning job in the order they were appended, followed by a watch on the job: our GM
+    prunes a finished round's conditions from the object (docs/globalmanager.md, "Rounds"), so a test that checks a
+    job's whole course reads it here. An entry follows its condition's later changes in place (a note, a late
+    report's data) while the job still holds it. Its thread ends on ``close`` or once the API server is gone."""
+
+    def __init__(self, client: Any, name: str) -> None:
+        self._client, self._name = client, name
+        self._lock = threading.Lock()
+        self._items: list[dict[str, Any]] = []
+        self._stop = threading.Event()
+        threading.Thread(target=self._follow, name=f"history-{name}", daemon=True).start()
+
+    def feed(self, obj: dict[str, Any]) -> None:
+        """Take in a version of the job: its conditions from the first Train/Waiting on are at their places over the
+        job's life (those before it, kept from finished rounds, were taken in when they were appended)."""
+        status = obj.get("status") or {}
+        conditions = status.get("conditions") or []
+        offset = condition_offset(status)
+        start = 0 if offset == 0 else next((j for j, c in enumerate(conditions)
+                                            if (c.get("stage"), c.get("type")) == ("Train", "Waiting")), len(conditions))
+        with self._lock:
+            for j in range(start, len(conditions)):
+                if offset + j < len(self._items):
+                    self._items[offset + j] = conditions[j]
+                else:
+                    self._items.append(conditions[j])
+
+    def conditions(self) -> list[dict[str, Any]]:
+        """The job's conditions so far (its current version taken in first)."""
+        self.feed(self._client.get(self._name))
+        with self._lock:
+            return list(self._items)
+
+    def states(self) -> list[str]:
+        return [f"{c.get('stage')}/{c.get('type')}" for c in self.conditions()]
+
+    def close(self) -> None:
+        self._stop.set()
+
+    def _follow(self) -> None:
+        failures = 0
+        while not self._stop.is_set() and failures < 50:
+            try:
+                listed = self._client.list(field_selector=f"metadata.name={self._name}")
+                for obj in listed["items"]:
+                    self.feed(obj)
+                watch = self._client.watch(field_selector=f"metadata.name={self._name}", timeout_seconds=30,
+                                           resource_version=listed["metadata"]["resourceVersion"])
+                failures = 0
+                for event in watch:
+                    if self._stop.is_set():
+                        watch.stop()
+                        return
+                    if event.type in ("ADDED", "MODIFIED") and isinstance(event.object, dict):
+                        self.feed(event.object)
+            except Exception:  # the API server going away ends the test's sandbox: try again, then give up
+                failures += 1
+                self._stop.wait(0.2)
+
+
+_HISTORIES_LOCK = threading.Lock()
+
+
+def job_history(cs: Any, resource: str, namespace: str, name: str) -> ConditionHistory:
+    """The ``ConditionHistory`` of job ``namespace/name`` of ``resource`` (``incremental_learning_jobs``...) seen
+    through ``cs`` (kept on it), started at the first call."""
+    with _HISTORIES_LOCK:
+        histories: dict[tuple[str, str, str], ConditionHistory] = cs.__dict__.setdefault("_condition_histories", {})
+        history = histories.get((resource, namespace, name))
+        if history is None:
+            history = histories[(resource, namespace, name)] = ConditionHistory(
+                getattr(cs.sedna_v1alpha1(), resource)(namespace), name)
+        return history

@@ -24,6 +24,7 @@ from .. import schemas
 from .crd import crd_status, parse_crd
 from .decoding import DecodeError, check_kind, check_object_meta
 from .immutability import validate_update
+from .limits import data_size_causes
 from .validation import Cause, validate_object_meta
 
 __all__ = [
@@ -132,20 +133,26 @@ def _kind_admission(info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any]
     return openapi.validate(crd_schema, obj)
 
 
-def admit_create(info: ResourceInfo, obj: dict[str, Any], crd_schema: dict[str, Any] | None) -> None:
+def admit_create(info: ResourceInfo, obj: dict[str, Any], crd_schema: dict[str, Any] | None,
+                 cluster_limits: bool = False) -> None:
     """Validate a new (decoded) object, in place for CRD status and custom resource pruning/defaulting; one 422
-    naming every problem."""
+    naming every problem. ``cluster_limits``: also a cluster's size limits on data (``limits.data_size_causes``)."""
     causes = validate_object_meta(info, obj["metadata"])
+    if cluster_limits:
+        causes += data_size_causes(info, obj)
     causes += _kind_admission(info, obj, None, crd_schema)
     if causes:
         raise new_invalid(info.kind, meta.name(obj), causes, info.gvr.group)
 
 
 def admit_update(
-    info: ResourceInfo, new: dict[str, Any], old: dict[str, Any], crd_schema: dict[str, Any] | None
+    info: ResourceInfo, new: dict[str, Any], old: dict[str, Any], crd_schema: dict[str, Any] | None,
+    cluster_limits: bool = False,
 ) -> None:
     """``admit_create``'s checks plus what the kind does not allow an update to change."""
     causes = validate_object_meta(info, new["metadata"])
+    if cluster_limits:
+        causes += data_size_causes(info, new)
     causes += validate_update(info, new, old)
     causes += _kind_admission(info, new, old, crd_schema)
     if causes:

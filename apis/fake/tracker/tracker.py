@@ -23,7 +23,10 @@ Guarantees (see also ``gc``, ``watchcache`` and ``lister``):
   nothing (no RV bump, event, GC, reserved name): a created object has no resourceVersion, an updated one the current.
 - Events (core and events.k8s.io) are deleted ``event_ttl`` seconds after their last write (kube-apiserver's
   ``--event-ttl``, default 1 h; ``ttl``), at the next write or ``expire_events``; watchers get DELETED.
-- What is stored is bounded (``limits``): depth, JSON values, 3 MiB per object.
+- What is stored is bounded (``limits``): depth, JSON values, 3 MiB per object. With ``cluster_limits`` also what
+  a cluster refuses (``limits``): an object etcd would not store (over 1.5 MiB: 500 ``etcdserver:
+  request is too large``, checked as the write commits, so a dry run passes as on a cluster) and ConfigMap or
+  Secret data over 1 MiB (422).
 - A list or watch at a resourceVersion newer than the current one waits up to ``too_large_rv_wait`` seconds for
   it, then fails as kube-apiserver's watch cache does: 504 Timeout "Too large resource version" with the cause
   ``ResourceVersionTooLarge`` (raised by ``list``; one ERROR event, then the end, for ``watch``).
@@ -68,7 +71,7 @@ from .admission import (
 )
 from .filter import ObjectFilter
 from .gc import GarbageCollector
-from .limits import bounded_copy
+from .limits import bounded_copy, check_storable
 from .lister import parse_rv, select_page
 from .patch import PatchOutcome, apply_patch, decode_patch
 from .registry import ResourceRegistry
@@ -109,6 +112,7 @@ class ObjectTracker:
         watch_buffer: int = 1000,
         event_ttl: float | None = DEFAULT_EVENT_TTL,
         clock: Callable[[], float] = time.monotonic,
+        cluster_limits: bool = False,
     ) -> None:
         if watch_history < 1 or watch_buffer < 1:
             raise ValueError("watch_history and watch_buffer must be at least 1")
@@ -119,6 +123,7 @@ class ObjectTracker:
         self._gc = GarbageCollector(self._store, self._registry, self._commit, self._on_removed)
         self._event_expiry = EventExpiry(event_ttl, clock, self._store, self._registry.resource_info, self._commit)
         self.watch_buffer = watch_buffer
+        self.cluster_limits = cluster_limits  # what etcd and kube-apiserver's validation refuse (module doc)
         self.bookmark_interval = 1.0  # seconds of idleness before a watcher that asked for bookmarks gets one
         self.too_large_rv_wait = 3.0  # seconds a list/watch waits for a future resourceVersion before failing (504)
         # called with (info, object) before a custom resource is stored (created or changed), under the write lock:
@@ -281,9 +286,11 @@ class ObjectTracker:
             new["status"] = {"phase": "Active"}
         if info.gvr == res.SERVICES:
             allocate_cluster_ip(new, self._store.objects(res.SERVICES).values())
-        admit_create(info, new, self._registry.crd_schema(info.gvr))
+        admit_create(info, new, self._registry.crd_schema(info.gvr), self.cluster_limits)
         if dry_run:
             return new
+        if self.cluster_limits:
+            check_storable(new)
         stored = self._commit(info, new, None, ADDED)
         if info.gvr == CRDS:
             self._registry.register_crd(stored)
@@ -389,7 +396,7 @@ class ObjectTracker:
                     md.pop(field, None)
         if gvr == res.SERVICES and subresource != "status":
             keep_allocated_values(result, old)
-        admit_update(info, result, old, self._registry.crd_schema(gvr))
+        admit_update(info, result, old, self._registry.crd_schema(gvr), self.cluster_limits)
         custom = self.is_custom(info)
         if (
             subresource != "status"
@@ -404,6 +411,8 @@ class ObjectTracker:
             return result
         if meta.deletion_timestamp(result) and not meta.finalizers(result):
             return self._gc.remove(info, result, old)
+        if self.cluster_limits:
+            check_storable(result)
         stored = self._commit(info, result, old, MODIFIED)
         if gvr == CRDS:
             self._registry.register_crd(stored)

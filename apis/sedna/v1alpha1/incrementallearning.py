@@ -40,6 +40,8 @@ __all__ = [
     "Trigger",
     "Timer",
     "TriggerCondition",
+    "PRUNED_DOC",
+    "ROUND_DOC",
     "STAGE_COLUMNS",
 ]
 
@@ -48,11 +50,12 @@ ILJobStageConditionType = StageConditionType
 ILJobStage = Stage
 
 STAGE_COLUMNS = (
+    column("Round", ".status.round", "integer"),
     column("Stage", ".status.conditions[-1].stage"),
     column("Status", ".status.conditions[-1].type"),
     AGE_COLUMN,
 )
-"""Printer columns of the IL and LL jobs: the current stage and its state, from the last condition."""
+"""Printer columns of the IL and LL jobs: the round, the current stage and its state (the last condition)."""
 
 _CLOCK = r"^([01]?[0-9]|2[0-4]):[0-5][0-9]$"
 
@@ -127,9 +130,16 @@ class ILJobSpec(ApiType):
     output_dir: str | None = api_field(required=True)
 
 
+ROUND_DOC = "The job's current round (beyond Sedna): 1 from the first Train/Waiting, +1 at each next one."
+PRUNED_DOC = ("How many conditions of finished rounds were removed from conditions (beyond Sedna: each finished "
+              "round is an Event on the job; the latest Completed of each stage is kept).")
+
+
 @dataclass(kw_only=True)
 class ILJobStatus(ApiType):
     conditions: list[StageCondition] | None = api_field()
+    round: int | None = api_field(minimum=0, doc=ROUND_DOC)
+    pruned_conditions: int | None = api_field(minimum=0, doc=PRUNED_DOC)
     start_time: str | None = api_field(**DATE_TIME)
     completion_time: str | None = api_field(**DATE_TIME)
 

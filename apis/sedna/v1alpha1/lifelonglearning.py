@@ -8,7 +8,15 @@ from typing import Any, ClassVar
 from ...resources import LIFELONG_LEARNING_JOBS
 from ...typed import ApiType, Resource, api_field
 from .common import DATE_TIME, PodTemplateSpec, Stage, StageCondition, StageConditionType, required_metadata
-from .incrementallearning import STAGE_COLUMNS, ILDataset, Timer, Trigger, TriggerCondition
+from .incrementallearning import (
+    PRUNED_DOC,
+    ROUND_DOC,
+    STAGE_COLUMNS,
+    ILDataset,
+    Timer,
+    Trigger,
+    TriggerCondition,
+)
 
 __all__ = [
     "LifelongLearningJob",
@@ -114,6 +122,8 @@ class OverallStatus(ApiType):
 @dataclass(kw_only=True)
 class LLJobStatus(ApiType):
     conditions: list[StageCondition] | None = api_field()
+    round: int | None = api_field(minimum=0, doc=ROUND_DOC)
+    pruned_conditions: int | None = api_field(minimum=0, doc=PRUNED_DOC)
     knowledge_base: KnowledgeBase | None = api_field()
     start_time: str | None = api_field(**DATE_TIME)
     completion_time: str | None = api_field(**DATE_TIME)

@@ -3,20 +3,24 @@
 
 * ``output.models[0].metrics`` (non-empty) → the aggregation Model's ``status.metrics`` (``convert_map_to_metrics``)
   and ``status.updateTime``.
-* ``ownerInfo.currentRound`` > 0 → a ``Training`` condition (reason ``DoTraining``, message
-  ``Round <n> reaches at <updateTime>``) appended once per report: a resent report (an LC reconnecting, a resent
-  frame: the same round and updateTime) appends nothing, while the rounds of a run started again (a spec change, an
-  aggregator restart: round 1 again at a new updateTime) are recorded.
+* ``ownerInfo.currentRound`` > 0 → the job's one ``Training`` condition (reason ``DoTraining``, message
+  ``Round <n> reaches at <updateTime>``) shows the latest report, and each report is recorded as a Normal Event
+  (reason ``DoTraining``, the same message): Go appends a condition per report, without bound. A resent report (an
+  LC reconnecting: the same round and updateTime) changes nothing; one older than the condition's (Sedna's
+  ``%Y-%m-%d %H:%M:%S`` updateTimes compare) is not shown over it, while the rounds of a run started again (a spec
+  change, an aggregator restart: round 1 again at a later updateTime) are.
 Only those fields are written (status subresource, re-read on conflict), so a GM status write never loses them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from apis import errors, meta
 from apis.meta import Obj
+from apis.record import NORMAL
 from apis.resources import MODELS
 from apis.sedna.v1alpha1 import FLJobConditionType
 from globalmanager.runtime.context import KindContext
@@ -25,9 +29,12 @@ from globalmanager.runtime.status import convert_map_to_metrics, update_status
 
 from .refs import model_names, readable_spec
 
-__all__ = ["COND_TRAINING", "from_edge"]
+__all__ = ["COND_TRAINING", "REASON_TRAINING", "from_edge"]
 
 COND_TRAINING = FLJobConditionType.TRAINING
+REASON_TRAINING = "DoTraining"
+_ROUND_MESSAGE = re.compile(r"^Round -?\d+ reaches at (.*)$", re.DOTALL)
+_TIME = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")  # Sedna's updateTime: compares as text
 
 Ctx = KindContext[None]
 
@@ -60,7 +67,7 @@ def from_edge(ctx: Ctx, msg: UpstreamMessage) -> None:
     if info is not None and current_round is None:
         ctx.log_report_dropped(msg, "ownerInfo.currentRound is not an integer")
     elif info is not None and current_round is not None and current_round > 0:
-        _append_round(ctx, job, current_round, str(info.get("updateTime") or ""))
+        _record_round(ctx, job, current_round, str(info.get("updateTime") or ""))
 
 
 def _update_model_metrics(ctx: Ctx, msg: UpstreamMessage, job: Obj, metrics: list[Any]) -> None:
@@ -85,17 +92,28 @@ def _update_model_metrics(ctx: Ctx, msg: UpstreamMessage, job: Obj, metrics: lis
     update_status(ctx.clientset.resource(MODELS, meta.namespace(job)), model, mutate)
 
 
-def _append_round(ctx: Ctx, job: Obj, n: int, update_time: str) -> None:
+def _shown_time(condition: Mapping[str, Any] | None) -> str:
+    """The updateTime in a ``Training`` condition's message (``""`` when none)."""
+    match = _ROUND_MESSAGE.match(str((condition or {}).get("message") or ""))
+    return match.group(1) if match else ""
+
+
+def _record_round(ctx: Ctx, job: Obj, n: int, update_time: str) -> None:
     message = f"Round {n} reaches at {update_time}"
     now = ctx.now()
     cond = {"type": COND_TRAINING, "status": "True", "lastProbeTime": now, "lastHeartbeatTime": now,
-            "reason": "DoTraining", "message": message}
-
+            "reason": REASON_TRAINING, "message": message}
     def mutate(obj: dict[str, Any]) -> bool:
-        conditions = obj.setdefault("status", {}).setdefault("conditions", [])
-        if any(c.get("type") == COND_TRAINING and c.get("message") == message for c in conditions):
-            return False  # this report is recorded already
-        conditions.append(cond)
+        status = obj.setdefault("status", {})
+        conditions = status.get("conditions") or []
+        shown = [c for c in conditions if c.get("type") == COND_TRAINING]
+        if any(c.get("message") == message for c in shown[-1:]) and len(shown) == 1:
+            return False  # this report is shown already (a resend)
+        previous = _shown_time(shown[-1] if shown else None)
+        if _TIME.match(update_time) and _TIME.match(previous) and update_time < previous:
+            return False  # older than the report shown (a late resend through another node's LC)
+        status["conditions"] = [*(c for c in conditions if c.get("type") != COND_TRAINING), cond]
         return True
 
-    ctx.update_job_status(job, mutate)
+    if ctx.update_job_status(job, mutate) is not None:
+        ctx.events.event(job, NORMAL, REASON_TRAINING, message)

@@ -37,7 +37,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from apis import errors, meta
 from apis.meta import Obj
-from apis.record import WARNING
+from apis.record import NORMAL, WARNING
 from apis.resources import DATASETS, PODS
 from apis.sedna.constants import stage_node_annotation
 from apis.sedna.v1alpha1 import Trigger
@@ -51,6 +51,7 @@ from .conditions import REPORTED_BY_LC, InvalidConditionData, condition_data, gm
 from .fsm import ANNOTATE_NODE, CREATE_POD, RESTART_INFERENCE, Policy, Step, next_step, stage_worker_type
 from .placement import EdgePlacement, Plan
 from .places import PathOutsideJob, confine_input
+from .rounds import FinishedRound, condition_count, start_round
 from .triggers import UNKNOWN_TRIGGER_METRIC, train_trigger_problem
 from .workers import Secrets
 
@@ -68,7 +69,7 @@ __all__ = [
     "to_edge",
 ]
 
-POD_ORDER_ANNOTATION = "sedna.io/condition-count"  # conditions the job had when the pod was created: newest first
+POD_ORDER_ANNOTATION = "sedna.io/condition-count"  # conditions the job had had when the pod was created: newest first
 INVALID_SPEC = "InvalidSpec"
 NOTE_REASONS = ("DatasetNotFound", "ModelNotFound", "NodeNotFound", "SecretNotFound", "InvalidConditionData",
                 UNKNOWN_TRIGGER_METRIC, INVALID_SPEC)
@@ -215,7 +216,10 @@ class LearningRules(Generic[SpecT]):
         outcome = self._step(ctx, job, spec, last, refs, secrets) if spec is not None else _Outcome(Step())
         if outcome.problem is not None:
             problem = outcome.problem
-        _write_status(ctx, key, job, last, len(conditions), outcome.step, start, problem, built or outcome.built)
+        ended = _write_status(ctx, key, job, last, len(conditions), outcome.step, start, problem,
+                              built or outcome.built)
+        if ended is not None:
+            _delete_finished_pods(ctx, job)
         ctx.state.placement.place(key)
         if outcome.wait > 0:
             ctx.requeue_after(key, outcome.wait)
@@ -223,10 +227,11 @@ class LearningRules(Generic[SpecT]):
 
     # -- pods -------------------------------------------------------------------------------------------------------
     def _create_pod(self, ctx: Ctx, job: Obj, pod: dict[str, Any]) -> bool:
-        """Create a stage's pod through ``ensure_worker``, its slot being the worker type at the job's current
-        condition count; False when it must wait (the slot's pod created moments ago is not cached yet, or its
-        recreation limit holds: the job is synced again then)."""
-        order = str(len((job.get("status") or {}).get("conditions") or []))
+        """Create a stage's pod through ``ensure_worker``, its slot being the worker type at the number of conditions
+        the job has had (``rounds.condition_count``: pruned ones included, so it only grows); False when it must wait
+        (the slot's pod created moments ago is not cached yet, or its recreation limit holds: the job is synced again
+        then)."""
+        order = str(condition_count(job.get("status")))
         pod["metadata"].setdefault("annotations", {})[POD_ORDER_ANNOTATION] = order
         worker_type = meta.labels(pod).get(f"{ctx.kind.lower()}.sedna.io/worker-type", "")
         creation = ctx.ensure_worker(job, PODS, f"{meta.name(job)}-{worker_type}-{order}", lambda: pod, what="pod")
@@ -319,33 +324,45 @@ def _grace_left(ctx: Ctx, job: Obj, pod: Obj | None) -> float:
 
 # -- status -----------------------------------------------------------------------------------------------------------
 def _write_status(ctx: Ctx, key: str, job: Obj, last: Mapping[str, Any] | None, count: int, step: Step,
-                  start: bool, problem: tuple[str, str] | None, built: bool) -> None:
+                  start: bool, problem: tuple[str, str] | None, built: bool) -> FinishedRound | None:
+    """Write the step's condition (a new round: ``rounds.start_round``) and the note; returns the round the write
+    ended, after its Event."""
     now = ctx.now()
     new = gm_condition(step.stage, step.type, now) if step.appends else None
     expected = _identity(last)
+    finished: list[FinishedRound | None] = [None]  # the round the write ends, as its last attempt saw it
 
     def mutate(obj: dict[str, Any]) -> bool:
         status = obj.get("status")
         if not isinstance(status, dict):
             status = obj["status"] = {}
         changed = False
+        finished[0] = None
         if start and not status.get("startTime"):
             status["startTime"] = now
             changed = True
         conditions = status.get("conditions") or []
         if len(conditions) != count or _identity(conditions[-1] if conditions else None) != expected:
             return changed  # a report was appended meanwhile: the next sync starts from it
-        if new is not None:
+        if new is not None and (new["stage"], new["type"]) == (Stage.TRAIN, StageConditionType.WAITING):
+            finished[0] = start_round(status, dict(new))
+            changed = True
+        elif new is not None:
             conditions.append(dict(new))
             status["conditions"] = conditions
             changed = True
+        conditions = status.get("conditions") or []
         if conditions:
             changed = _note(conditions[-1], problem, built) or changed
         return changed
 
     written = ctx.update_job_status(job, mutate)
     if written is None:
-        return
+        return None
+    ended = finished[0]
+    if ended is not None:
+        ctx.log.info("round finished", key=key, round=ended.number, reason=ended.reason)
+        ctx.events.event(job, WARNING if ended.failed else NORMAL, ended.reason, ended.message)
     after = ((written.get("status") or {}).get("conditions") or [None])[-1] or {}
     if new is not None and (after.get("stage"), after.get("type")) == (new["stage"], new["type"]):
         ctx.log.info("job state changed", key=key, stage=after.get("stage"), type=after.get("type"),
@@ -355,6 +372,22 @@ def _write_status(ctx: Ctx, key: str, job: Obj, last: Mapping[str, Any] | None, 
         failed = new is not None and new["type"] == StageConditionType.FAILED
         ctx.log.warning("stage failed" if failed else "job waits", key=key, reason=problem[0], detail=problem[1])
         ctx.events.event(job, WARNING, problem[0], problem[1])
+    return ended
+
+
+def _delete_finished_pods(ctx: Ctx, job: Obj) -> None:
+    """At a round's start: the train and eval pods that ended before the newest of their type go (the newest stays,
+    with its logs), so a job's pods do not pile up with its rounds."""
+    label = f"{ctx.kind.lower()}.sedna.io/worker-type"
+    for stage in (Stage.TRAIN, Stage.EVAL):
+        newest = newest_pod(ctx, job, stage)
+        wanted = stage_worker_type(stage)
+        for pod in ctx.owned(PODS, job):
+            ended = (pod.get("status") or {}).get("phase") in _TERMINAL and meta.deletion_timestamp(pod) is None
+            if pod is newest or not ended or meta.labels(pod).get(label) != wanted:
+                continue
+            if ctx.delete_object(PODS, meta.namespace(pod), meta.name(pod)):
+                ctx.log.info("deleted a finished pod of an earlier round", key=_key(job), pod=meta.name(pod))
 
 
 def _key(job: Obj) -> str:

@@ -1,7 +1,8 @@
 """An IL/LL job's ``status.conditions`` as Sedna's LC reads them (Go ``getLatestCondition``,
 ``getModelsFromJobConditions``, ``getEvalResult``).
 
-Conditions are appended and the last one is the job's current stage. Each condition's ``data`` is a JSON string
+Conditions are appended and the last one is the job's current stage (our GM prunes finished rounds but keeps the
+latest ``<Stage>/Completed`` conditions these functions look for). Each condition's ``data`` is a JSON string
 ``{"input": {"models", "dataURL", ...}, "output": {"models": [...]}}`` written by the GM from an LC report.
 """
 
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+
+from apis.sedna.constants import condition_offset
 
 __all__ = ["CurrentStage", "condition_models", "current_stage", "eval_metrics"]
 
@@ -32,12 +35,14 @@ def _conditions(job: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
 
 
 def current_stage(job: Mapping[str, Any]) -> CurrentStage | None:
-    """The last condition, or ``None`` while the GM has appended none."""
+    """The last condition, or ``None`` while the GM has appended none. Its position counts the conditions our GM
+    pruned from finished rounds (``status.prunedConditions``), so a position is never reused."""
     conditions = _conditions(job)
     if not conditions:
         return None
     last = conditions[-1]
-    instance = f"{len(conditions) - 1}/{last.get('lastTransitionTime') or ''}"
+    position = condition_offset(job.get("status")) + len(conditions) - 1
+    instance = f"{position}/{last.get('lastTransitionTime') or ''}"
     return CurrentStage(str(last.get("stage") or ""), str(last.get("type") or ""), instance)
 
 

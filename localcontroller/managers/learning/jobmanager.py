@@ -313,9 +313,9 @@ class JobManager:
         name = self.dataset_name(rec)
         if manager is None or manager.count(rec.namespace, name) is None:  # type: ignore[attr-defined]
             raise NotReady(f"Dataset {rec.namespace}/{name} has not been counted yet (see the dataset manager)")
-        if rec.dataset is None:
+        if rec.dataset is None:  # what is written is the round's samples: none of the Dataset's is held here
             try:
-                rec.dataset = manager.read(rec.namespace, name)  # type: ignore[attr-defined]
+                rec.dataset = manager.read(rec.namespace, name, skip=rec.state.previous_numbers)  # type: ignore[attr-defined]
             except (StorageError, ValueError, OSError) as exc:
                 raise NotReady(f"Dataset {rec.namespace}/{name} cannot be read: {exc}") from None
         return rec.dataset
@@ -456,16 +456,16 @@ class JobManager:
         count = manager.count(rec.namespace, name) if manager is not None and name else None  # type: ignore[attr-defined]
         if count is None or count <= rec.state.previous_numbers:
             return
-        try:
-            dataset = manager.read(rec.namespace, name)  # type: ignore[union-attr]
+        try:  # only the samples not split yet: the LC's memory does not grow with the Dataset
+            dataset = manager.read(rec.namespace, name, skip=rec.state.previous_numbers)  # type: ignore[union-attr]
         except (StorageError, ValueError, OSError) as exc:
             self._note(rec, "cannot read the dataset's new samples", str(exc), warning=True)
             return
         rec.dataset = dataset
-        if len(dataset.samples) <= rec.state.previous_numbers:
+        if dataset.skipped + len(dataset.samples) <= rec.state.previous_numbers:
             return
         state = rec.state.copy()
-        train, evaluation = state.absorb(dataset.samples, _train_prob(rec.spec))
+        train, evaluation = state.absorb(dataset.samples, _train_prob(rec.spec), dataset.skipped)
         self.ctx.store.put_state(self._state_key(rec.namespace, rec.name), state.to_dict())
         rec.state = state
         self.log.info("new samples", object=rec.key, train=train, eval=evaluation,

@@ -48,17 +48,18 @@ class RoundState:
     def copy(self) -> RoundState:
         return copy.deepcopy(self)
 
-    def absorb(self, samples: list[str], train_prob: float) -> tuple[int, int]:
-        """Split the samples beyond ``previous_numbers`` (Go ``handleData``): the first ``int(train_prob * new)`` go
-        to training, the rest become a new evaluation version. Returns ``(train, eval)`` counts."""
-        new = samples[self.previous_numbers:]
+    def absorb(self, samples: list[str], train_prob: float, skipped: int = 0) -> tuple[int, int]:
+        """Split the samples beyond ``previous_numbers`` (Go ``handleData``) of the Dataset's, ``samples`` being
+        those after its first ``skipped``: the first ``int(train_prob * new)`` go to training, the rest become a new
+        evaluation version. Returns ``(train, eval)`` counts."""
+        new = samples[max(0, self.previous_numbers - skipped):]
         if not new:
             return 0, 0
         train = int(train_prob * len(new))
         self.train_samples.extend(new[:train])
         self.eval_versions.append(new[train:])
         del self.eval_versions[:-EVAL_VERSIONS_KEPT]
-        self.previous_numbers = len(samples)
+        self.previous_numbers = skipped + len(samples)
         return train, len(new) - train
 
     def eval_samples(self) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any
 from apis import errors, meta
 from apis.resources import lookup_kind
 
+from ..learning import job_history
 from ..procs import REPO, metric_value
 
 __all__ = [
@@ -78,6 +79,10 @@ class FlowRun:
         return self.current().get("status") or {}
 
     def conditions(self) -> list[dict[str, Any]]:
+        """The object's conditions; a learning job's every condition so far (our GM prunes its finished rounds)."""
+        if self.obj["kind"] in ("IncrementalLearningJob", "LifelongLearningJob"):
+            resource = "incremental_learning_jobs" if self.obj["kind"] == "IncrementalLearningJob" else "lifelong_learning_jobs"
+            return job_history(self.cs, resource, self.namespace, meta.name(self.obj)).conditions()
         return self.status().get("conditions") or []
 
     def owned(self, gvr: Any) -> list[dict[str, Any]]:

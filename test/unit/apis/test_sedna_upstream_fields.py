@@ -44,11 +44,15 @@ STRUCTURAL_KEYWORDS = frozenset(
 
 # Everything of ours that Sedna's CRDs do not have must be listed here, with the reason.
 _DATASET_READY = "the Ready condition carries the LC's count error to the Dataset (issue 27 item 8)"
+_BOUNDED_ROUNDS = ("a learning job's finished rounds leave status.conditions; round and prunedConditions count them "
+                   "(issue 43)")
 OUR_EXTRA_PATHS: dict[tuple[str, str], str] = {
-    ("Dataset", path): _DATASET_READY
-    for path in ("status.conditions", "status.conditions[]", "status.conditions[].type",
-                 "status.conditions[].status", "status.conditions[].lastTransitionTime",
-                 "status.conditions[].reason", "status.conditions[].message")
+    **{("Dataset", path): _DATASET_READY
+       for path in ("status.conditions", "status.conditions[]", "status.conditions[].type",
+                    "status.conditions[].status", "status.conditions[].lastTransitionTime",
+                    "status.conditions[].reason", "status.conditions[].message")},
+    **{(kind, path): _BOUNDED_ROUNDS for kind in ("IncrementalLearningJob", "LifelongLearningJob")
+       for path in ("status.round", "status.prunedConditions")},
 }
 """(kind, path) → why our schema has a property Sedna's CRD lacks."""
 

@@ -327,29 +327,51 @@ def report(h, current_round: Any, metrics: dict[str, Any] | None = None, update_
     h.edge.report("test-node1", NS, "FederatedLearningJob", NAME, {
         "phase": "train", "status": "running",
         "output": {"models": [{"format": "pb", "url": "/m", "metrics": metrics or {}}],
-                   "ownerInfo": {"currentRound": current_round, "updateTime": update_time or f"t{current_round}"}}})
+                   "ownerInfo": {"currentRound": current_round,
+                                 "updateTime": update_time or f"2026-01-02 03:0{current_round}:00"}}})
 
 
-def test_round_reports_append_one_training_condition_per_round_and_model_metrics(fl):
+def training(h) -> list[tuple[str, str]]:
+    return [(c["reason"], c["message"]) for c in h.conditions(NAME) if c["type"] == "Training"]
+
+
+def round_events(h) -> list[str]:
+    return [message for _, reason, message in h.events() if reason == "DoTraining"]
+
+
+def test_round_reports_show_the_latest_record_each_and_write_model_metrics(fl):
     h = started(fl)
     report(h, 1, {"accuracy": 0.5, "loss": [0.1, 0.2]})
-    report(h, 1)  # resent: not appended again
+    report(h, 1)  # resent: nothing new
+    assert training(h) == [("DoTraining", "Round 1 reaches at 2026-01-02 03:01:00")]
     report(h, 2)
-    conds = [c for c in h.conditions(NAME) if c["type"] == "Training"]
-    assert [(c["reason"], c["message"]) for c in conds] == [("DoTraining", "Round 1 reaches at t1"),
-                                                            ("DoTraining", "Round 2 reaches at t2")]
+    # one Training condition, the latest report (Go appends one per report, for ever); each report an Event
+    assert training(h) == [("DoTraining", "Round 2 reaches at 2026-01-02 03:02:00")]
+    assert round_events(h) == ["Round 1 reaches at 2026-01-02 03:01:00", "Round 2 reaches at 2026-01-02 03:02:00"]
+    report(h, 2, update_time="2026-01-02 03:02:01")  # the other trainer's report of the same round
+    assert training(h) == [("DoTraining", "Round 2 reaches at 2026-01-02 03:02:01")] and len(round_events(h)) == 3
     m = h.client(r.MODELS).get("test-model")["status"]
     assert m["metrics"] == [{"key": "accuracy", "value": "0.5"}, {"key": "loss", "value": "[0.1,0.2]"}]
     assert m["updateTime"]
     report(h, "three")  # not a round number: dropped
     report(h, 0)
-    assert len([c for c in h.conditions(NAME) if c["type"] == "Training"]) == 2
-    # a GM status write from a stale cache keeps the reported conditions
+    assert len(training(h)) == 1
+    # a GM status write from a stale cache keeps the reported condition
     for pod in pods_of(h):
         set_phase(h, pod, "Succeeded")
     h.refresh()
     h.sync(NAME)
-    assert [c["type"] for c in h.conditions(NAME)] == ["Training", "Training", "Complete"]
+    assert [c["type"] for c in h.conditions(NAME)] == ["Training", "Complete"]
+
+
+def test_a_go_gm_s_training_conditions_collapse_into_one(fl):
+    h = started(fl)
+    go = [{"type": "Training", "status": "True", "reason": "DoTraining", "message": f"Round {n} reaches at t{n}"}
+          for n in range(1, 200)]
+    h.set_status(r.FEDERATED_LEARNING_JOBS, NAME, {**h.job(NAME)["status"], "conditions": go})
+    h.refresh()
+    report(h, 200, update_time="t200")
+    assert training(h) == [("DoTraining", "Round 200 reaches at t200")]
 
 
 def test_invalid_spec_is_reported(fl):
@@ -503,9 +525,10 @@ def test_rounds_of_a_run_started_again_are_recorded_and_resends_are_not(fl):
     h.controller.update_job(old, new)
     h.refresh()
     h.sync(NAME)  # every pod replaced: training starts again at round 1
-    report(h, 1, update_time="t1-again")
-    report(h, 1, update_time="t1-again")  # resent
-    report(h, 2, update_time="t2-again")
-    report(h, 2)  # a resend of the first run's round 2
-    assert [c["message"] for c in h.conditions(NAME) if c["type"] == "Training"] == [
-        "Round 1 reaches at t1", "Round 2 reaches at t2", "Round 1 reaches at t1-again", "Round 2 reaches at t2-again"]
+    report(h, 1, update_time="2026-01-02 04:01:00")
+    report(h, 1, update_time="2026-01-02 04:01:00")  # resent
+    report(h, 2, update_time="2026-01-02 04:02:00")
+    report(h, 2)  # a late resend of the first run's round 2 (from another node's LC): not shown over the newer one
+    assert training(h) == [("DoTraining", "Round 2 reaches at 2026-01-02 04:02:00")]
+    assert round_events(h) == ["Round 1 reaches at 2026-01-02 03:01:00", "Round 2 reaches at 2026-01-02 03:02:00",
+                               "Round 1 reaches at 2026-01-02 04:01:00", "Round 2 reaches at 2026-01-02 04:02:00"]

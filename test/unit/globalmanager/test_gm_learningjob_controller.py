@@ -322,12 +322,17 @@ def test_il_cycle_train_eval_deploy_train(harness):
     h.report("il", "eval-node", {"phase": "deploy", "status": "ready", "input": {"models": [
         {"format": "pb", "url": "/output/train/1/model.pb"}, {"format": "pb", "url": "/models/deploy.pb"}]}})
     sync_and_place()
+    assert h.states("il")[-3:] == [("Deploy", "Waiting"), ("Deploy", "Ready"), ("Deploy", "Completed")]
+    assert len(h.conditions("il")) == 13 and h.job("il")["status"]["round"] == 1
     sync_and_place()
-    assert h.states("il") == [
-        ("Train", "Waiting"), ("Train", "Ready"), ("Train", "Starting"), ("Train", "Running"),
-        ("Train", "Completed"), ("Eval", "Waiting"), ("Eval", "Ready"), ("Eval", "Starting"), ("Eval", "Running"),
-        ("Eval", "Completed"), ("Deploy", "Waiting"), ("Deploy", "Ready"), ("Deploy", "Completed"),
-        ("Train", "Waiting")]
+    # the round is over: it leaves the status as an Event; what the LCs and the next round read stays
+    status = h.job("il")["status"]
+    assert h.states("il") == [("Train", "Completed"), ("Eval", "Completed"), ("Deploy", "Completed"),
+                              ("Train", "Waiting")]
+    assert (status["round"], status["prunedConditions"]) == (2, 10)
+    assert "/output/train/1/model.pb" in h.conditions("il")[0]["data"]
+    assert ("Normal", "RoundCompleted", "round 1 completed: Train Completed (model /output/train/1/model.pb); "
+            "Eval Completed; Deploy Completed (deployed /output/train/1/model.pb)") in h.events()
     (infer,) = h.pods("inference")
     assert meta.name(infer) != meta.name(old)  # restarted for the new model
     assert {k: v for k, v in meta.annotations(h.job("il")).items()} == {

@@ -132,9 +132,10 @@ def test_the_lcs_reason_for_a_failure_becomes_the_condition_message(harness):
     assert h.events() == [("Warning", "DeployFailed", reason)]  # where kubectl describe shows it
     h.report("il", "eval-node", {"phase": "deploy", "status": "failed", "message": reason,  # resent: once
                                  "input": {"models": [{"format": "pb", "url": "/out/train/1/model.pb"}]}})
-    h.step("il")  # Failed → Train/Waiting; the LC's reason stays on its condition
-    assert h.states("il")[-2:] == [("Deploy", "Failed"), ("Train", "Waiting")]
-    assert h.conditions("il")[-2]["message"] == f"reported by lc: {reason}"
+    h.step("il")  # Failed → Train/Waiting: the round leaves the status, the LC's reason goes with it into its Event
+    assert h.states("il") == [("Train", "Waiting")]
+    assert h.events()[-1] == ("Warning", "RoundFailed",
+                              f"round 1 failed at Deploy: Train Waiting; Deploy Failed (not deployed, {reason})")
 
 
 @pytest.mark.parametrize("reason,shown", [("PathOutsideJob", "PathOutsideJob"), ("not a word", ""), (7, ""),

@@ -220,6 +220,16 @@ def test_edge_reports_become_conditions_with_data_that_never_finish_the_job(reid
     assert st["conditions"][-1].get("reason") is None
 
 
+def test_a_worker_alternating_its_reports_keeps_one_condition_per_type(reid):
+    h = step(reid())
+    for n in range(50):  # a year of a worker switching between running and ready
+        h.edge.report("cloud-1", NS, "reidjob", NAME, {"phase": "inference", "status": ("running", "ready")[n % 2],
+                                                       "output": {"ownerInfo": {"n": n}}})
+    conditions = status(h)["conditions"]
+    assert [c["type"] for c in conditions] == ["Running", "Ready"]
+    assert json.loads(conditions[-1]["data"])["output"]["ownerInfo"]["n"] == 49
+
+
 def test_va_pod_mounts_its_model_and_gets_its_service(va):
     h = step(va(model("detector", "s3://models/yolo.pth", credential="s3"), s3_secret("s3")))
     pod, j = the_pod(h), h.job(NAME)

@@ -13,6 +13,7 @@ from globalmanager.runtime import (
     JobStates,
     RecreatedPods,
     WorkerParam,
+    append_condition,
     filter_active_pods,
     generate_labels,
     generate_selector,
@@ -21,6 +22,7 @@ from globalmanager.runtime import (
     set_condition,
     update_status,
 )
+from globalmanager.runtime.status import MAX_APPENDED_CONDITIONS
 
 JI = {
     "apiVersion": "sedna.io/v1alpha1",
@@ -140,6 +142,21 @@ def test_events_aggregate_repeats_by_patching_count():
     assert rec.event(job, "Warning", "InvalidSpec", "spec.master.image: is required")["count"] == 1
 
 
+def test_the_recorder_forgets_events_after_the_aggregation_interval():
+    """A process that records a new message every round keeps the last 10 minutes' worth of events to aggregate,
+    not the bound's (4,096) after hours: a repeat after that starts a new Event."""
+    cs = FakeClientset()
+    t = [0.0]
+    rec = EventRecorder(cs, "sedna-gm", host="h", timer=lambda: t[0])
+    job = {"kind": "IncrementalLearningJob", "metadata": {"name": "j", "namespace": "default", "uid": "u"}}
+    for n in range(100):
+        rec.event(job, "Normal", "RoundCompleted", f"round {n} completed")
+        t[0] += 60.0  # a round a minute
+    assert len(rec._seen) == 9  # rounds 91-99: those of the last 10 minutes
+    assert rec.event(job, "Normal", "RoundCompleted", "round 99 completed")["count"] == 2  # within the interval
+    assert rec.event(job, "Normal", "RoundCompleted", "round 80 completed")["count"] == 1  # forgotten: a new Event
+
+
 def test_event_recorder_never_raises_and_is_bounded():
     cs = FakeClientset()
     cs.prepend_reactor("create", "events", lambda a: (True, None, errors.ForbiddenError("no")))
@@ -180,3 +197,11 @@ def test_job_state_is_one_record_per_uid_cleared_in_one_place():
     assert states.by_key("ns/a") is again
     states.forget("ns/a")
     assert states.by_key("ns/a") is None and states.get("u3") is None and len(states) == 1
+
+
+def test_appended_conditions_keep_only_the_newest():
+    conditions: list[dict] = []
+    for n in range(100):  # a service whose state flaps for a year
+        append_condition(conditions, {"type": ("Running", "Failed")[n % 2], "status": "True", "message": str(n)})
+    assert len(conditions) == MAX_APPENDED_CONDITIONS
+    assert [c["message"] for c in conditions] == [str(n) for n in range(100 - MAX_APPENDED_CONDITIONS, 100)]

@@ -131,7 +131,10 @@ def test_two_rounds_train_eval_deploy_with_exact_reports_and_files(lc, gm):
     # the kept eval versions, each sample once (Go repeated every older version on each new batch)
     assert lc.path("/output/il/data/eval/2/data.txt").read_text().splitlines() == lines(8, 10) + lines(18, 20)
     assert settled(lc) == 6
-    assert lc.il.record("default", "il").state.round == 2
+    rec = lc.il.record("default", "il")
+    assert rec is not None and rec.state.round == 2
+    # the LC read past the 10 samples it had split already: it holds only the Dataset's new ones, never all of them
+    assert rec.dataset is not None and (rec.dataset.skipped, rec.dataset.samples) == (10, lines(10, 20))
 
 
 def test_no_deploy_when_the_metric_delta_does_not_fire(lc):

@@ -21,6 +21,7 @@ from localcontroller.config import LCConfig
 from localcontroller.logging import configure_logging
 from localcontroller.managers import ManagerContext
 from localcontroller.managers.dataset import DatasetManager, count_samples, parse_samples
+from localcontroller.managers.datasetcount import parse_samples_after
 from localcontroller.managers.model import ModelManager
 from localcontroller.metrics import LCMetrics
 from localcontroller.server import DELIVERED, UNHANDLED, LCServer
@@ -153,6 +154,13 @@ def test_csv_samples_keep_their_header_apart():
     assert parse_samples(["a,b", "1,2", "", "3,4"], "csv") == ("a,b", ["1,2", "3,4"])
     assert parse_samples([], "csv") == ("", [])
     assert parse_samples(["x", " ", "y"], "TXT") == ("", ["x", "y"])
+
+
+def test_samples_already_split_are_read_past_not_held():
+    lines = (f"s{i}\n" for i in range(1_000_000))  # a Dataset that grew for a year, read as a stream
+    assert parse_samples_after(lines, "txt", 999_998) == ("", ["s999998", "s999999"], 999_998)
+    assert parse_samples_after(["h", "a", "", "b"], "csv", 1) == ("h", ["b"], 1)
+    assert parse_samples_after(["a"], "txt", 5) == ("", [], 1)  # a Dataset shorter than what was split
 
 
 def test_dataset_urls_stay_below_the_rootfs_and_other_schemes_are_refused(dataset_env):
