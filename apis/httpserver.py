@@ -19,8 +19,8 @@ server) with the bounds our programs need.
   one client cannot take every slot.
 * Refused requests are logged, at most one line per kind per check interval (status, reason, count, some clients);
   waitress's own logger goes through the process's logging like every other library.
-* ``start()`` logs ``listening`` with ``server`` (the name given) and ``url``: the address announced to whoever
-  started the program (with port 0 the only way to learn it).
+* ``start()`` announces ``listening`` with ``server`` (the name given) and ``url`` (``apis.logs.announce_listening``):
+  the address whoever started the program reads (with port 0 the only way to learn it).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from waitress.server import TcpWSGIServer
 from waitress.utilities import Error
 
 from apis.connlimit import PerClientLimit
-from apis.logs import get_logger
+from apis.logs import announce_listening, get_logger
 from apis.netaddr import local_url
 
 __all__ = ["HTTPLimits", "HTTPServer", "WSGIApp"]
@@ -246,7 +246,7 @@ class HTTPServer:
         self._httpd = server
         self._thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
         self._thread.start()
-        log.info("listening", server=self._name, url=self.url)
+        announce_listening(self._name, self.url)
 
     def _loop(self) -> None:
         assert self._httpd is not None

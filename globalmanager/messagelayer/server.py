@@ -51,6 +51,7 @@ from apis.edge import (
     hello_frame,
     parse_features,
 )
+from apis.logs import announce_listening
 from apis.netaddr import local_url
 from apis.tokenfile import TokenFile, read_token  # read_token: re-exported
 from globalmanager.config import WebsocketConfig
@@ -162,8 +163,8 @@ class EdgeServer:
         if failure:
             raise failure[0]
         scheme = "wss" if self._ssl is not None else "ws"
-        log.info("listening", server="edge", url=local_url(scheme, self.host, self.port),
-                 ping_interval=self.ping_interval, max_frame_bytes=self.max_frame_bytes, auth=self._auth.mode)
+        announce_listening("edge", local_url(scheme, self.host, self.port), ping_interval=self.ping_interval,
+                           max_frame_bytes=self.max_frame_bytes, auth=self._auth.mode)
 
     async def _serve(self) -> Server:
         if self._auth.nodes is not None:

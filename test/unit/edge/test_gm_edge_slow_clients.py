@@ -9,7 +9,6 @@ import socket
 from collections.abc import Iterator
 
 import pytest
-import structlog.testing
 from prometheus_client import CollectorRegistry
 from testkit import GoLC, wait_for
 from testkit.logs import capture_library_logs
@@ -71,7 +70,7 @@ def test_one_client_has_at_most_its_handshakes_under_way_and_a_finished_one_free
 def test_start_announces_the_url():
     layer = MessageLayer(CollectorRegistry())
     server = EdgeServer(layer, "0.0.0.0", 0)
-    with structlog.testing.capture_logs() as logs:
+    with capture_library_logs() as logs:
         server.start()
     try:
         announced = [e for e in logs if e["event"] == "listening"]
