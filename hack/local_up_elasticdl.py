@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ._procs import pause
-from .local_up import CRDS, Process, free_port, say, wait_ready
+from .local_up import CRDS, Process, say, wait_ready
 from .local_up_eaijob import describe
 
 JOB = "mnist-elastic"
@@ -89,13 +89,14 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
         if api.wait_for_line("listening on ", 30) is None:
             say("the sandbox API server did not start")
             return 1
-        port = free_port()
         say(f"==> starting sedna-gm (logs: {workdir / 'sedna-gm.log'})")
         gm = Process("sedna-gm", [sys.executable, "-m", "globalmanager.app", "--kubeconfig", str(kubeconfig),
-                                  "--no-leader-elect", "--metrics-address", f"127.0.0.1:{port}", "--log-format", "json"],
+                                  "--no-leader-elect", "--metrics-address", "127.0.0.1:0", "--health-probe-address",
+                                  "127.0.0.1:0", "--websocket-address", "127.0.0.1:0", "--log-format", "json"],
                      workdir / "sedna-gm.log")
         children.append(gm)
-        if not wait_ready(f"http://127.0.0.1:{port}/readyz", gm, 30):
+        metrics = gm.wait_announced("metrics", 30)
+        if metrics is None or not wait_ready(f"{metrics}/readyz", gm, 30):
             say("sedna-gm did not become ready")
             return 1
         cs = Clientset.from_kubeconfig(str(kubeconfig))
