@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from testkit import wait_for
@@ -19,6 +20,9 @@ from apis.httpserver import HTTPLimits, HTTPServer
 def _app(environ: dict[str, object], start_response):  # type: ignore[no-untyped-def]
     start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "3")])
     return [b"ok\n"]
+
+
+GET = b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
 
 
 def serve(**limits: object) -> HTTPServer:
@@ -90,22 +94,13 @@ def test_a_kept_alive_connection_serves_its_next_request(server):
 
 
 def test_one_client_gets_at_most_its_share_of_connections_and_a_freed_slot_serves_again(server):
-    held = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(2)]
-    try:
-        with capture_library_logs() as logs:
-            for sock in held:  # the server counts them once it accepted them: a request line keeps each open
-                sock.sendall(b"GET / HTTP/1.1\r\n")
-            wait_for("both connections held", lambda: open_connections(server), check=lambda n: n == 2)
-            for _ in range(2):
-                answer = exchange(server.port, b"")  # the third and the fourth: 503 and closed at once
-                assert statuses(answer) == [503] and b"Retry-After: 1" in answer
-            held.pop().close()
-            wait_for("the slot freed", lambda: open_connections(server), check=lambda n: n == 1)
-            answer = exchange(server.port, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            assert statuses(answer) == [200]
-    finally:
-        for sock in held:
-            sock.close()
+    with capture_library_logs() as logs, holding(server, 2) as held:
+        for _ in range(2):
+            answer = exchange(server.port, b"")  # the third and the fourth: 503 and closed at once
+            assert statuses(answer) == [503] and b"Retry-After: 1" in answer
+        held.pop().close()
+        wait_for("the slot freed", lambda: open_connections(server), check=lambda n: n == 1)
+        assert statuses(exchange(server.port, GET)) == [200]
     refusing = [e for e in logs if e["event"] == "refusing connections from a client at its connection limit"]
     assert [(e["client"], e["limit"]) for e in refusing] == [("127.0.0.1", 2)]  # once, not once per connection
     again = [e for e in logs if e["event"] == "a client is below its connection limit again"]
@@ -114,15 +109,26 @@ def test_one_client_gets_at_most_its_share_of_connections_and_a_freed_slot_serve
 
 def test_without_a_per_client_limit_one_client_may_open_many():
     srv = serve(per_client_connections=0, header_deadline=30.0)
-    held = [socket.create_connection(("127.0.0.1", srv.port), timeout=10) for _ in range(5)]
     try:
-        wait_for("five connections held", lambda: open_connections(srv), check=lambda n: n == 5)
-        answer = exchange(srv.port, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        assert statuses(answer) == [200]
+        with holding(srv, 5):
+            assert statuses(exchange(srv.port, GET)) == [200]
+    finally:
+        srv.stop()
+
+
+@contextmanager
+def holding(server: HTTPServer, count: int) -> Iterator[list[socket.socket]]:
+    """``count`` connections from this client, each with a request line sent, open (the server counts them) in the
+    block; closed after it."""
+    held = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(count)]
+    try:
+        for sock in held:  # the server counts them once it accepted them: a request line keeps each open
+            sock.sendall(b"GET / HTTP/1.1\r\n")
+        wait_for(f"{count} connections held", lambda: open_connections(server), check=lambda n: n == count)
+        yield held
     finally:
         for sock in held:
             sock.close()
-        srv.stop()
 
 
 def test_start_announces_the_bound_url():
