@@ -17,8 +17,11 @@ server) with the bounds our programs need.
 * At most ``per_client_connections`` connections at once from one client address (``apis.connlimit``): one more is
   answered 503 with ``Retry-After`` (best effort: it is written before its request is read) and closed at once, so
   one client cannot take every slot.
-* Refused requests are logged, at most one line per kind per check interval (status, reason, count, some clients);
-  waitress's own logger goes through the process's logging like every other library.
+* Every refused request is logged: one line each for bad framing (client, status, reason), at most one line per
+  check interval for the deadlines (status, reason, count, some clients); waitress's own logger goes through the
+  process's logging like every other library.
+* ``stop()`` lets the requests in flight finish (up to 5 s), then the event loop's own thread closes every socket and
+  the wake-up pipe: no descriptor is closed by two threads, nor written after its close.
 * ``start()`` announces ``listening`` with ``server`` (the name given) and ``url`` (``apis.logs.announce_listening``):
   the address whoever started the program reads (with port 0 the only way to learn it).
 """
@@ -198,7 +201,7 @@ class _Server(TcpWSGIServer):
 
 class HTTPServer:
     """Serve ``app`` on ``host:port`` (port 0 picks a free one): ``start()`` binds (raises ``OSError``), serves on
-    a background thread and logs ``listening`` (``server=name``, ``url``); ``stop()`` closes every connection and
+    a background thread and announces ``listening`` (``server=name``, ``url``); ``stop()`` closes every connection and
     waits for the threads."""
 
     def __init__(self, host: str, port: int, app: WSGIApp, limits: HTTPLimits | None = None,
@@ -212,6 +215,9 @@ class HTTPServer:
         self._map: dict[int, Any] = {}
         self._thread: threading.Thread | None = None
         self._stop_lock = threading.Lock()
+        self._closing = threading.Event()
+        self._wake_lock = threading.Lock()
+        self._loop_ended = False
 
     @property
     def port(self) -> int:
@@ -243,30 +249,42 @@ class HTTPServer:
         server = _Server(self._app, map=self._map, adj=adj, sockinfo=sockinfo)
         server.limits = limits
         server.client_limit = PerClientLimit(limits.per_client_connections, self._name)
+        self._closing, self._loop_ended = threading.Event(), False
         self._httpd = server
-        self._thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
+        self._thread = threading.Thread(target=self._loop, args=(server,), name=self._name, daemon=True)
         self._thread.start()
         announce_listening(self._name, self.url)
 
-    def _loop(self) -> None:
-        assert self._httpd is not None
-        wasyncore.loop(timeout=self._httpd.adj.asyncore_loop_timeout, map=self._map, use_poll=True)
+    def _loop(self, server: _Server) -> None:
+        # every socket and the wake-up pipe are closed here, by the loop's own thread, once stop() asked for it: never
+        # by two threads at once (waitress's descriptor wrappers are not thread-safe: a second close of the same
+        # number closes whatever reused it)
+        timeout = server.adj.asyncore_loop_timeout
+        try:
+            while self._map and not self._closing.is_set():
+                wasyncore.loop(timeout=timeout, map=self._map, use_poll=True, count=1)
+        finally:
+            with self._wake_lock:  # stop() never writes to the wake-up pipe once it is closed
+                self._loop_ended = True
+                wasyncore.close_all(self._map)
 
     def stop(self) -> None:
-        """Close the listener and every connection; idempotent, and safe from several threads at once."""
+        """Let the requests in flight finish (up to 5 s), then close the listener and every connection; idempotent,
+        and safe from several threads at once."""
         with self._stop_lock:
             server, self._httpd = self._httpd, None
         if server is None:
             return
-        # closing the sockets from the loop's own thread: the trigger wakes the loop, which then finds its map empty
-        # server.trigger is waitress's trigger (types-waitress types it int)
-        try:
-            server.trigger.pull_trigger(lambda: wasyncore.close_all(self._map))  # type: ignore[attr-defined]
-        except OSError:
-            # the wake-up pipe's descriptor was closed under it (seen once, EBADF, in a test process that closes many
-            # descriptors): close the sockets from here instead; the loop (polling every second, over a copy of its
-            # map) ends once the map is empty, and close_all skips what is closed already
-            wasyncore.close_all(self._map)
+        # first the requests: a request thread that still ran after the close would wake the loop through a
+        # wake-up pipe already closed, whose descriptor number may belong to something else by then
+        server.task_dispatcher.shutdown(timeout=5)
+        # then the loop, woken at once through the pipe: it closes everything and ends
+        with self._wake_lock:
+            self._closing.set()
+            if not self._loop_ended:
+                try:
+                    server.trigger.pull_trigger()  # type: ignore[attr-defined]  # waitress's trigger
+                except OSError:  # the loop sees the flag within its poll timeout (1 s)
+                    log.warning("cannot wake the HTTP server's loop; it stops within a second", server=self._name)
         if self._thread is not None:
             self._thread.join(timeout=5)
-        server.task_dispatcher.shutdown(timeout=5)
