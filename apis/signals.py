@@ -19,7 +19,10 @@ pipe and does the work — logging, ``Event.set()``, stopping things::
 
 A program installs its watcher for its whole life and never closes it: a signal that lands during the last clean-up
 is then still the watcher's (ignored once ``stop`` is set, or a second-signal rule), never a default handler's (a
-``KeyboardInterrupt`` in the middle of stopping). ``with SignalWatcher(...)`` (``close()``) is for scoped use, such
+``KeyboardInterrupt`` in the middle of stopping). At interpreter exit (``atexit``) an installed watcher's signals are
+set to be ignored: Python's finalization puts the default action back on every signal with a Python handler, so a
+second signal landing after the program's last line (SIGTERM then SIGINT a few milliseconds apart) would otherwise
+kill the process with that signal (exit status -2) after a clean stop. ``with SignalWatcher(...)`` (``close()``) is for scoped use, such
 as tests. ``stop_event_on_signals(stop, log)`` is the watcher with the usual log line. ``count`` is how many signals were received so
 far, so a program can treat a second one differently (``sedna-gm`` exits at once). A process has one wakeup fd:
 one watcher at a time, installed from the main thread.
@@ -27,6 +30,7 @@ one watcher at a time, installed from the main thread.
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import threading
@@ -64,7 +68,13 @@ class SignalWatcher:
         self._thread.start()
         self._previous_wakeup_fd = signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
         self._previous = {sig: signal.signal(sig, _ignore) for sig in self._signals}
+        atexit.register(self._ignore_from_now_on)
         return self
+
+    def _ignore_from_now_on(self) -> None:
+        """At exit (main thread): the kernel drops these signals from now on; finalization leaves SIG_IGN alone."""
+        for sig in self._previous:
+            signal.signal(sig, signal.SIG_IGN)
 
     def _watch(self) -> None:
         while True:
@@ -81,6 +91,7 @@ class SignalWatcher:
                 self._on_signal(signal.Signals(signum), self.count)
 
     def close(self) -> None:
+        atexit.unregister(self._ignore_from_now_on)
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
         self._previous = {}

@@ -1,17 +1,21 @@
 """Local up: a sandbox cluster, ``sedna-gm``, a ``sedna-lc`` on each of the samples' edge nodes and the worker
 simulator; then the sample IncrementalLearningJob through a round on them, or any sample you name.
 
-    sedna-local-up [--sample FILE]... [--timeout 90] [--keep-running] [--workdir DIR] [--elasticaijob] [--elasticdl]
+    sedna-local-up [--sample FILE]... [--timeout 90] [--keep-running] [--workdir DIR] [--edge-auth on|off]
+                   [--elasticaijob] [--elasticdl]
     python -m hack.local_up ...   (the same, from the repository root)
 
 1. starts the sandbox API server (``python -m sandbox``) with the CRDs of ``charts/sedna/crds`` and its
    pod simulator, writing a kubeconfig into the work directory (``kubectl --kubeconfig <it> get il,pods -w`` works
    while this runs);
 2. starts ``sedna-gm`` (``python -m globalmanager.app --kubeconfig <it> --no-leader-elect``, its servers on free
-   local ports: port 0, each announced in its log) and waits for /readyz and its edge link;
-3. starts a LocalController (``python -m localcontroller.app``) for each edge node the chart's samples name,
-   ``edge-node-1`` and ``edge-node-2`` (each with its own rootfs and database in the work directory), and waits
-   until both are connected, then the worker simulator (``python -m workersim``), which plays Sedna's SDK in the
+   local ports: port 0, each announced in its log) and waits for /readyz and its edge link; the edge link takes a
+   token per node (``websocket.nodeTokensDir``: the tokens are generated into ``<workdir>/edge-node-tokens/``), so no
+   other local process can act as a node (``--edge-auth off`` runs it open, as Go Sedna's LCs need);
+3. starts a LocalController (``python -m localcontroller.app``, with its node's ``--token-file``) for each edge node
+   the chart's samples name, ``edge-node-1`` and ``edge-node-2`` (each with its own rootfs and database in the work
+   directory), and waits until both are connected, then the worker simulator (``python -m workersim``), which plays
+   Sedna's SDK in the
    worker pods and reports to their node's LC. The samples' cloud node, ``cloud-node-1``, runs only cloud workers
    (aggregation, big model, ReID…), which report nothing: it needs no LC, as in Sedna;
 4. the main job (``hack/local_up_il.py``): creates the sample Dataset on ``edge-node-1`` (its index file of 10
@@ -34,6 +38,9 @@ simulator; then the sample IncrementalLearningJob through a round on them, or an
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -42,7 +49,8 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from apis.signals import SignalWatcher
@@ -136,6 +144,37 @@ class Process:
         return self.proc.returncode
 
 
+@dataclass(frozen=True)
+class EdgeAuth:
+    """The edge link's credentials: ``gm_args`` for sedna-gm, ``lc_args(node)`` for a node's sedna-lc."""
+
+    gm_args: tuple[str, ...] = ()
+    tokens: Path | None = None  # the directory of per-node token files; None: auth off
+
+    def lc_args(self, node: str) -> list[str]:
+        return ["--token-file", str(self.tokens / node)] if self.tokens is not None else []
+
+
+def edge_auth(mode: str, workdir: Path, nodes: Sequence[str]) -> EdgeAuth:
+    """``on``: a fresh 48-character token per node in ``<workdir>/edge-node-tokens/<node>`` (0600, in a 0700
+    directory), the directory being sedna-gm's ``websocket.nodeTokensDir`` (in ``<workdir>/sedna-gm.yaml``) and each
+    file that node's LC ``--token-file``, as the chart's node identity mode; ``off``: nothing (any local process can
+    connect as any node)."""
+    if mode == "off":
+        return EdgeAuth()
+    tokens = workdir / "edge-node-tokens"
+    tokens.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(tokens, 0o700)
+    for node in nodes:
+        path = tokens / node
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_hex(24) + "\n")
+    config = workdir / "sedna-gm.yaml"
+    config.write_text(f"websocket:\n  nodeTokensDir: {json.dumps(str(tokens))}\n")
+    return EdgeAuth(("--config", str(config)), tokens)
+
+
 def wait_ready(url: str, proc: Process, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.proc.poll() is None:
@@ -213,12 +252,13 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
         say(f"    try: kubectl --kubeconfig {kubeconfig} get {watched_resources(args.sample)},pods -w")
 
         # every server on port 0: each program announces the port it bound, which no other process can take first
+        auth = edge_auth(args.edge_auth, workdir, EDGE_NODES)
         say(f"==> starting sedna-gm (logs: {workdir / 'sedna-gm.log'})")
         gm = Process(
             "sedna-gm",
             [sys.executable, "-m", "globalmanager.app", "--kubeconfig", str(kubeconfig), "--no-leader-elect",
              "--metrics-address", "127.0.0.1:0", "--health-probe-address", "127.0.0.1:0",
-             "--websocket-address", "127.0.0.1:0", "--log-format", "json"],
+             "--websocket-address", "127.0.0.1:0", "--log-format", "json", *auth.gm_args],
             workdir / "sedna-gm.log",
         )
         children.append(gm)
@@ -228,6 +268,14 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
             say(f"sedna-gm did not become ready; see {workdir / 'sedna-gm.log'}")
             return 1
         say(f"    sedna-gm is ready (metrics on {metrics}, edge link on {edge})")
+        edge_address = edge.removeprefix("ws://")
+        if auth.tokens is not None:
+            say(f"    edge link: each LC proves its node with its own token ({auth.tokens}/<node>); without it a "
+                "connection is refused (401)")
+            say(f"    try: curl -si -H 'Node-Name: {EDGE_NODES[0]}' http://{edge_address}/ | head -1   "
+                f"(401: not {EDGE_NODES[0]}'s token)")
+        else:
+            say("    edge link: auth off (--edge-auth off): any local process can connect as any node")
         cs = Clientset.from_kubeconfig(str(kubeconfig))
         lc_urls: dict[str, str] = {}
         for node in EDGE_NODES:
@@ -235,9 +283,10 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
             (workdir / node).mkdir(exist_ok=True)
             lc = Process(
                 node,
-                [sys.executable, "-m", "localcontroller.app", "--gm-address", edge.removeprefix("ws://"),
+                [sys.executable, "-m", "localcontroller.app", "--gm-address", edge_address,
                  "--node-name", node, "--rootfs", str(workdir / node), "--bind-address", "127.0.0.1:0",
-                 "--health-probe-address", "127.0.0.1:0", "--dataset-check-period", "0.5", "--log-format", "json"],
+                 "--health-probe-address", "127.0.0.1:0", "--dataset-check-period", "0.5", "--log-format", "json",
+                 *auth.lc_args(node)],
                 workdir / f"{node}.log",
             )
             children.append(lc)
@@ -299,6 +348,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--start-delay-seconds", type=float, default=1.0,
                    help="with --elasticaijob: how long the master stays Pending (1)")
     p.add_argument("--workdir", help="directory for the kubeconfig and logs (default: a temporary one, removed)")
+    p.add_argument("--edge-auth", choices=("on", "off"), default="on",
+                   help="on (default): the edge link takes a token per node, generated into the workdir; off: any "
+                        "local process can connect as any node")
     p.add_argument("--elasticdl", action="store_true",
                    help="train an ElasticAIJob to the end with the ElasticDL master example (hack/local_up_elasticdl.py)")
     args = p.parse_args(argv)

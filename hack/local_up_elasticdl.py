@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ._procs import pause
-from .local_up import CRDS, Process, say, wait_ready
+from .local_up import CRDS, Process, edge_auth, say, wait_ready
 from .local_up_eaijob import describe
 
 JOB = "mnist-elastic"
@@ -90,9 +90,12 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
             say("the sandbox API server did not start")
             return 1
         say(f"==> starting sedna-gm (logs: {workdir / 'sedna-gm.log'})")
+        # no LC here: with --edge-auth on (the default) no node holds a token, and the edge link listens on loopback
+        auth = edge_auth(args.edge_auth, workdir, ())
         gm = Process("sedna-gm", [sys.executable, "-m", "globalmanager.app", "--kubeconfig", str(kubeconfig),
                                   "--no-leader-elect", "--metrics-address", "127.0.0.1:0", "--health-probe-address",
-                                  "127.0.0.1:0", "--websocket-address", "127.0.0.1:0", "--log-format", "json"],
+                                  "127.0.0.1:0", "--websocket-address", "127.0.0.1:0", "--log-format", "json",
+                                  *auth.gm_args],
                      workdir / "sedna-gm.log")
         children.append(gm)
         metrics = gm.wait_announced("metrics", 30)

@@ -73,17 +73,23 @@ class LocalController:
                 raise SettingError("--token-file", f"cannot read {cfg.token_file!r}: {exc}") from None
         self.client = GMClient(
             cfg.gm_url, cfg.node_name, self.store, self._on_frame, self._on_resync, token=token,
-            ssl_context=context, on_connection_change=lambda up: self.metrics.gm_connected.set(1 if up else 0),
+            ssl_context=context, on_connection_change=self._on_connection_change,
         )
         self.ctx = ManagerContext(cfg, self.store, self.client.report)
         for kind, factory in MANAGERS.items():
             self.ctx.managers[kind] = factory(self.ctx)
-        self.reports = WorkerReports(self.store, self.ctx.managers)
+        self.reports = WorkerReports(
+            self.store, self.ctx.managers,
+            dropped=lambda reason, count: self.metrics.kept_worker_reports_dropped.labels(reason).inc(count))
         self.downstream = Downstream(self.store, self.ctx.managers, arrivals=self.reports)
         self.server = LCServer(cfg.bind_host, cfg.bind_port, self.metrics, self.reports.deliver,
                                self.client.connected.is_set)
         # the kubelet's probes, on their own listener: no load on the worker API delays them
         self.probes = ProbeServer(_address(cfg.health_probe_host, cfg.health_probe_port), self.server.checks)
+
+    def _on_connection_change(self, up: bool) -> None:
+        self.metrics.gm_connected.set(1 if up else 0)
+        self.reports.gm_connection(up)
 
     def _on_frame(self, frame: Frame) -> None:
         self.downstream.handle(frame)

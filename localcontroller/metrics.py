@@ -23,6 +23,13 @@ class LCMetrics:
             registry=registry,
         )
         self.kept_worker_reports.set_function(kept_worker_reports)
+        self.kept_worker_reports_dropped = Counter(
+            "sedna_lc_kept_worker_reports_dropped",
+            "Worker reports kept for a job this node did not hold, dropped, by reason (expired: their job did not "
+            "arrive in time; evicted: room made for another client's report; deleted: their job was deleted).",
+            ["reason"],
+            registry=registry,
+        )
         self.worker_reports = Counter(
             "sedna_lc_worker_reports",
             "Worker reports received on the worker API, by result (ok: relayed; pending: kept for a job this node "

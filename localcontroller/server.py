@@ -8,7 +8,8 @@ in ``localcontroller.app``), which no load on the worker API delays.
   a missing ``ownerKind`` → 400 ``{"Status": 400, "Message": "<reason>"}``. A body over ``MAX_BODY_BYTES`` → 413 (from
   the server library). An empty ``ownerName`` is answered 200 and dropped with a log line (as Go's LC does). A report
   the LC cannot keep now (the outbox or the pending reports are full) → 503 with ``Retry-After`` and the reason: Sedna's
-  SDK retries it. A report whose ``ownerKind`` no manager handles is answered 200 and dropped (as in Go Sedna).
+  SDK retries it (``keptreports``: which bound, and whose reports hold it). A report whose ``ownerKind`` no manager
+  handles is answered 200 and dropped (as in Go Sedna).
 * ``/healthz`` and ``/livez``: 200 while the process serves; ``/readyz``: 200 only while connected to the GM, else 503
   (``[-]gm-connection failed: not connected to the GM``).
 """
@@ -60,12 +61,13 @@ class LCServer:
         host: str,
         port: int,
         metrics: LCMetrics,
-        deliver: Callable[[WorkerMessage], str],
+        deliver: Callable[[WorkerMessage, str], str],
         ready: Callable[[], bool],
         limits: HTTPLimits | None = None,
     ) -> None:
-        """``deliver(message)`` returns ``DELIVERED``, ``KEPT`` or ``UNHANDLED``, or raises ``ReportRefused``;
-        ``ready()`` says whether the LC is connected to the GM."""
+        """``deliver(message, client)`` (``client``: the address the report came from) returns ``DELIVERED``,
+        ``KEPT`` or ``UNHANDLED``, or raises ``ReportRefused``; ``ready()`` says whether the LC is connected to the
+        GM."""
         self.host = host
         self.metrics = metrics
         self._deliver = deliver
@@ -140,7 +142,7 @@ class LCServer:
             log.warning("dropped a worker report without ownerName (the worker has no JOB_NAME?)", **where)
             return _reply(200, "OK")
         try:
-            result = self._deliver(message)
+            result = self._deliver(message, environ.get("REMOTE_ADDR") or "")
         except ReportRefused as exc:
             self.metrics.worker_reports.labels("refused").inc()
             log.warning("refused a worker report for now; the worker retries it", reason=exc.reason,

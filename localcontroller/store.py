@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 import structlog
 
-__all__ = ["OutboxEntry", "PendingEntry", "Store"]
+__all__ = ["KeptReport", "OutboxEntry", "PendingEntry", "Store"]
 
 log = structlog.get_logger("sedna-lc.store")
 
@@ -43,7 +43,15 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS lc_outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, namespace TEXT NOT NULL, "
     "kind TEXT NOT NULL, name TEXT NOT NULL, content BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS lc_pending (seq INTEGER PRIMARY KEY AUTOINCREMENT, owner_kind TEXT NOT NULL, "
-    "namespace TEXT NOT NULL, name TEXT NOT NULL, received REAL NOT NULL, message BLOB NOT NULL)",
+    "namespace TEXT NOT NULL, name TEXT NOT NULL, received REAL NOT NULL, message BLOB NOT NULL, "
+    "worker TEXT NOT NULL DEFAULT '', client TEXT NOT NULL DEFAULT '', sent INTEGER NOT NULL DEFAULT 1)",
+)
+# columns added to a table after its first release: (table, column, definition), added where missing; a row kept
+# before gets the default (``sent`` 1: the bound it was kept under)
+_ADDED_COLUMNS = (
+    ("lc_pending", "worker", "TEXT NOT NULL DEFAULT ''"),
+    ("lc_pending", "client", "TEXT NOT NULL DEFAULT ''"),
+    ("lc_pending", "sent", "INTEGER NOT NULL DEFAULT 1"),
 )
 
 
@@ -66,6 +74,25 @@ class PendingEntry:
     name: str
     received: float  # wall-clock seconds
     message: bytes  # the worker message as JSON
+
+
+@dataclass(frozen=True)
+class KeptReport:
+    """What the bounds of the kept reports look at: one of them, without its body."""
+
+    seq: int
+    owner_kind: str
+    namespace: str
+    name: str
+    worker: str  # the worker name it was posted under
+    client: str  # the address it came from
+    sent: bool  # the GM had sent this node its job before (and taken it off since)
+    received: float  # wall-clock seconds
+    size: int  # bytes of the message
+
+    @property
+    def owner(self) -> tuple[str, str, str]:
+        return self.owner_kind, self.namespace, self.name
 
 
 class Store:
@@ -93,6 +120,9 @@ class Store:
         with self._lock:
             for statement in _SCHEMA:
                 self._db.execute(statement)
+            for table, column, definition in _ADDED_COLUMNS:
+                if column not in {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}:
+                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
             self._outbox_count, self._outbox_bytes = self._usage("lc_outbox", "content")
             self._pending_count, self._pending_bytes = self._usage("lc_pending", "message")
             row = self._db.execute("SELECT value FROM lc_meta WHERE key = 'epoch'").fetchone()
@@ -230,11 +260,13 @@ class Store:
             seq = batch[-1].seq
 
     # -- worker reports for a job this node does not hold yet ---------------------------------------------------
-    def add_pending(self, owner_kind: str, namespace: str, name: str, received: float, message: bytes) -> int:
+    def add_pending(self, owner_kind: str, namespace: str, name: str, received: float, message: bytes, *,
+                    worker: str = "", client: str = "", sent: bool = True) -> int:
         with self._lock:
             seq = int(self._db.execute(
-                "INSERT INTO lc_pending (owner_kind, namespace, name, received, message) VALUES (?, ?, ?, ?, ?)",
-                (owner_kind, namespace, name, received, message)).lastrowid or 0)
+                "INSERT INTO lc_pending (owner_kind, namespace, name, received, message, worker, client, sent) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (owner_kind, namespace, name, received, message, worker, client, int(sent))).lastrowid or 0)
             self._pending_count, self._pending_bytes = self._pending_count + 1, self._pending_bytes + len(message)
             return seq
 
@@ -254,15 +286,13 @@ class Store:
                     self._pending_count, self._pending_bytes = self._pending_count - 1, self._pending_bytes - int(row[0])
             self._compact()
 
-    def expire_pending(self, received_before: float) -> list[PendingEntry]:
-        """Remove and return the kept reports received before ``received_before``."""
+    def kept_reports(self) -> list[KeptReport]:
+        """Every kept report without its body, in arrival order (what the bounds count)."""
         with self._lock:
-            rows = self._db.execute(f"SELECT {_PENDING_COLUMNS} FROM lc_pending WHERE received < ? ORDER BY seq",
-                                    (received_before,)).fetchall()
-        expired = [_pending(row) for row in rows]
-        if expired:
-            self.remove_pending([entry.seq for entry in expired])
-        return expired
+            rows = self._db.execute("SELECT seq, owner_kind, namespace, name, worker, client, sent, received, "
+                                    "length(message) FROM lc_pending ORDER BY seq").fetchall()
+        return [KeptReport(int(seq), kind, ns, name, worker, client, bool(sent), float(received), int(size))
+                for seq, kind, ns, name, worker, client, sent, received, size in rows]
 
     def pending_usage(self) -> tuple[int, int]:
         """``(reports, message bytes)`` kept for jobs this node does not hold yet."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from apis import errors
+from apis.logthrottle import LogThrottle
 from reconcile.errors import RetryableError, TerminalError
 
 __all__ = ["Failure", "FailureLog", "RETRY_LOG_INTERVAL", "failure_fields"]
@@ -32,13 +33,6 @@ def failure_fields(exc: BaseException) -> dict[str, Any]:
     return {"error": str(exc), "exc_info": exc}
 
 
-@dataclass
-class _Failing:
-    failures: int = 0
-    logged_at: float = 0.0
-    suppressed: int = 0
-
-
 @dataclass(frozen=True)
 class Failure:
     """One failure of a key: how many in a row, whether to log it now, and how many were not logged before it."""
@@ -49,34 +43,39 @@ class Failure:
 
 
 class FailureLog:
-    """The failures in a row of each key (kept until it succeeds or is dropped); safe from any thread."""
+    """The failures in a row of each key (kept until it succeeds or is dropped); safe from any thread. When to log
+    is ``apis.logthrottle.LogThrottle``'s rule, per key."""
 
     def __init__(self, clock: Callable[[], float], interval: float = RETRY_LOG_INTERVAL) -> None:
-        self.clock = clock
-        self.interval = interval
+        self._throttle: LogThrottle[Hashable] = LogThrottle(interval, max_keys=None, clock=clock)
         self._lock = threading.Lock()
-        self._failing: dict[Hashable, _Failing] = {}
+        self._failing: dict[Hashable, int] = {}
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self._throttle.clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], float]) -> None:
+        self._throttle.clock = clock
+
+    @property
+    def interval(self) -> float:
+        return self._throttle.interval
 
     def failed(self, key: Hashable) -> Failure:
-        now = self.clock()
         with self._lock:
-            state = self._failing.setdefault(key, _Failing())
-            state.failures += 1
-            due = state.failures == 1 or now - state.logged_at >= self.interval
-            failure = Failure(state.failures, due, state.suppressed)
-            if due:
-                state.logged_at, state.suppressed = now, 0
-            else:
-                state.suppressed += 1
-            return failure
+            failures = self._failing[key] = self._failing.get(key, 0) + 1
+        seen = self._throttle.admit(key)
+        return Failure(failures, seen.due, seen.untold if seen.due else seen.untold - 1)
 
     def cleared(self, key: Hashable) -> int:
         """Forget ``key``'s failures; returns how many there were in a row (0: it was not failing)."""
         with self._lock:
-            state = self._failing.pop(key, None)
-        return state.failures if state is not None else 0
+            failures = self._failing.pop(key, 0)
+        self._throttle.forget(key)
+        return failures
 
     def failures(self, key: Hashable) -> int:
         with self._lock:
-            state = self._failing.get(key)
-            return state.failures if state is not None else 0
+            return self._failing.get(key, 0)

@@ -14,10 +14,11 @@
 =====================================  ==========================================================================
 
 Every call of a worker counts as its progress. Every bad request gets 400 and ``{"error": "<reason>"}``: a body that
-is not a JSON object, over ``max_body`` bytes, without ``Content-Length`` or chunked; a missing, unknown or mistyped
-field; a worker that is not live (never launched, or retired: its tasks were taken back); a task the worker does not
-hold. Unknown paths get 404, other methods 405. One thread per connection; an idle connection is closed after
-``request_timeout`` seconds.
+is not a JSON object, over ``max_body`` bytes, without ``Content-Length`` or chunked, a ``Content-Length`` that is
+not ASCII digits or given twice with different values (the connection is closed then); a missing, unknown or
+mistyped field; a worker that is not live (never launched, or retired: its tasks were taken back); a task the worker
+does not hold. Unknown paths get 404, other methods 405. One thread per connection; an idle connection is closed
+after ``request_timeout`` seconds.
 """
 
 from __future__ import annotations
@@ -188,13 +189,9 @@ class WorkerAPI:
         if req.headers.get("Transfer-Encoding"):
             req.close_connection = True
             raise RequestError("chunked bodies are not accepted: send Content-Length")
-        length_text = req.headers.get("Content-Length")
-        if length_text is None:
+        length = _content_length(req)
+        if length is None:
             raise RequestError("Content-Length is required")
-        if not length_text.isdigit():
-            req.close_connection = True
-            raise RequestError(f"Content-Length {length_text!r} is not a number")
-        length = int(length_text)
         if length > self.max_body:
             req.close_connection = True  # the body is left unread
             raise RequestError(f"body of {length} bytes is over the limit of {self.max_body}")
@@ -211,10 +208,13 @@ class WorkerAPI:
         return body
 
     def _discard_body(self, req: BaseHTTPRequestHandler) -> None:
-        length = req.headers.get("Content-Length", "0")
-        if length.isdigit() and int(length) <= self.max_body:
-            req.rfile.read(int(length))
-        elif length != "0" or req.headers.get("Transfer-Encoding"):
+        try:
+            length = _content_length(req) or 0
+        except RequestError:
+            return  # the connection closes: its framing is unknown
+        if length <= self.max_body and not req.headers.get("Transfer-Encoding"):
+            req.rfile.read(length)
+        else:
             req.close_connection = True
 
     def _reply(self, req: BaseHTTPRequestHandler, code: int, payload: dict[str, Any]) -> None:
@@ -274,3 +274,20 @@ class WorkerAPI:
         wanted = _field(body, "num_workers", int, maximum=self.max_workers)
         previous = self.manager.set_threshold(wanted)
         return {"num_workers": wanted, "previous": previous}
+
+
+def _content_length(req: BaseHTTPRequestHandler) -> int | None:
+    """The request's ``Content-Length`` (``None`` without one). Raises ``RequestError`` and marks the connection to
+    close when it is not ASCII digits or when two fields disagree: the bytes after the body could not be framed, and
+    reading one of two lengths would take the rest as another request (smuggled past a proxy that used the other)."""
+    values = {value.strip() for value in req.headers.get_all("Content-Length") or []}
+    if not values:
+        return None
+    if len(values) > 1:
+        req.close_connection = True
+        raise RequestError(f"Content-Length given twice with different values: {sorted(values)!r}")
+    text = values.pop()
+    if not (text.isascii() and text.isdigit()):
+        req.close_connection = True
+        raise RequestError(f"Content-Length {text!r} is not a number")
+    return int(text)

@@ -48,7 +48,8 @@ class Report:
 
 @dataclass(frozen=True)
 class Outcome:
-    """How a report ended: ``error`` is ``None`` when applied; ``reason`` labels a refusal (``invalid_report``)."""
+    """How a report ended: ``error`` is ``None`` when applied; ``reason`` labels a refusal (``invalid_report``,
+    ``not_entitled``: ``InvalidReport.reason``)."""
 
     error: str | None = None
     reason: str = ""
@@ -120,7 +121,7 @@ class UpstreamDispatcher:
                 raise InvalidReport(f"no handler for kind {key[0]!r}")
             handler(m)
         except InvalidReport as exc:
-            return Outcome(str(exc), "invalid_report")
+            return Outcome(str(exc), exc.reason)
         except Exception as exc:
             if is_transient(exc) and not self._fifo.shutting_down():
                 log.warning("applying report failed, retrying", node=m.node, kind=m.kind,

@@ -5,8 +5,11 @@ Guarantees beyond ``EdgeLink``'s:
 * A (re)connecting node gets what it missed and the full current state for it from the state sources (re-sent as
   ``insert``, coalesced with what waits); a second connection of the same node replaces (closes) the first.
 * An upstream frame is accepted only if it decodes, is a ``status`` of a kind with a handler, about an object the
-  node currently has routed to it (its latest queued message was insert/update). Anything else is logged with the
-  node and the reason, counted in ``sedna_gm_edge_rejected_frames_total{reason}`` and dropped; the connection stays.
+  node currently has routed to it (its latest queued message was insert/update), and applied only when the node is
+  entitled to it (the handler raises ``NotEntitled`` otherwise). Anything else is counted in
+  ``sedna_gm_edge_rejected_frames_total{reason}`` and dropped, the connection staying; it is logged with the node and
+  the reason, at most once per node and reason per ``log_interval`` (the line says how many were not logged since),
+  so a node sending bad frames in a loop cannot flood the log.
 * With the ``ack`` extension a report id is applied at most once per node; it is acked once applied or refused.
 """
 
@@ -38,7 +41,15 @@ from apis.edge import (
     is_legacy_hello,
     object_frame,
 )
-from globalmanager.runtime.edge import IncompleteState, StateSource, UpstreamHandler, UpstreamMessage
+from apis.logthrottle import DEFAULT_LOG_INTERVAL, LogThrottle
+from globalmanager.runtime.edge import (
+    IncompleteState,
+    InvalidReport,
+    NotEntitled,
+    StateSource,
+    UpstreamHandler,
+    UpstreamMessage,
+)
 
 from .dispatcher import Outcome, Report, UpstreamDispatcher
 from .metrics import EdgeMetrics
@@ -50,6 +61,9 @@ __all__ = ["DEFAULT_MAX_PENDING_REPORTS", "MessageLayer"]
 log = structlog.get_logger("sedna-gm.edge")
 
 DEFAULT_MAX_PENDING_REPORTS = 10_000
+MAX_LOGGED_REFUSALS = 1024  # (node, reason) pairs tracked for refusal logs at once
+OTHER_REFUSALS = ("(other nodes)", "(any reason)")
+REFUSED_REASONS = (InvalidReport.reason, NotEntitled.reason)  # how a handler refuses a report
 _KNOWN_OPERATIONS = frozenset((*DOWNSTREAM_OPERATIONS, STATUS, HELLO, ACK, RESYNC))
 
 
@@ -68,6 +82,7 @@ class MessageLayer:
         upstream_workers: int = 4,
         max_pending_reports: int = DEFAULT_MAX_PENDING_REPORTS,
         max_seen_ids: int = DEFAULT_MAX_SEEN_IDS,
+        log_interval: float = DEFAULT_LOG_INTERVAL,
     ) -> None:
         self.metrics = EdgeMetrics(registry if registry is not None else CollectorRegistry())
         self.max_pending_reports = max_pending_reports
@@ -76,6 +91,8 @@ class MessageLayer:
         self._nodes: dict[str, Node] = {}
         self._sources: dict[str, StateSource] = {}
         self._dispatcher = UpstreamDispatcher(self._report_finished, workers=upstream_workers)
+        self.refusal_log: LogThrottle[tuple[str, str]] = LogThrottle(log_interval, max_keys=MAX_LOGGED_REFUSALS,
+                                                                     overflow=OTHER_REFUSALS)
 
     # -- EdgeLink ---------------------------------------------------------------------------------------------------
     def send_to_edge(self, node: str, operation: str, obj: Mapping[str, Any]) -> None:
@@ -242,17 +259,22 @@ class MessageLayer:
         """Count and log a dropped frame (acking it with the error when it carries an id)."""
         self.metrics.rejected_frames.labels(reason).inc()
         h = frame.header if frame is not None else Header()
-        log.warning("dropped a bad frame from a node", node=session.node, reason=reason, detail=detail,
-                    kind=h.resource_kind, object=f"{h.namespace}/{h.resource_name}", operation=h.operation)
+        seen = self.refusal_log.admit((session.node, reason))
+        if seen.due:
+            log.warning("dropped a bad frame from a node", node=session.node, reason=reason, detail=detail,
+                        kind=h.resource_kind, object=f"{h.namespace}/{h.resource_name}", operation=h.operation,
+                        untold=seen.untold)
         if frame is not None and h.id and FEATURE_ACK in session.features:
             self._ack(session.node, h, f"{reason}: {detail}")
 
     def _report_finished(self, report: Report, outcome: Outcome) -> None:
         m = report.message
-        if outcome.reason == "invalid_report":
+        if outcome.reason in REFUSED_REASONS:
             self.metrics.rejected_frames.labels(outcome.reason).inc()
-            log.warning("node sent an invalid report", node=m.node, reason=outcome.reason, detail=outcome.error,
-                        kind=m.kind, object=f"{m.namespace}/{m.name}")
+            seen = self.refusal_log.admit((m.node, outcome.reason))
+            if seen.due:
+                log.warning("refused a report from a node", node=m.node, reason=outcome.reason, detail=outcome.error,
+                            kind=m.kind, object=f"{m.namespace}/{m.name}", untold=seen.untold)
         if not report.id:
             return
         with self._lock:
@@ -260,6 +282,12 @@ class MessageLayer:
         if node is not None:
             node.applied(report.id)
         self._ack(m.node, Header(m.namespace, m.kind, m.name, ACK, report.id), outcome.error)
+
+    def flush_logs(self) -> None:
+        """One line per node and reason whose refusals were not all logged in the last interval."""
+        for (node, reason), untold in self.refusal_log.flush():
+            log.warning("refusals not logged one by one", node=node, reason=reason, untold=untold,
+                        interval_seconds=self.refusal_log.interval)
 
     def _ack(self, node_name: str, header: Header, error: str | None) -> None:
         with self._lock:

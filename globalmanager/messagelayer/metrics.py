@@ -21,7 +21,7 @@ class EdgeMetrics:
         self.rejected_frames = Counter(
             "sedna_gm_edge_rejected_frames",
             "Frames from LocalControllers that were dropped, by reason (not_json, bad_shape, bad_base64, "
-            "bad_content, unknown_operation, unknown_kind, not_routed, invalid_report, too_large).",
+            "bad_content, unknown_operation, unknown_kind, not_routed, invalid_report, not_entitled, too_large).",
             ["reason"],
             registry=registry,
         )

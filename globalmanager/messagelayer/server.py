@@ -3,10 +3,13 @@
 * Any path. The upgrade must name the node in ``Node-Name`` (a DNS-1123 subdomain, given once), else HTTP 400; with
   edge auth on, its credential must prove that node (``auth.EdgeAuth``: a client certificate, a per-node token or the
   shared token; token files are checked on every upgrade, so a rotation takes effect without a restart), else HTTP
-  401 (403 for a certificate of another node). A refusal is logged with the claimed node and the reason and counted
-  in ``sedna_gm_edge_rejected_connections_total{reason}``. A connection admitted with a per-node token is closed
-  (1008) once that token no longer proves the node (revoked, or rotated and past the grace): checked every
-  ``credential_check_interval`` seconds.
+  401 (403 for a certificate of another node). A refusal is counted in
+  ``sedna_gm_edge_rejected_connections_total{reason}`` and logged with the claimed node and the reason: the first
+  from a source (remote host) at once, then at most one line per source per ``refusal_log_interval`` saying how many
+  were not logged since (``untold``); a source that went quiet gets one line with the rest. So a flood of refused
+  upgrades writes a few lines, never one per refusal (``apis.logthrottle``). A connection admitted with a per-node
+  token is closed (1008) once that token no longer proves the node (revoked, or rotated and past the grace): checked
+  every ``credential_check_interval`` seconds.
 * The LC's first frame may be a ``hello``: the features both sides speak are answered in a ``hello``, then (with
   ``resync``) the node's full state as a ``resync`` frame, then the queued messages. Any other first frame (Go's
   empty-header greeting) is handled as a normal frame and no extension is used.
@@ -52,6 +55,7 @@ from apis.edge import (
     parse_features,
 )
 from apis.logs import announce_listening
+from apis.logthrottle import LogThrottle
 from apis.netaddr import local_url
 from apis.tokenfile import TokenFile, read_token  # read_token: re-exported
 from globalmanager.config import WebsocketConfig
@@ -76,6 +80,9 @@ DEFAULT_PING_INTERVAL = 20.0
 DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024  # an 8 MiB worker report, base64-encoded (docs/edge.md)
 HELLO_TIMEOUT = 2.0
 CREDENTIAL_CHECK_INTERVAL = 10.0
+REFUSAL_LOG_INTERVAL = 60.0
+MAX_LOGGED_SOURCES = 1024  # sources tracked for refusal logs at once; beyond them refusals count as "other sources"
+OTHER_SOURCES = "(other sources)"
 _MAX_LOGGED_NODE = 253
 _BACKPRESSURE_POLL = 0.02
 _CLOSE_TIMEOUT = 2.0  # a dead peer never completes the closing handshake
@@ -105,6 +112,7 @@ class EdgeServer:
         features: Sequence[str] = FEATURES,
         hello_timeout: float = HELLO_TIMEOUT,
         credential_check_interval: float = CREDENTIAL_CHECK_INTERVAL,
+        refusal_log_interval: float = REFUSAL_LOG_INTERVAL,
     ) -> None:
         self.layer = layer
         self.host = host
@@ -116,6 +124,9 @@ class EdgeServer:
         else:
             self._auth = EdgeAuth(token if isinstance(token, EdgeTokens) else EdgeTokens(token))
         self._credential_check_interval = credential_check_interval
+        self.refusal_log: LogThrottle[str] = LogThrottle(refusal_log_interval, max_keys=MAX_LOGGED_SOURCES,
+                                                         overflow=OTHER_SOURCES)
+        self._flush_task: asyncio.Task[None] | None = None
         # between the handshake and _handle (loop thread); weak: a handshake may still fail after process_request
         self._admitted: weakref.WeakKeyDictionary[ServerConnection, Credential] = weakref.WeakKeyDictionary()
         self._live: dict[Session, Credential] = {}  # loop thread only
@@ -167,6 +178,7 @@ class EdgeServer:
                            max_frame_bytes=self.max_frame_bytes, auth=self._auth.mode)
 
     async def _serve(self) -> Server:
+        self._flush_task = asyncio.get_running_loop().create_task(self._flush_logs_forever())
         if self._auth.nodes is not None:
             self._recheck_task = asyncio.get_running_loop().create_task(self._recheck_credentials_forever())
         return await serve(
@@ -190,8 +202,9 @@ class EdgeServer:
             return
 
         async def shutdown() -> None:
-            if self._recheck_task is not None:
-                self._recheck_task.cancel()
+            for task in (self._recheck_task, self._flush_task):
+                if task is not None:
+                    task.cancel()
             server.close()
             await server.wait_closed()
 
@@ -225,12 +238,26 @@ class EdgeServer:
 
     def _refuse(self, conn: ServerConnection, verdict: Verdict, claimed: str, remote: str) -> Response:
         self.layer.metrics.rejected_connections.labels(verdict.reason).inc()
-        log.warning("refused a connection", node=claimed, remote=remote, status=int(verdict.status),
-                    reason=verdict.reason, detail=verdict.detail)
+        seen = self.refusal_log.admit(remote.rpartition(":")[0] or remote)  # the host: each connection has its port
+        if seen.due:
+            log.warning("refused a connection", node=claimed, remote=remote, source=seen.key, status=int(verdict.status),
+                        reason=verdict.reason, detail=verdict.detail, untold=seen.untold)
         response = conn.respond(verdict.status, f"{verdict.detail}\n")
         if verdict.status == http.HTTPStatus.UNAUTHORIZED:
             response.headers["WWW-Authenticate"] = "Bearer"
         return response
+
+    async def _flush_logs_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.refusal_log.interval)
+            self.flush_logs()
+
+    def flush_logs(self) -> None:
+        """One line per source whose refusals were not all logged in the last interval (and the layer's)."""
+        for source, untold in self.refusal_log.flush():
+            log.warning("refused connections not logged one by one", source=source, untold=untold,
+                        interval_seconds=self.refusal_log.interval)
+        self.layer.flush_logs()
 
     async def _recheck_credentials_forever(self) -> None:
         while True:

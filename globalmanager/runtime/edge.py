@@ -35,6 +35,7 @@ __all__ = [
     "EdgeLink",
     "IncompleteState",
     "InvalidReport",
+    "NotEntitled",
     "RecordingEdgeLink",
     "SentMessage",
     "StateSource",
@@ -71,7 +72,17 @@ class IncompleteState(Exception):
 
 
 class InvalidReport(ValueError):
-    """Raised by an upstream handler for a report it refuses (bad content): never retried, counted as rejected."""
+    """Raised by an upstream handler for a report it refuses (bad content): never retried, counted as rejected
+    (``sedna_gm_edge_rejected_frames_total{reason}``, the class's ``reason``)."""
+
+    reason = "invalid_report"
+
+
+class NotEntitled(InvalidReport):
+    """Raised by an upstream handler for a report the relaying node is not entitled to (it is not the job's resident
+    node, and no worker the report speaks for runs there: Kubernetes' NodeRestriction, for the edge)."""
+
+    reason = "not_entitled"
 
 
 class EdgeLink(Protocol):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import posixpath
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, NoReturn
 
@@ -44,6 +44,7 @@ from .learning import (
     JobManager,
     JobRecord,
     NotReady,
+    PathOutsideJob,
     RoundState,
     StageFailed,
     condition_models,
@@ -73,7 +74,7 @@ def go_time(at: datetime) -> str:
 class IncrementalLearningManager(JobManager):
     kind = KIND
     report_kind = REPORT_KIND
-    # as long as a train node's LC keeps a report for a job it does not hold yet (delivery.PendingLimits.max_age)
+    # as long as a train node's LC keeps a report for a job it does not hold yet (keptreports.PendingLimits.max_age)
     TRAINED_MODEL_WAIT_SECONDS = 3600.0
 
     def handler(self, rec: JobRecord, current: CurrentStage) -> tuple[str, Handler] | None:
@@ -118,11 +119,25 @@ class IncrementalLearningManager(JobManager):
             raise StageFailed(f"spec.{'.'.join(path)}.name is empty")
         return obj
 
+    def model_urls(self, rec: JobRecord) -> list[str]:
+        """The URLs of the initial, deploy and initial eval Models (those received)."""
+        urls = []
+        for path in (("initialModel",), ("deploySpec", "model"), ("evalSpec", "initialEvalModel")):
+            try:
+                obj = self._model(rec, *path)
+            except NotReady:
+                continue
+            if obj is not None:
+                urls.append(model_of(obj)["url"])
+        return urls
+
     def _trained(self, rec: JobRecord, reference: Mapping[str, Any], role: str) -> dict[str, Any]:
+        """The trained model for the ``role`` model, confined to the job's places (``PathOutsideJob``)."""
         trained = matching_model(reference, condition_models(rec.obj, Stage.TRAIN, C))
         if trained is None:
             raise StageFailed(f"no output model of the last Train/Completed condition has the {role} model's format "
                               f"{reference.get('format')!r}")
+        self.confine(rec, [trained], f"the trained model for the {role} model")
         return trained
 
     def _await_trained_model(self, rec: JobRecord, current: CurrentStage, reference: Mapping[str, Any]) -> NoReturn:
@@ -150,6 +165,13 @@ class IncrementalLearningManager(JobManager):
                             "no trained model of an earlier round fits the initial model; training from it",
                             level="warning", round=round_number)
             return [go_model(initial)]
+        try:
+            self.confine(rec, [trained], "the trained base model")
+        except PathOutsideJob as exc:  # the stage that used it failed already; a new round starts afresh
+            self.log_change(rec, "base-model", ("outside", round_number),
+                            "the last trained model is outside the job's places; training from the initial model",
+                            level="warning", round=round_number, reason=exc.message)
+            return [go_model(initial)]
         return [go_model(trained)]
 
     # -- stages -----------------------------------------------------------------------------------------------------
@@ -162,6 +184,7 @@ class IncrementalLearningManager(JobManager):
         trained = matching_model(eval_model, condition_models(rec.obj, Stage.TRAIN, C))
         if trained is None:
             self._await_trained_model(rec, current, eval_model)
+        self.confine(rec, [trained], "the trained model to evaluate")
         files = self.write_data(rec, "eval", rec.state.round, rec.state.eval_samples())
         input_section = {"models": [go_model(trained), go_model(eval_model)], "dataURL": files.data_url,
                          "dataIndexURL": files.index_url}
@@ -193,9 +216,10 @@ class IncrementalLearningManager(JobManager):
         trained = self._trained(rec, deploy, "deploy")
         input_section = {"models": [go_model(trained), go_model(deploy)]}
         if not hot:
+            refresh_eval_model = self._eval_refresh(rec, eval_obj)
             try:
                 copy_between(self.job_storage(rec), trained["url"], self.model_storage(rec, deploy_obj), deploy["url"])
-                self._refresh_eval_model(rec, eval_obj)
+                refresh_eval_model()
             except StorageError as exc:
                 raise StageFailed(f"copying the trained model to the deploy model failed: {exc}",
                                   input_section) from None
@@ -220,14 +244,15 @@ class IncrementalLearningManager(JobManager):
             stats[f"{metric}_delta"] = [n - o for n, o in zip(values, old.get(metric, []), strict=False)]
         return stats
 
-    def _refresh_eval_model(self, rec: JobRecord, eval_obj: Mapping[str, Any] | None) -> None:
-        """With ``evalSpec.initialEvalModel``, the trained model of its format replaces it too (as Go does)."""
-        if eval_obj is None:
-            return
-        eval_model = model_of(eval_obj)
-        trained = matching_model(eval_model, condition_models(rec.obj, Stage.TRAIN, C))
-        if trained is not None:
-            copy_between(self.job_storage(rec), trained["url"], self.model_storage(rec, eval_obj), eval_model["url"])
+    def _eval_refresh(self, rec: JobRecord, eval_obj: Mapping[str, Any] | None) -> Callable[[], None]:
+        """With ``evalSpec.initialEvalModel``, the copy of the trained model of its format over it (as Go does); the
+        trained model is confined now, before anything is copied (``PathOutsideJob``). A no-op without one."""
+        trained = matching_model(model_of(eval_obj), condition_models(rec.obj, Stage.TRAIN, C)) if eval_obj else None
+        if eval_obj is None or trained is None:
+            return lambda: None
+        self.confine(rec, [trained], "the trained model for the initial eval model")
+        source, target, storage = trained["url"], model_of(eval_obj)["url"], self.model_storage(rec, eval_obj)
+        return lambda: copy_between(self.job_storage(rec), source, storage, target)
 
     def hot_update(self, rec: JobRecord, current: CurrentStage) -> None:
         """Deploy/Running with hot update (Go ``hotModelUpdateDeployTask``)."""
@@ -250,10 +275,11 @@ class IncrementalLearningManager(JobManager):
         model_config = {"model_config": {"model_path": posixpath.join(MODEL_HOT_UPDATE_CONTAINER_PREFIX, file_name),
                                          "model_update_time": version}}
         host = self.storages.get(None)
+        refresh_eval_model = self._eval_refresh(rec, eval_obj)
         try:
             copy_between(self.job_storage(rec), trained["url"], host, model_file)
             copy_between(self.job_storage(rec), trained["url"], self.model_storage(rec, deploy_obj), deploy["url"])
-            self._refresh_eval_model(rec, eval_obj)
+            refresh_eval_model()
             write_file(host, config, [json.dumps(model_config, indent=1, sort_keys=True)])
         except StorageError as exc:
             raise StageFailed(f"model hot update failed: {exc}", {"models": [go_model(trained), go_model(deploy)]}) \

@@ -49,6 +49,7 @@ class LifelongLearningManager(JobManager):
         models = condition_models(rec.obj, Stage.TRAIN, StageConditionType.COMPLETED)
         if not models:
             raise StageFailed("the last Train/Completed condition has no output models to evaluate")
+        self.confine(rec, models, "a trained model to evaluate")
         round_number = rec.state.round
         files = self.write_data(rec, "eval", round_number, rec.state.eval_samples())
         input_section = {"models": [go_model(m) for m in models], "dataURL": files.data_url,
@@ -66,6 +67,7 @@ class LifelongLearningManager(JobManager):
             return
         source = {"format": models[0].get("format"), "url": models[0].get("url")}
         input_section = {"models": [go_model(source)]}
+        self.confine(rec, [source], "the evaluated knowledge base index")
         target = f"{self.output_dir(rec)}/{DEPLOY_INDEX}"
         try:
             self.job_storage(rec).copy_file(str(source["url"] or ""), target)

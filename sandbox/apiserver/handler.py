@@ -218,10 +218,15 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
 
     def _read_body(self) -> bytes:
         """The request body (Content-Length or chunked), at most ``MAX_BODY_BYTES``: 413 beyond, 400 for a malformed
-        or truncated one."""
+        or truncated one. Content-Length fields that disagree are a 400 (and the connection closed), as Go's server
+        answers (RFC 9112 §6.3): reading the first would take the rest as a second request, smuggled past whatever
+        framed the bytes by another one. Identical repeats count once, as in Go."""
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
             return self._read_chunked()
-        raw = (self.headers.get("Content-Length") or "0").strip()
+        lengths = [value.strip() for value in self.headers.get_all("Content-Length") or []]
+        if len(set(lengths)) > 1:
+            raise BadRequestError(f"http: message cannot contain multiple Content-Length headers; got {lengths[:8]!r}")
+        raw = lengths[0] if lengths else "0"
         if not (raw.isascii() and raw.isdigit()):
             raise BadRequestError(f"invalid Content-Length {raw[:40]!r}")
         length = int(raw)

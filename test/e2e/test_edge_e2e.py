@@ -341,3 +341,56 @@ def test_node_identity_with_client_certificates(procs, tmp_path, cluster):
     e.create_dataset("d1", "edge-1")
     e.wait_samples("d1", 2)
     assert metric_value(e.gm_url + "/metrics", "sedna_gm_edge_rejected_connections_total", reason="forbidden") >= 1
+
+
+def test_a_report_for_another_nodes_worker_is_refused_by_a_real_gm(procs, tmp_path, cluster):
+    """Issue 38 item 1: edge-node-1 (the Dataset's node, which holds the job) relays a train worker's report for the
+    worker that runs on edge-node-2, naming the LC's database as the trained model: the GM refuses it, counts it and
+    logs it; edge-node-1's own report for the job still counts."""
+    e = make_edge(procs, tmp_path, cluster)
+    e.start_gm()
+    sedna = e.cs.sedna_v1alpha1()
+    sedna.datasets(NS).create({"apiVersion": "sedna.io/v1alpha1", "kind": "Dataset",
+                               "metadata": {"name": "ds", "namespace": NS},
+                               "spec": {"url": "/data/train.txt", "format": "txt", "nodeName": "edge-node-1"}})
+    for role in ("initial", "deploy"):
+        sedna.models(NS).create({"apiVersion": "sedna.io/v1alpha1", "kind": "Model",
+                                 "metadata": {"name": role, "namespace": NS},
+                                 "spec": {"url": f"/models/{role}/model.pb", "format": "pb"}})
+    worker = {"spec": {"nodeName": "edge-node-2", "containers": [{"name": "w", "image": "worker:1"}]}}
+    trigger = {"condition": {"operator": ">", "threshold": 10, "metric": "num_of_samples"}}
+    sedna.incremental_learning_jobs(NS).create({
+        "apiVersion": "sedna.io/v1alpha1", "kind": "IncrementalLearningJob", "metadata": {"name": "il", "namespace": NS},
+        "spec": {"dataset": {"name": "ds", "trainProb": 0.8}, "initialModel": {"name": "initial"},
+                 "trainSpec": {"template": worker, "trigger": trigger}, "evalSpec": {"template": worker},
+                 "deploySpec": {"model": {"name": "deploy"}, "trigger": trigger, "template": worker,
+                                "hardExampleMining": {"name": "IBT"}},
+                 "outputDir": "/output"}})
+
+    def states() -> list[str]:
+        job = sedna.incremental_learning_jobs(NS).get("il")
+        return [f"{c['stage']}/{c['type']}" for c in (job.get("status") or {}).get("conditions") or []]
+
+    wait_for("the GM's edge server", lambda: e.log_events("gm", "edge server listening"), timeout=30)
+    resident = GoLC(f"ws://{e.gm_address}/", "edge-node-1")
+    try:
+        resident.recv_until(lambda h, c: h["resourceKind"] == "incrementallearningjob" and h["operation"] == "insert")
+        forged = {"phase": "train", "status": "completed", "input": None,
+                  "output": {"models": [{"format": "pb", "url": "/var/lib/sedna/database.db"}], "ownerInfo": None}}
+        resident.send_status(NS, "IncrementalLearningJob", "il", forged)
+        wait_for("the forged report refused", lambda: metric_value(
+            e.gm_url + "/metrics", "sedna_gm_edge_rejected_frames_total", reason="not_entitled") == 1)
+        [refused] = e.log_events("gm", "refused a report from a node")
+        assert (refused["node"], refused["reason"], refused["object"]) == ("edge-node-1", "not_entitled", f"{NS}/il")
+        assert "edge-node-2" in refused["detail"]
+        assert states() == ["Train/Waiting"]
+
+        ready = {"phase": "train", "status": "ready", "output": None, "input": {
+            "models": [{"format": "pb", "url": "/models/initial/model.pb"}],
+            "dataURL": "/output/data/train/1/data.txt", "outputDir": "/output/train/1"}}
+        resident.send_status(NS, "IncrementalLearningJob", "il", ready)  # the resident LC's own report
+        wait_for("the resident node's report applied", states, check=lambda s: s[:2] == ["Train/Waiting", "Train/Ready"])
+        assert "Train/Completed" not in states()
+        assert metric_value(e.gm_url + "/metrics", "sedna_gm_edge_rejected_frames_total", reason="not_entitled") == 1
+    finally:
+        resident.close()

@@ -5,11 +5,13 @@ and the worker simulator come up, the sample IncrementalLearningJob goes through
 from __future__ import annotations
 
 import re
+import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from testkit import REPO
+from testkit import REPO, log_event
 from testkit.learning import IL_HOT_UPDATE_ROUND, assert_stages
 
 pytestmark = pytest.mark.e2e
@@ -39,6 +41,35 @@ def test_local_up_runs_the_il_job_through_a_round(tmp_path):
         assert f"==> {child} stopped (exit code 0)" in out
     assert {"apiserver.log", "sedna-gm.log", "edge-node-1.log", "edge-node-2.log", "workersim.log"} <= {
         p.name for p in tmp_path.iterdir()}
+    assert_edge_auth_by_node_tokens(tmp_path, out)
+
+
+def assert_edge_auth_by_node_tokens(workdir: Path, out: str) -> None:
+    """Issue 38 item 7: the main job shows the secure path: the GM takes a token per node (generated into the
+    workdir, owner-only) and each LC connected with its own; no token is in a log or the output."""
+    listening = log_event((workdir / "sedna-gm.log").read_text(), "edge server listening")
+    assert listening is not None and listening["auth"] == "node-token", listening
+    tokens = workdir / "edge-node-tokens"
+    assert stat.S_IMODE(tokens.stat().st_mode) == 0o700
+    for node in ("edge-node-1", "edge-node-2"):
+        assert stat.S_IMODE((tokens / node).stat().st_mode) == 0o600
+        token = (tokens / node).read_text().strip()
+        assert len(token) == 48
+        logs = [p.read_text() for p in workdir.glob("*.log")] + [out]
+        assert not [text for text in logs if token in text]
+    assert f"edge link: each LC proves its node with its own token ({tokens}/<node>)" in out
+    assert re.search(r"try: curl -si -H 'Node-Name: edge-node-1' http://127\.0\.0\.1:\d+/ ", out)
+
+
+def test_local_up_with_edge_auth_off_runs_the_edge_link_open(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "hack.local_up", "--workdir", str(tmp_path), "--timeout", "60",
+                           "--edge-auth", "off", "--sample", str(REPO / "charts/sedna/samples/dataset.yaml")],
+                          cwd=REPO, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    listening = log_event((tmp_path / "sedna-gm.log").read_text(), "edge server listening")
+    assert listening is not None and listening["auth"] == "off", listening
+    assert not (tmp_path / "edge-node-tokens").exists()
+    assert "edge link: auth off (--edge-auth off): any local process can connect as any node" in done.stdout
 
 
 @pytest.mark.parametrize(("content", "problem"), [

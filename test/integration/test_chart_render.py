@@ -329,3 +329,20 @@ def test_notes_tell_how_to_find_the_leader_and_the_token() -> None:
     assert "kubectl -n sedna get lease sedna-gm" in notes
     assert "kubectl -n sedna get secret sedna-edge-token" in notes
     assert "docs/operating.md" in notes
+
+
+def test_credential_volumes_are_readable_by_their_owner_only() -> None:
+    """Issue 38 item 7: the tokens and the TLS key were mounted 0644 (the Secret volume default); 0400 now (kubelet
+    adds group read for a pod's fsGroup, which the GM runs in), in every combination the guide shows."""
+    credentials = []
+    for case, values in sorted(CASES.items()):
+        for obj in chart_objects(values):
+            if obj["kind"] not in ("Deployment", "DaemonSet"):
+                continue
+            for volume in obj["spec"]["template"]["spec"]["volumes"]:
+                sources = volume["projected"]["sources"] if "projected" in volume else [volume]
+                if any("secret" in source for source in sources):
+                    mode = (volume.get("projected") or volume.get("secret") or {}).get("defaultMode")
+                    credentials.append((case, obj["metadata"]["name"], volume["name"], mode))
+    assert {c[2] for c in credentials} == {"edge-token", "edge-node-tokens", "edge-tls"}
+    assert [c for c in credentials if c[3] != 0o400] == [], credentials

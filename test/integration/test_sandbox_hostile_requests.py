@@ -11,8 +11,10 @@ from urllib.parse import quote, urlsplit
 import pytest
 from sandbox_http import RawClient, Reply, raw_exchange
 from testkit import billion_laughs, copy_bomb, minimal_crd, nested_json, nested_yaml
+from testkit.rawhttp import exchange, statuses
 
 from apis.limits import MAX_DEPTH
+from sandbox.apiserver import SANDBOX_TOKEN
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox(kubelet=False)]
 
@@ -182,3 +184,25 @@ def test_an_idle_keep_alive_connection_is_closed_after_the_idle_timeout(sandbox,
         while data := conn.recv(65536):  # a connection left open would time out here (30 s) and fail the test
             received += data
     assert received.startswith(b"HTTP/1.1 200") and received.endswith(b"\r\n\r\nok")
+
+
+def test_two_different_content_lengths_are_400_and_close_nothing_smuggled_behind(sandbox) -> None:
+    """Issue 38 item 5: the sandbox read the first ``Content-Length`` and took the bytes after it as a second
+    request, so a DELETE without a token passed behind an authenticated request (framed by a proxy with the other
+    length). Go's server answers 400 and closes (RFC 9112 §6.3)."""
+    c = RawClient(sandbox.url)
+    assert c.request("POST", CMS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "victim"}}).status == 201
+    smuggled = f"DELETE {CMS}/victim HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+    head = (f"POST {CMS} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {SANDBOX_TOKEN}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: 0\r\nContent-Length: {len(smuggled)}\r\n\r\n")
+    answer = exchange(urlsplit(sandbox.url).port or 0, head.encode() + smuggled)  # until the server closes
+    assert statuses(answer) == [400], answer
+    assert b"multiple Content-Length headers" in answer and b"\r\nConnection: close\r\n" in answer
+    assert c.get(f"{CMS}/victim").status == 200  # the DELETE behind it was never read
+
+
+def test_repeated_equal_content_lengths_count_once(sandbox) -> None:
+    body = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "twice"}}).encode()
+    head = f"POST {CMS} HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+    reply = raw_exchange(sandbox.url, (head + f"Content-Length: {len(body)}\r\n\r\n").encode() + body)
+    assert reply.status == 201, reply.body

@@ -8,7 +8,8 @@
 * ``mixed``: our GM with Go's LCs, then Go's GM with our LCs (``testkit.interop.start_mixed``), one per way for a
   whole module.
 
-Tests marked ``slow`` wait on Go's LC, which checks Datasets and triggers every 60 s (not configurable).
+Tests marked ``slow`` wait on Go's LC, which checks Datasets and triggers every 60 s (not configurable). The suite
+leaves the host's ``/`` as it found it (``host_root_left_as_found``).
 """
 
 from __future__ import annotations
@@ -19,12 +20,27 @@ from pathlib import Path
 import pytest
 from testkit import Processes
 from testkit.gosedna import GoBinaries, go_binaries
-from testkit.interop import MixedSedna, start_mixed
+from testkit.interop import MixedSedna, RootEntries, start_mixed
 from testkit.sdkenv import default_sdk_venv, ensure_sdk_venv, sdk_lib
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: waits on Go's 60 s LC checks (minutes)")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def host_root_left_as_found() -> Iterator[None]:
+    """Fails the session when an entry appeared at the host's ``/`` while the suite ran: everything its programs
+    write belongs under a test's temporary directory (Go's LC once left ``/il/models/deploy/model.pb`` there, the
+    deploy Model it writes without its rootfs prefix, and its ``--help`` probe ``/rootfs/var/lib/sedna/database.db``,
+    the database it opens at start). What appeared is named, not removed: another process may own it."""
+    root = RootEntries()
+    yield
+    added = root.added()
+    if added:
+        pytest.fail(f"written outside the tests' temporary directories while test/interop ran (or by another "
+                    f"process meanwhile): {', '.join(f'{root.root / name}' for name in added)}; remove them and "
+                    f"give the test's objects paths under its tmp (MixedSedna.host_path)", pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ through that handle, as a pod does). With Go's LCs the round waits on their 60 s
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -45,9 +46,10 @@ def create_job(system: MixedSedna) -> None:
     system.create("datasets", "Dataset", "il-ds", {"url": "/il/data/index.txt", "format": "txt",
                                                    "nodeName": "edge-1"})
     for role in ("initial", "deploy"):
+        url = system.host_path(f"/il/models/{role}/model.pb")
         for node in system.rootfs:
-            system.write(node, f"/il/models/{role}/model.pb", f"the {role} model\n")
-        system.create("models", "Model", f"il-{role}", {"url": f"/il/models/{role}/model.pb", "format": "pb"})
+            system.write(node, url, f"the {role} model\n")
+        system.create("models", "Model", f"il-{role}", {"url": url, "format": "pb"})
     system.create("incremental_learning_jobs", "IncrementalLearningJob", "il", {
         "dataset": {"name": "il-ds", "trainProb": 0.8},
         "initialModel": {"name": "il-initial"},
@@ -81,6 +83,15 @@ def run_round(system: MixedSedna, timeout: float) -> list[str]:
     config = system.get("incremental_learning_jobs", "il")["metadata"]["annotations"]["sedna.io/model-hot-update-config"]
     written = json.loads((system.rootfs["edge-2"] / config.lstrip("/")).read_text())["model_config"]
     assert written["model_path"] == "/model-hot-update/model_finetune_tensorflow.pb"
+    # the trained model also goes to the deploy Model's URL: ours on the node; Go's LC writes it without its rootfs
+    # prefix (into its container on a cluster), here under the test's tmp (host_path), and leaves the node's alone
+    trained = (system.rootfs["edge-2"] / "il/output/train/1/model_finetune_tensorflow.pb").read_text()
+    deploy = system.host_path("/il/models/deploy/model.pb")
+    on_node = (system.rootfs["edge-2"] / deploy.lstrip("/")).read_text()
+    if system.lc == "go":
+        assert (on_node, Path(deploy).read_text()) == ("the deploy model\n", trained)
+    else:
+        assert on_node == trained and not Path(deploy).exists()
     return got
 
 

@@ -7,12 +7,14 @@ run ours, through ``Processes`` (log in ``<tmp>/<name>.log``, killed at teardown
 
 * the GM is configured by a file (``kubeConfig``, ``namespace``, ``websocket``); its client-go uses 5 QPS / 10 burst;
 * the LC by env only (``GM_ADDRESS``, ``NODENAME``, ``ROOTFS_MOUNT_DIR``, ``BIND_PORT``); its database is
-  ``<rootfs>/var/lib/sedna/database.db``; it counts Datasets and checks triggers every 60 s (not configurable).
+  ``<rootfs>/var/lib/sedna/database.db``; it counts Datasets and checks triggers every 60 s (not configurable). It
+  writes a deploy Model's file at the Model's URL without its rootfs prefix (``updateDeployModelFile``), so the
+  Models of the tests that run it lie under their temporary directory (``MixedSedna.host_path``).
 
 Unlike ours they cannot bind port 0 and say which port they got: they are given a port free a moment before, which
 another process may take first. So a start counts only once the Go process itself listens on that port (its own
 socket, looked up in ``/proc``, not merely something answering there), and a Go program that exits because the
-port was taken is started again on another, at most ``BIND_ATTEMPTS`` times.
+port was taken is started again on another (``procs.retry_while_port_taken``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import lzma
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,7 +80,12 @@ def go_binaries(cache: Path) -> GoBinaries | str:
                 f"holding sedna-gm and sedna-lc, plain or .xz)")
     gm, lc = found["sedna-gm"], found["sedna-lc"]
     assert gm is not None and lc is not None
-    probe = subprocess.run([str(lc), "--help"], capture_output=True, timeout=30)
+    # its database opens before its flags are read, at $ROOTFS_MOUNT_DIR/var/lib/sedna (default /rootfs): even
+    # --help would make /rootfs/var/lib/sedna/database.db on the host
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="sedna-lc-probe-", dir=cache) as rootfs:
+        probe = subprocess.run([str(lc), "--help"], capture_output=True, timeout=30,
+                               env={**os.environ, "ROOTFS_MOUNT_DIR": rootfs})
     if probe.returncode not in (0, 2) and b"Usage" not in probe.stdout + probe.stderr:
         return f"Go Sedna's sedna-lc does not run here: {(probe.stdout + probe.stderr)[-300:]!r}"
     return GoBinaries(gm, lc)

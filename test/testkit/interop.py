@@ -4,10 +4,15 @@ real SDK in them, ``sdk=``).
 
     edge = start_mixed(procs, tmp, go, gm="ours", lc="go")    # our sedna-gm, Go's sedna-lc on edge-1 and edge-2
     edge.create("datasets", "Dataset", "ds", {...}); edge.holds("edge-1", "dataset", "ds")
+
+Every program writes under ``tmp``: a node's host path ``P`` is ``<tmp>/rootfs-<node>/P``, and the Models' URLs are
+host paths under ``tmp`` too (``host_path``), because Go's LC writes a deploy Model's file at its URL without the
+rootfs prefix (on a cluster: into its own container). ``RootEntries`` checks that the host's ``/`` is left as found.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +32,7 @@ from .procs import (
 )
 from .wait import wait_for
 
-__all__ = ["NODES", "NS", "MixedSedna", "start_mixed"]
+__all__ = ["NODES", "NS", "MixedSedna", "RootEntries", "start_mixed"]
 
 NS = "default"
 NODES = ("edge-1", "edge-2")
@@ -79,6 +84,11 @@ class MixedSedna:
     def status(self, resource: str, name: str) -> dict[str, Any]:
         return self.get(resource, name).get("status") or {}
 
+    def host_path(self, path: str) -> str:
+        """``path`` moved under this system's temporary directory (``/m/x.pb`` -> ``<tmp>/hostpaths/m/x.pb``): a
+        host path that an LC writing without its rootfs prefix (Go's, a deploy Model's file) writes under ``tmp``."""
+        return f"{self.procs.tmp.resolve()}/hostpaths/{path.lstrip('/')}"
+
     def write(self, node: str, host_path: str, text: str) -> Path:
         path = self.rootfs[node] / host_path.lstrip("/")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,6 +105,18 @@ class MixedSedna:
 
     def log(self, name: str) -> str:
         return self.procs.log(name)
+
+
+class RootEntries:
+    """The names in a directory (the host's ``/``) when made; ``added()``: those there now that were not then. A
+    test's programs write under its temporary directory only: an entry added at ``/`` is what one wrote outside."""
+
+    def __init__(self, root: Path = Path("/")) -> None:
+        self.root = root
+        self.before = frozenset(os.listdir(root))
+
+    def added(self) -> list[str]:
+        return sorted(set(os.listdir(self.root)) - self.before)
 
 
 def go_lc_holds(rootfs: Path, kind: str, namespace: str, name: str) -> bool:

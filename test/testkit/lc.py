@@ -1,6 +1,7 @@
 """``RunningLC``: a whole ``LocalController`` in this process (worker API on a free port, database and rootfs under a
 temporary directory), connected to a GM written in the test (``FakeGM``) or to any address; ``lc_resource``: what
-an LC (in this process or another) holds in its database."""
+an LC (in this process or another) holds in its database; ``RecordingManager``: a manager that records the worker
+reports it is given (for ``delivery.WorkerReports`` on its own)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,24 @@ from prometheus_client import CollectorRegistry
 from localcontroller.app import LocalController
 from localcontroller.config import LCConfig
 from localcontroller.store import Store
+from localcontroller.worker import WorkerMessage
 
 from .edgepeers import FakeGM
 from .procs import http_get
 from .wait import wait_for
 
-__all__ = ["RunningLC", "lc_resource"]
+__all__ = ["RecordingManager", "RunningLC", "lc_resource"]
+
+
+class RecordingManager:
+    """A manager of ``kind`` whose ``messages`` are the worker reports it was given, in order."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.messages: list[WorkerMessage] = []
+
+    def add_worker_message(self, message: WorkerMessage) -> None:
+        self.messages.append(message)
 
 
 class RunningLC:

@@ -4,7 +4,8 @@
   data).
 * ``reported_condition(report, now)``: the condition an LC report becomes: ``status: True``, ``message: "reported by
   lc"`` (``"reported by lc: <reason>"`` when our LC says why a stage failed: the report's optional ``message``,
-  which a Go LC never sends), ``data`` = JSON of ``{input, output}`` keeping only the fields Go's types have, in
+  which a Go LC never sends; with its optional ``reason``, a CamelCase word such as ``PathOutsideJob``, that is the
+  condition's ``reason``), ``data`` = JSON of ``{input, output}`` keeping only the fields Go's types have, in
   Go's field order.
 * ``parse_report(content)``: ``{"phase", "status", "input"?, "output"?}`` → ``Report``; anything Go's
   ``updateFromEdge`` refuses (unknown phase or status, a field of the wrong type) raises ``InvalidReport``.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -54,6 +56,7 @@ __all__ = [
 
 REPORTED_BY_LC = "reported by lc"
 MAX_REASON_CHARS = 1024  # an LC's reason beyond this is cut (a condition's message stays small)
+_EVENT_REASON = re.compile(r"[A-Z][A-Za-z0-9]{0,127}")
 _PHASES = {s.lower(): s for s in STAGES}
 _STATUSES = {t.lower(): t for t in (READY, COMPLETED, FAILED, WAITING)}
 
@@ -64,6 +67,7 @@ class Report:
     type: str
     data: dict[str, Any]  # {input?, output?} normalized as Go marshals IncrementalCondData
     reason: str = ""  # the LC's optional "message": why the stage failed
+    event_reason: str = ""  # the LC's optional "reason" (a CamelCase word, e.g. PathOutsideJob)
 
 
 def gm_condition(stage: str, ctype: str, now: str) -> dict[str, Any]:
@@ -73,6 +77,8 @@ def gm_condition(stage: str, ctype: str, now: str) -> dict[str, Any]:
 def reported_condition(report: Report, now: str) -> dict[str, Any]:
     cond = gm_condition(report.stage, report.type, now)
     cond["message"] = f"{REPORTED_BY_LC}: {report.reason}" if report.reason else REPORTED_BY_LC
+    if report.event_reason:
+        cond["reason"] = report.event_reason
     cond["data"] = go_json(report.data, sort_keys=False)  # struct order, maps sorted
     return cond
 
@@ -161,7 +167,10 @@ def parse_report(content: Mapping[str, Any]) -> Report:
     reason = " ".join(reason.split()) if isinstance(reason, str) else ""
     if len(reason) > MAX_REASON_CHARS:
         reason = reason[:MAX_REASON_CHARS - 1] + "…"
-    return Report(_PHASES[phase.lower()], _STATUSES[status.lower()], data, reason)
+    event_reason = content.get("reason")  # an extension too: ignored unless a CamelCase word
+    if not isinstance(event_reason, str) or not _EVENT_REASON.fullmatch(event_reason):
+        event_reason = ""
+    return Report(_PHASES[phase.lower()], _STATUSES[status.lower()], data, reason, event_reason)
 
 
 def _part(value: Any, where: str, strings: tuple[str, ...]) -> dict[str, Any]:

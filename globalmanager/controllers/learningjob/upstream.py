@@ -2,9 +2,12 @@
 
 Accepted content: ``{"phase": train|eval|deploy, "status": ready|completed|failed|waiting, "input"?: {"model"?,
 "models"?, "dataURL"?, "dataIndexURL"?, "outputDir"?}, "output"?: {"model"?, "models"?}}`` (phase and status in any
-case; other fields ignored). It becomes an appended condition ``{type, stage, status: "True", message: "reported by
+case; other fields ignored), relayed by a node entitled to it (``entitlement``: a worker's report from that
+worker's node, the LC's own from the job's resident node or a node running one of its workers; else
+``NotEntitled``). It becomes an appended condition ``{type, stage, status: "True", message: "reported by
 lc", data: JSON({input, output})}``; with our LC's optional ``message`` (why a stage failed or did not deploy),
-``"reported by lc: <message>"`` and a Warning Event (reason ``<Stage><Type>``, e.g. ``DeployFailed``). Anything
+``"reported by lc: <message>"`` and a Warning Event (reason ``<Stage><Type>``, e.g. ``DeployFailed``, or the
+report's optional ``reason``, e.g. ``PathOutsideJob``, which the condition carries too). Anything
 else (a worker's ``running``, phase ``inference``, a field of the wrong type) raises ``InvalidReport``: the edge link
 logs and counts it, as Go returns an error.
 
@@ -39,6 +42,7 @@ from .conditions import (
     parse_report,
     reported_condition,
 )
+from .entitlement import check_entitled
 
 __all__ = ["APPLIED", "OUT_OF_STAGE", "RESENT", "StatusExtra", "apply_report", "from_edge"]
 
@@ -63,6 +67,7 @@ def apply_report(ctx: KindContext[Any], msg: UpstreamMessage, extra: StatusExtra
     if job is None:
         ctx.log_report_dropped(msg, f"no such {ctx.kind}")
         return
+    check_entitled(ctx, job, msg, report)
     condition = reported_condition(report, ctx.now())
     outcome = {"result": APPLIED, "why": "", "at": "", "filled": ""}
 
@@ -110,4 +115,4 @@ def apply_report(ctx: KindContext[Any], msg: UpstreamMessage, extra: StatusExtra
     else:
         log.info("report applied", uid=meta.uid(job), **fields)
         if report.reason:  # the LC says why a stage failed or did nothing: kubectl describe shows it
-            ctx.events.event(job, WARNING, f"{report.stage}{report.type}", report.reason)
+            ctx.events.event(job, WARNING, report.event_reason or f"{report.stage}{report.type}", report.reason)

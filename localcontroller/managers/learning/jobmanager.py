@@ -26,7 +26,7 @@ from __future__ import annotations
 import posixpath
 import threading
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -44,6 +44,8 @@ from ..base import ManagerContext
 from ..dataset import DatasetSamples
 from .conditions import CurrentStage, current_stage
 from .datafiles import DataFiles, write_samples
+from .errors import NotReady, StageFailed
+from .places import JobPlaces
 from .roundstate import RoundState
 
 __all__ = ["RETRY_SECONDS", "Handler", "JobManager", "JobRecord", "NotReady", "StageFailed", "upstream_message"]
@@ -59,29 +61,19 @@ class ModelLookup(Protocol):
     def get(self, namespace: str, name: str) -> Mapping[str, Any] | None: ...
 
 
-class NotReady(Exception):
-    """Something a step needs is not there yet (the message says what); the step is retried."""
-
-
-class StageFailed(Exception):
-    """The stage cannot proceed; reported as ``<Stage>/Failed`` with ``message`` (and ``input`` when known)."""
-
-    def __init__(self, message: str, input_section: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.input = input_section
-
-
 def upstream_message(phase: str, status: str, input_section: Mapping[str, Any] | None = None,
-                     message: str = "") -> dict[str, Any]:
+                     message: str = "", reason: str = "") -> dict[str, Any]:
     """Go's ``UpstreamMessage`` as it marshals (``input`` omitted when absent, its empty fields omitted, ``output``
-    always, here ``null``), plus our optional ``message`` (a reason a Go GM ignores)."""
+    always, here ``null``), plus our optional ``message`` (why, for people) and ``reason`` (a CamelCase word for the
+    GM's Event), which a Go GM ignores."""
     content: dict[str, Any] = {"phase": phase, "status": status}
     if input_section is not None:
         content["input"] = {k: v for k, v in input_section.items() if v}
     content["output"] = None
     if message:
         content["message"] = message
+    if reason:
+        content["reason"] = reason
     return content
 
 
@@ -275,6 +267,15 @@ class JobManager:
             return "spec.dataset.name is empty"
         return ""
 
+    def model_urls(self, rec: JobRecord) -> list[str]:
+        """The URLs of the job's Models: their directories are the job's places besides ``outputDir``."""
+        return []
+
+    def confine(self, rec: JobRecord, models: Sequence[Mapping[str, Any]], what: str) -> None:
+        """``PathOutsideJob`` unless every one of ``models`` (a worker reported them) lies in the job's places."""
+        config = self.ctx.config
+        JobPlaces.of(config.rootfs, config.db_path, self.output_dir(rec), self.model_urls(rec)).confine(models, what)
+
     def job_storage(self, rec: JobRecord) -> Storage:
         return self.storages.for_object(rec.obj)
 
@@ -436,7 +437,7 @@ class JobManager:
             if rec.state.reported_problem == exc.message:
                 self._note(rec, "the job cannot start a round", exc.message, warning=True)
                 return
-            content = upstream_message(current.stage, StageConditionType.FAILED, exc.input, exc.message)
+            content = upstream_message(current.stage, StageConditionType.FAILED, exc.input, exc.message, exc.reason)
             state = rec.state.copy()
             state.reported_problem = exc.message
             self.ctx.report(rec.namespace, self.report_kind, rec.name, content,
@@ -444,7 +445,7 @@ class JobManager:
             rec.state = state
         else:
             self.answer(rec, current, action,
-                        upstream_message(current.stage, StageConditionType.FAILED, exc.input, exc.message))
+                        upstream_message(current.stage, StageConditionType.FAILED, exc.input, exc.message, exc.reason))
         rec.problem = exc.message
         self.log.error("stage failed; reported", object=rec.key, stage=current.stage, reason=exc.message)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sedna_test_helpers import NOW, NS, Harness, dataset, model
+from testkit import wait_for
 
 from apis import meta
 from apis import resources as r
@@ -16,6 +17,7 @@ from globalmanager.controllers.learningjob.conditions import REPORTED_BY_LC
 from globalmanager.controllers.learningjob.controller import to_edge
 from globalmanager.controllers.learningjob.placement import EdgePlacement
 from globalmanager.controllers.model import ModelController
+from globalmanager.messagelayer.dispatcher import Outcome, Report, UpstreamDispatcher
 
 IL_KIND, LL_KIND = "IncrementalLearningJob", "LifelongLearningJob"
 LC = "http://lc.test:9100"
@@ -168,3 +170,23 @@ class LearningHarness(Harness):
     def report(self, name: str, node: str, content: dict[str, Any]) -> None:
         self.refresh()
         self.edge.report(node, NS, self.job_resource.resource[:-1], name, content)
+
+
+def dispatch(h: LearningHarness, *messages: Any) -> list[Any]:
+    """The outcomes of ``messages`` (``UpstreamMessage``s) handled through the edge link's upstream dispatcher with
+    the harness's handler for its kind, in order."""
+
+
+    kind = h.job_resource.resource[:-1]
+    outcomes: list[Outcome] = []
+    dispatcher = UpstreamDispatcher(lambda report, outcome: outcomes.append(outcome), workers=1)
+    dispatcher.add_handler(kind, h.edge.handlers[kind])
+    dispatcher.start()
+    try:
+        h.refresh()
+        for i, message in enumerate(messages):
+            dispatcher.submit(Report(message, id=str(i)))
+        wait_for("the reports handled", lambda: len(outcomes) == len(messages))
+    finally:
+        dispatcher.stop()
+    return outcomes

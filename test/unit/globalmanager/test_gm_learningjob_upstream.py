@@ -16,18 +16,18 @@ from learningjob_test_helpers import (
     TRAIN_READY,
     LearningHarness,
     condition,
+    dispatch,
     il_job,
     ll_job,
     refs_for,
 )
 from sedna_test_helpers import NOW, NS
-from testkit import wait_for
 
 from apis import errors, meta
 from apis import resources as r
 from globalmanager.controllers.learningjob.conditions import parse_report, reported_condition
 from globalmanager.controllers.lifelonglearning.upstream import knowledge_base
-from globalmanager.messagelayer.dispatcher import Outcome, Report, UpstreamDispatcher
+from globalmanager.messagelayer.dispatcher import Outcome
 from globalmanager.runtime.edge import InvalidReport, UpstreamMessage
 
 
@@ -98,17 +98,9 @@ def test_refused_reports(harness, content, why):
 
 def test_a_refused_report_is_counted_by_the_edge_link(harness):
     h = harness()
-    outcomes: list[Outcome] = []
-    dispatcher = UpstreamDispatcher(lambda report, outcome: outcomes.append(outcome), workers=1)
-    dispatcher.add_handler("incrementallearningjob", h.edge.handlers["incrementallearningjob"])
-    dispatcher.start()
-    try:
-        for content in ({"phase": "inference", "status": "running"}, {"phase": "train", "status": "ready"}):
-            dispatcher.submit(Report(UpstreamMessage("ds-node", NS, "incrementallearningjob", "il", "status", content),
-                                     id="1"))
-        wait_for("both reports handled", lambda: len(outcomes) == 2)
-    finally:
-        dispatcher.stop()
+    outcomes = dispatch(h, *(UpstreamMessage("ds-node", NS, "incrementallearningjob", "il", "status", content)
+                             for content in ({"phase": "inference", "status": "running"},
+                                             {"phase": "train", "status": "ready"})))
     assert outcomes[0].reason == "invalid_report" and "invalid condition stage" in outcomes[0].error
     assert outcomes[1] == Outcome()
     assert h.states("il") == [("Train", "Waiting"), ("Train", "Ready")]
@@ -143,6 +135,20 @@ def test_the_lcs_reason_for_a_failure_becomes_the_condition_message(harness):
     h.step("il")  # Failed → Train/Waiting; the LC's reason stays on its condition
     assert h.states("il")[-2:] == [("Deploy", "Failed"), ("Train", "Waiting")]
     assert h.conditions("il")[-2]["message"] == f"reported by lc: {reason}"
+
+
+@pytest.mark.parametrize("reason,shown", [("PathOutsideJob", "PathOutsideJob"), ("not a word", ""), (7, ""),
+                                          ("X" * 129, "")])
+def test_the_lcs_event_reason_names_the_condition_and_the_warning_event(harness, reason, shown):
+    message = "the trained model for the deploy model: '/var/lib/sedna/database.db' is in the LC's own state"
+    h = harness()
+    h.set_conditions("il", condition("Train", "Waiting"), condition("Deploy", "Waiting"))
+    h.report("il", "eval-node", {"phase": "deploy", "status": "failed", "output": None, "message": message,
+                                 "reason": reason})
+    failed = h.conditions("il")[-1]
+    assert (failed["stage"], failed["type"], failed.get("reason", "")) == ("Deploy", "Failed", shown)
+    assert failed["message"] == f"reported by lc: {message}"
+    assert h.events() == [("Warning", shown or "DeployFailed", message)]
 
 
 # -- recorded once ---------------------------------------------------------------------------------------------------
@@ -187,7 +193,7 @@ def test_a_report_racing_a_gm_write_is_kept(harness):
         return False, None, None
 
     h.cs.prepend_reactor("update", "incrementallearningjobs", interleave)
-    h.report("il", "ds-node", {"phase": "train", "status": "completed", "output": {"models": []}})
+    h.report("il", "train-node", {"phase": "train", "status": "completed", "output": {"models": []}})
     assert h.states("il") == [("Train", "Waiting"), ("Train", "Starting"), ("Train", "Completed")]
 
 
@@ -230,7 +236,7 @@ def test_concurrent_reports_and_status_writes_lose_nothing(harness):
     runner.start()
     try:
         for i in range(20):  # reports a stage waiting for its answer may get (a Go LC's "waiting")
-            h.edge.report("ds-node", NS, "incrementallearningjob", "il",
+            h.edge.report("train-node", NS, "incrementallearningjob", "il",
                           {"phase": "train", "status": "waiting", "output": {"models": [{"url": f"/m/{i}"}]}})
     finally:
         stop.set()
@@ -271,14 +277,14 @@ def test_a_report_that_does_not_answer_the_current_stage_is_not_applied_and_coun
     h = harness()
     h.set_conditions("il", *conditions)
     before = h.conditions("il")
+    node = "train-node" if content.get("output") else "deploy-node"  # a node entitled to the report
     with structlog.testing.capture_logs() as logs:
-        h.report("il", "deploy-node", content)
+        h.report("il", node, content)
     assert h.conditions("il") == before
     assert edge_reports(h, "out_of_stage") == 1 and edge_reports(h, "applied") == 0
     [line] = [e for e in logs if e["event"].startswith("report not applied")]
     last = f"{conditions[-1]['stage']}/{conditions[-1]['type']}" if conditions else "/"
-    assert (line["log_level"], line["key"], line["node"], line["current"]) == ("warning", "default/il",
-                                                                               "deploy-node", last)
+    assert (line["log_level"], line["key"], line["node"], line["current"]) == ("warning", "default/il", node, last)
 
 
 def test_reports_answering_the_current_stage_are_applied(harness):

@@ -35,7 +35,7 @@ class Worker:
                                limits=limits)
         self.server.start()
 
-    def deliver(self, message: WorkerMessage) -> str:
+    def deliver(self, message: WorkerMessage, client: str = "") -> str:
         if self.refuse:
             raise ReportRefused(self.refuse, retry_after=7)
         self.delivered.append(message)

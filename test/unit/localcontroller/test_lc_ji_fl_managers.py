@@ -1,7 +1,8 @@
 """sedna-lc's joint-inference and federated-learning managers against a GM written in the test from the protocol
 (``testkit.FakeGM``): the object the GM sends is held (and persisted), worker reports posted to the worker API as
 Sedna's SDK posts them go upstream exactly as Go Sedna's LC marshals them, reports about objects this node does not
-hold are dropped with the reason logged (the SDK's quirks included)."""
+hold are kept until they arrive (the SDK's quirks included: a report for the SDK's default owner ``sedna`` goes to the
+one service of its kind the node holds in its namespace)."""
 
 from __future__ import annotations
 
@@ -139,7 +140,6 @@ def test_reports_about_objects_the_node_does_not_hold_are_kept_not_relayed(edge)
     edge.wait_held(FL, "surface")
     with structlog.testing.capture_logs() as logs:
         post(edge.lc, ji_report(owner="other"))
-        post(edge.lc, ji_report(owner="sedna"))  # the SDK: JOB_NAME's default shadows SERVICE_NAME
         post(edge.lc, fl_report(owner="other"))
         post(edge.lc, fl_report(owner="other", ownerKind="default"))  # no object of that name yet
         post(edge.lc, ji_report(namespace="elsewhere"))
@@ -150,12 +150,59 @@ def test_reports_about_objects_the_node_does_not_hold_are_kept_not_relayed(edge)
     assert header["resourceName"] == "helmet" and content["output"]["ownerInfo"] == OWNER_INFO
     kept = [e for e in logs if e["event"].startswith("kept a worker report")]
     assert [(e["owner_kind"], e["object"]) for e in kept] == [
-        (JI, f"{NS}/other"), (JI, f"{NS}/sedna"), (FL, f"{NS}/other"), ("default", f"{NS}/other"),
-        (JI, "elsewhere/helmet")]
-    assert "JOB_NAME" in kept[1]["hint"] and "hint" not in kept[0]
-    assert metric_value(edge.lc.url + "/metrics", "sedna_lc_worker_reports_total", result="pending") == 5
+        (JI, f"{NS}/other"), (FL, f"{NS}/other"), ("default", f"{NS}/other"), (JI, "elsewhere/helmet")]
+    assert metric_value(edge.lc.url + "/metrics", "sedna_lc_worker_reports_total", result="pending") == 4
     assert metric_value(edge.lc.url + "/metrics", "sedna_lc_worker_reports_total", result="unhandled") == 1
-    assert edge.lc.lc.store.pending_usage()[0] == 5 and edge.lc.lc.store.pending_reports() == 0
+    assert edge.lc.lc.store.pending_usage()[0] == 4 and edge.lc.lc.store.pending_reports() == 0
+
+
+ATTRIBUTED = "worker report for ownerName 'sedna'"
+
+
+def test_a_report_for_the_sdks_default_owner_goes_to_the_one_service_of_its_kind_in_its_namespace(edge):
+    """Issue 39 item 2: Go's GM gives a joint inference worker no JOB_NAME, so the SDK reports for owner ``sedna``
+    (its JOB_NAME default shadows SERVICE_NAME); the one JointInferenceService this node holds in the report's
+    namespace is the job of that worker, and the report goes to it, with a log line saying so."""
+    edge.send(JI, "insert", ji_service())
+    edge.send(FL, "insert", fl_job())  # another kind: not a candidate
+    edge.wait_held(JI, "helmet")
+    edge.wait_held(FL, "surface")
+    with structlog.testing.capture_logs() as logs:
+        post(edge.lc, ji_report(owner="sedna"))
+        post(edge.lc, ji_report(owner="sedna"))
+    for _ in range(2):
+        header, content = edge.next_status()
+        assert header == {"namespace": NS, "resourceKind": JI, "resourceName": "helmet", "operation": "status"}
+        assert content["output"]["ownerInfo"] == OWNER_INFO
+    said = [e for e in logs if e["event"].startswith(ATTRIBUTED)]
+    assert [(e["log_level"], e["object"], e["worker"]) for e in said] == [
+        ("info", f"{NS}/helmet", "edgeworker-abcde"), ("debug", f"{NS}/helmet", "edgeworker-abcde")]
+    assert metric_value(edge.lc.url + "/metrics", "sedna_lc_worker_reports_total", result="ok") == 2
+
+
+def test_a_report_for_the_sdks_default_owner_is_kept_while_its_service_is_not_the_only_one(edge):
+    edge.send(JI, "insert", ji_service())
+    edge.send(JI, "insert", ji_service("second"))
+    edge.wait_held(JI, "second")
+    with structlog.testing.capture_logs() as logs:
+        post(edge.lc, ji_report(owner="sedna", namespace="other"))  # no service in its namespace
+        post(edge.lc, ji_report(owner="sedna"))  # two services in the namespace: which one is not known
+    kept = [e for e in logs if e["event"].startswith("kept a worker report")]
+    assert [e["object"] for e in kept] == ["other/sedna", f"{NS}/sedna"]
+    assert all("JOB_NAME" in e["hint"] for e in kept)
+    assert not [e for e in logs if e["event"].startswith(ATTRIBUTED)]
+    assert edge.lc.lc.store.pending_usage()[0] == 2 and edge.lc.lc.store.pending_reports() == 0
+
+
+def test_reports_kept_for_the_sdks_default_owner_go_to_the_service_that_arrives_alone(edge):
+    post(edge.lc, ji_report(owner="sedna", ownerInfo={**OWNER_INFO, "inferenceNumber": 1}))
+    post(edge.lc, ji_report(owner="sedna", namespace="elsewhere"))  # another namespace: stays kept
+    with structlog.testing.capture_logs() as logs:
+        edge.send(JI, "insert", ji_service())
+        header, content = edge.next_status()
+    assert header["resourceName"] == "helmet" and content["output"]["ownerInfo"]["inferenceNumber"] == 1
+    assert [e["object"] for e in logs if e["event"].startswith(ATTRIBUTED)] == [f"{NS}/helmet"]
+    wait_for("the attributed report handed over", lambda: edge.lc.lc.store.pending_usage()[0], check=lambda n: n == 1)
 
 
 def test_a_report_of_the_sdks_default_kind_reaches_the_one_object_of_its_name(edge):

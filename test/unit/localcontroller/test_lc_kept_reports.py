@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import structlog.testing
 from testkit import FakeGM, make_frame, wait_for
-from testkit.lc import RunningLC
+from testkit.lc import RecordingManager, RunningLC
 
 from localcontroller.delivery import OutboxLimits, PendingLimits, WorkerReports
 from localcontroller.downstream import Change
@@ -151,16 +151,6 @@ def test_a_full_outbox_answers_503_until_it_drains(tmp_path):
 
 
 # -- WorkerReports on its own: age bound with a clock ---------------------------------------------------------------
-class Recorder:
-    kind = JI
-
-    def __init__(self) -> None:
-        self.messages: list[WorkerMessage] = []
-
-    def add_worker_message(self, message: WorkerMessage) -> None:
-        self.messages.append(message)
-
-
 def message(number: int, owner_kind: str = JI) -> WorkerMessage:
     return WorkerMessage(name="w", namespace=NS, owner_name="helmet", owner_kind=owner_kind, kind="inference",
                          owner_info={"inferenceNumber": number})
@@ -169,7 +159,7 @@ def message(number: int, owner_kind: str = JI) -> WorkerMessage:
 def test_a_kept_report_older_than_the_age_bound_is_dropped_with_a_log(tmp_path):
     store = Store(str(tmp_path / "lc.db"))
     now = [1000.0]
-    manager = Recorder()
+    manager = RecordingManager(JI)
     reports = WorkerReports(store, {JI: manager}, PendingLimits(max_age=60), clock=lambda: now[0])
     assert reports.deliver(message(1)) == KEPT
     now[0] += 30
@@ -178,14 +168,15 @@ def test_a_kept_report_older_than_the_age_bound_is_dropped_with_a_log(tmp_path):
     with structlog.testing.capture_logs() as logs:
         reports.arrived(JI, NS, "helmet")
     assert [m.owner_info["inferenceNumber"] for m in manager.messages] == [2]
-    dropped = [e for e in logs if e["event"].startswith("dropped a kept worker report")]
-    assert len(dropped) == 1 and dropped[0]["object"] == f"{NS}/helmet" and dropped[0]["age_seconds"] == 61
+    dropped = [e for e in logs if e["event"].startswith("dropped worker reports kept for jobs that did not arrive")]
+    assert len(dropped) == 1 and dropped[0]["examples"] == [f"{JI} {NS}/helmet"]
+    assert (dropped[0]["reports"], dropped[0]["oldest_seconds"]) == (1, 61)
     store.close()
 
 
 def test_the_sdks_default_kind_is_kept_and_given_to_the_job_of_its_name(tmp_path):
     store = Store(str(tmp_path / "lc.db"))
-    manager = Recorder()
+    manager = RecordingManager(JI)
     reports = WorkerReports(store, {JI: manager})
     assert reports.deliver(message(1, owner_kind="default")) == KEPT
     assert reports.deliver(message(2, owner_kind="nosuchkind")) == "unhandled"  # as Go's LC
@@ -196,7 +187,7 @@ def test_the_sdks_default_kind_is_kept_and_given_to_the_job_of_its_name(tmp_path
 
 def test_refused_is_raised_not_kept_past_the_count_bound(tmp_path):
     store = Store(str(tmp_path / "lc.db"))
-    reports = WorkerReports(store, {JI: Recorder()}, PendingLimits(max_reports=1))
+    reports = WorkerReports(store, {JI: RecordingManager(JI)}, PendingLimits(max_reports=1))
     reports.deliver(message(1))
     with pytest.raises(ReportRefused):
         reports.deliver(message(2))
@@ -204,11 +195,11 @@ def test_refused_is_raised_not_kept_past_the_count_bound(tmp_path):
     store.close()
 
 
-class Relayer(Recorder):
+class Relayer(RecordingManager):
     """A manager that relays each worker report to the outbox in the calling thread, as the real ones do."""
 
     def __init__(self, store: Store) -> None:
-        super().__init__()
+        super().__init__(JI)
         self.store = store
 
     def add_worker_message(self, message: WorkerMessage) -> None:

@@ -44,7 +44,7 @@ class Served:
         self.server = LCServer("127.0.0.1", 0, self.metrics, self.deliver, self.connected.is_set)
         self.server.start()
 
-    def deliver(self, message: WorkerMessage) -> str:
+    def deliver(self, message: WorkerMessage, client: str = "") -> str:
         self.delivered.append(message)
         return UNHANDLED if message.owner_kind == "unknownkind" else DELIVERED
 

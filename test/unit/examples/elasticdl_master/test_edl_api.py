@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from testkit.rawhttp import exchange, statuses
 
 from examples.elasticdl_master.api import MAX_BODY, WorkerAPI
 from examples.elasticdl_master.client import MasterClient, MasterError
@@ -181,3 +182,16 @@ def test_an_unexpected_error_is_a_500_and_the_server_keeps_serving(harness):
         assert raw(server, "GET", "/api/v1/num_workers", headers={}) == (200, {"num_workers": 1})
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("lengths", [("2", "40"), ("\u00b2",)])
+def test_content_lengths_that_cannot_frame_the_body_are_400_and_close(api, lengths):
+    """Two different ``Content-Length`` fields (the bytes after the first length were read as a second request:
+    smuggled), or one that is not ASCII digits (``int`` refused it: a 500)."""
+    server, _ = api
+    smuggled = b'POST /api/v1/num_workers HTTP/1.1\r\nContent-Length: 17\r\n\r\n{"num_workers":5}'
+    head = "POST /api/v1/tasks/get HTTP/1.1\r\nHost: x\r\n" + "".join(f"Content-Length: {n}\r\n" for n in lengths)
+    answer = exchange(server.port, head.encode("latin-1") + b"\r\n{}" + smuggled)  # until the server closes
+    assert statuses(answer) == [400], answer
+    assert b"Content-Length" in answer and b"\r\nConnection: close\r\n" in answer
+    assert MasterClient(server.url).call("GET", "/api/v1/num_workers") == {"num_workers": 2}
