@@ -17,9 +17,9 @@ server) with the bounds our programs need.
 * At most ``per_client_connections`` connections at once from one client address (``apis.connlimit``): one more is
   answered 503 with ``Retry-After`` (best effort: it is written before its request is read) and closed at once, so
   one client cannot take every slot.
-* Every refused request is logged: one line each for bad framing (client, status, reason), at most one line per
-  check interval for the deadlines (status, reason, count, some clients); waitress's own logger goes through the
-  process's logging like every other library.
+* Every refused request is logged: one line each for bad framing (client, status, reason); for the deadlines and the
+  per-client limit at most one line per client a minute (``apis.logthrottle``: the next says how many were not), so
+  a flood writes a few lines; waitress's own logger goes through the process's logging like every other library.
 * ``stop()`` lets the requests in flight finish (up to 5 s), then the event loop's own thread closes every socket and
   the wake-up pipe: no descriptor is closed by two threads, nor written after its close.
 * ``start()`` announces ``listening`` with ``server`` (the name given) and ``url`` (``apis.logs.announce_listening``):
@@ -42,8 +42,9 @@ from waitress.parser import HTTPRequestParser, ParsingError
 from waitress.server import TcpWSGIServer
 from waitress.utilities import Error
 
-from apis.connlimit import PerClientLimit
+from apis.connlimit import MAX_LOGGED_CLIENTS, OTHER_CLIENTS, PerClientLimit
 from apis.logs import announce_listening, get_logger
+from apis.logthrottle import LogThrottle
 from apis.netaddr import local_url
 
 __all__ = ["HTTPLimits", "HTTPServer", "WSGIApp"]
@@ -130,6 +131,7 @@ class _Server(TcpWSGIServer):
     channel_class = _Channel
     limits = HTTPLimits()
     client_limit = PerClientLimit(0, "http")
+    refusal_log: LogThrottle[str] = LogThrottle(max_keys=MAX_LOGGED_CLIENTS, overflow=OTHER_CLIENTS)
 
     def handle_accept(self) -> None:
         # waitress's accept, with the per-client limit between the accept and the channel
@@ -163,8 +165,7 @@ class _Server(TcpWSGIServer):
         clock = time.monotonic()
         request_deadline = self.limits.request_deadline
         header_deadline = min(self.limits.header_deadline, request_deadline)
-        timed_out: list[tuple[str, str]] = []  # (client, reason)
-        silent: list[str] = []
+        timed_out: list[tuple[str, int, str]] = []  # (client, status answered (0: closed unanswered), reason)
         # types-waitress declares active_channels as one HTTPChannel; it is waitress's map of fd -> channel
         for channel in list(self.active_channels.values()):  # type: ignore[attr-defined]
             with channel.requests_lock:
@@ -174,7 +175,7 @@ class _Server(TcpWSGIServer):
                 if request is None:  # between requests: only a connection that never sent a byte has a deadline
                     if channel.awaiting_first_byte and channel.accepted_at < clock - header_deadline:
                         channel.will_close = True
-                        silent.append(channel.client)
+                        timed_out.append((channel.client, 0, f"no request within {header_deadline:g} s"))
                     continue
                 if request.headers_finished:
                     deadline, reason = request_deadline, f"the request was not complete within {request_deadline:g} s"
@@ -188,13 +189,18 @@ class _Server(TcpWSGIServer):
                 channel.request = None
                 channel.requests.append(request)
                 self.add_task(channel)
-            timed_out.append((channel.client, reason))
-        if timed_out:
-            log.warning("refused an HTTP request", status=408, reason=timed_out[0][1], count=len(timed_out),
-                        clients=sorted({client for client, _ in timed_out})[:5])
-        if silent:
-            log.warning("closed connections that sent no request", within_seconds=header_deadline, count=len(silent),
-                        clients=sorted(set(silent))[:5])
+            timed_out.append((channel.client, 408, reason))
+        for client, status, reason in timed_out:
+            seen = self.refusal_log.admit(client)
+            if seen.due and status:
+                log.warning("refused an HTTP request", status=status, reason=reason, client=client, untold=seen.untold)
+            elif seen.due:
+                log.warning("closed a connection that sent no request", reason=reason, client=client,
+                            untold=seen.untold)
+        for client, untold in self.refusal_log.flush():
+            log.warning("refused HTTP requests past their deadlines, not logged one by one", client=client,
+                        untold=untold, interval_seconds=self.refusal_log.interval)
+        self.client_limit.flush_logs()
         # types-waitress says int; waitress passes time.time()
         super().maintenance(now)  # type: ignore[arg-type]
 
@@ -249,6 +255,7 @@ class HTTPServer:
         server = _Server(self._app, map=self._map, adj=adj, sockinfo=sockinfo)
         server.limits = limits
         server.client_limit = PerClientLimit(limits.per_client_connections, self._name)
+        server.refusal_log = LogThrottle(max_keys=MAX_LOGGED_CLIENTS, overflow=OTHER_CLIENTS)
         self._closing, self._loop_ended = threading.Event(), False
         self._httpd = server
         self._thread = threading.Thread(target=self._loop, args=(server,), name=self._name, daemon=True)

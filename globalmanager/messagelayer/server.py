@@ -257,6 +257,7 @@ class EdgeServer:
         for source, untold in self.refusal_log.flush():
             log.warning("refused connections not logged one by one", source=source, untold=untold,
                         interval_seconds=self.refusal_log.interval)
+        self._handshakes.flush_logs()
         self.layer.flush_logs()
 
     async def _recheck_credentials_forever(self) -> None:

@@ -52,7 +52,7 @@ def test_one_client_has_at_most_its_handshakes_under_way_and_a_finished_one_free
         with capture_library_logs() as logs:
             with socket.create_connection(("127.0.0.1", edge.port), timeout=10) as third:
                 assert closed_by_server(third)
-        assert any(e["event"] == "refusing connections from a client at its connection limit"
+        assert any(e["event"] == "refused a connection: the client is at its connection limit"
                    and e["server"] == "edge" for e in logs)
     finally:
         for sock in pending:
