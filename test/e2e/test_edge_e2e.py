@@ -371,7 +371,6 @@ def test_a_report_for_another_nodes_worker_is_refused_by_a_real_gm(procs, tmp_pa
         job = sedna.incremental_learning_jobs(NS).get("il")
         return [f"{c['stage']}/{c['type']}" for c in (job.get("status") or {}).get("conditions") or []]
 
-    wait_for("the GM's edge server", lambda: e.log_events("gm", "edge server listening"), timeout=30)
     resident = GoLC(f"ws://{e.gm_address}/", "edge-node-1")
     try:
         resident.recv_until(lambda h, c: h["resourceKind"] == "incrementallearningjob" and h["operation"] == "insert")
