@@ -155,10 +155,17 @@ class _Server(TcpWSGIServer):
         try:
             # _map: waitress's (absent from its stubs)
             self.channel_class(self, conn, addr, self.adj, map=self._map)  # type: ignore[attr-defined]
-        except BaseException:
+        except Exception:  # escaping, it would reach wasyncore's handler of the listener, which closes the server
+            log.exception("cannot set up an HTTP connection; closed it", client=client)
             self.client_limit.release(client)
             conn.close()
-            raise
+
+    def handle_close(self) -> None:
+        # wasyncore calls it for the listener only on an error of its socket (stop() closes through close()): the
+        # server then no longer accepts anything, which its probes show; say why
+        log.error("the HTTP server's listening socket failed: it accepts no more connections",
+                  server=self.client_limit.server)
+        super().handle_close()
 
     def maintenance(self, now: float) -> None:
         # deadlines first: an overdue request gets its 408 before the idle check could close its connection unanswered

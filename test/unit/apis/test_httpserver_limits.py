@@ -130,6 +130,28 @@ def holding(server: HTTPServer, count: int) -> Iterator[list[socket.socket]]:
             sock.close()
 
 
+def test_a_connection_that_cannot_be_set_up_is_closed_and_the_server_goes_on(server):
+    """An error setting up one connection used to reach wasyncore's handler of the listener, which closed the whole
+    server (its listener and its wake-up pipe)."""
+    httpd = server._httpd
+    assert httpd is not None
+    real = httpd.channel_class
+    failures = []
+
+    def failing_once(*args: object, **kwargs: object) -> object:
+        if not failures:
+            failures.append(1)
+            raise RuntimeError("cannot set up")
+        return real(*args, **kwargs)
+
+    httpd.channel_class = failing_once  # type: ignore[assignment]
+    with capture_library_logs() as logs:
+        assert exchange(server.port, b"") == b""  # closed at once
+    assert statuses(exchange(server.port, GET)) == [200]  # the server still serves
+    wait_for("every slot released", lambda: open_connections(server) == 0)
+    assert any(e["event"] == "cannot set up an HTTP connection; closed it" for e in logs)
+
+
 def test_start_announces_the_bound_url():
     with capture_library_logs() as logs:
         srv = serve()
