@@ -6,8 +6,8 @@ simulator; then the sample IncrementalLearningJob through a round on them, or an
     python -m hack.local_up ...   (the same, from the repository root)
 
 1. starts the sandbox API server (``python -m sandbox``) with the CRDs of ``charts/sedna/crds`` and its
-   pod simulator, writing a kubeconfig into the work directory (``kubectl --kubeconfig <it> get il,pods -w`` works
-   while this runs);
+   pod simulator, writing a kubeconfig into the work directory (``kubectl --kubeconfig <it> get il,pods``, and
+   ``get il -w`` and ``get pods -w`` in two terminals, work while this runs: kubectl watches one type at a time);
 2. starts ``sedna-gm`` (``python -m globalmanager.app --kubeconfig <it> --no-leader-elect``, its servers on free
    local ports: port 0, each announced in its log) and waits for /readyz and its edge link; the edge link takes a
    token per node (``websocket.nodeTokensDir``: the tokens are generated into ``<workdir>/edge-node-tokens/``), so no
@@ -213,16 +213,25 @@ def sample_problem(path: Path) -> str:
     return ""
 
 
-def watched_resources(samples: list[str]) -> str:
+def watched_resources(samples: list[str]) -> list[str]:
     """What to pass to ``kubectl get``: the resources of the samples' kinds (``il`` for the main job)."""
     if not samples:
-        return "il"
+        return ["il"]
     from apis import resources
 
     from .local_up_sample import load
 
-    names = {resources.lookup_kind(o["apiVersion"], o["kind"]).gvr.resource for p in samples for o in load(Path(p))}
-    return ",".join(sorted(names))
+    return sorted({resources.lookup_kind(o["apiVersion"], o["kind"]).gvr.resource for p in samples for o in load(Path(p))})
+
+
+def kubectl_hints(kubeconfig: Path, watched: list[str]) -> list[str]:
+    """The kubectl commands to follow a run with: every type at once without ``-w``, and one watch per type (kubectl
+    refuses ``-w`` with two: "you may only specify a single resource type", every version)."""
+    k = f"kubectl --kubeconfig {kubeconfig}"
+    others = "; likewise any other type above" if len(watched) > 1 else ""
+    return [f"{k} get {','.join([*watched, 'pods'])}",
+            f"{k} get {watched[0]} -w    (one type per watch, a terminal each{others})",
+            f"{k} get pods -w"]
 
 
 def run(args: argparse.Namespace, workdir: Path) -> int:
@@ -237,7 +246,8 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
     api = Process(
         "sandbox",
         [sys.executable, "-m", "sandbox", "--port", "0", "--crds", str(CRDS), "--kubeconfig-out", str(kubeconfig),
-         # only the samples' nodes exist, as on a cluster: a pod for a mistyped node stays Pending (FailedScheduling)
+         # only the samples' nodes exist, as on a cluster: a pod bound to a mistyped node stays Pending
+         # (FailedScheduling); the GM refuses the kinds that check their nodes first (NodeNotFound) and creates none
          "--strict-nodes", "--node", ",".join((*EDGE_NODES, CLOUD_NODE)), "--pod-logs-dir", str(workdir / "pod-logs")],
         workdir / "apiserver.log",
     )
@@ -249,7 +259,8 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
             say(f"sandbox API server did not start; see {workdir / 'apiserver.log'}")
             return 1
         say(f"    {line}")
-        say(f"    try: kubectl --kubeconfig {kubeconfig} get {watched_resources(args.sample)},pods -w")
+        for i, hint in enumerate(kubectl_hints(kubeconfig, watched_resources(args.sample))):
+            say(f"    {'try: ' if i == 0 else '     '}{hint}")
 
         # every server on port 0: each program announces the port it bound, which no other process can take first
         auth = edge_auth(args.edge_auth, workdir, EDGE_NODES)
@@ -316,7 +327,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
             ok = run_elastic_ai_job(cs, args, say)
         if args.keep_running:
             say(f"==> running until Ctrl-C or SIGTERM; kubectl --kubeconfig {kubeconfig} get "
-                f"{watched_resources(args.sample)},pods")
+                f"{','.join([*watched_resources(args.sample), 'pods'])}")
             while not STOP.wait(1) and gm.proc.poll() is None:
                 pass
         cs.close()
@@ -336,7 +347,8 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="sedna-local-up", description=__doc__.split("\n\n")[0])
-    p.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for each job (90)")
+    p.add_argument("--timeout", type=float, default=90.0,
+                   help="seconds to wait for each job; with --sample, for all the samples, followed at once (90)")
     p.add_argument("--keep-running", action="store_true", help="keep everything running after the jobs")
     p.add_argument("--elasticaijob", action="store_true",
                    help="after the main job, follow the sample ElasticAIJob until it succeeds (hack/local_up_eaijob.py)")

@@ -2,10 +2,13 @@
 local_up's nodes, followed to where that kind ends.
 
 1. The objects the sample names — Models (``model``, ``initialModel``, ``pretrainedModel``), Datasets (``dataset``)
-   and Secrets (``credentialName``, also a named Model's) — are looked up in the files beside the sample and in its
-   ``references/`` directory, and created first (namespace ``default`` unless set); a name found nowhere is said.
-2. A Dataset whose index file is missing on its node gets one (``images/<i>.jpg`` lines, a header first for csv):
-   enough samples for the train trigger of the job that uses it, else 10.
+   and Secrets (``credentialName``, also a named Model's) — are looked up in the files beside the sample, in its
+   ``references/`` directory, then in the bundled samples (``charts/sedna/samples/`` and its ``references/``: a sample
+   copied elsewhere alone still runs, and the file each object was taken from is said), and created first (namespace
+   ``default`` unless set); a name found nowhere is said, with the places looked in.
+2. A bundled sample's Dataset whose index file is missing on its node gets one, said as demo data (``images/<i>.jpg``
+   lines, a header first for csv): enough samples for the train trigger of the job that uses it, else 10. A Dataset
+   of a file of your own gets none: its missing file is said (the path to write), as the LC will report it.
 3. For a local run, what only time would bring is brought forward, and printed: an incremental or lifelong learning
    job's train trigger loses its daily ``timer`` window and checks every second (its ``condition`` stays), its deploy
    Model is polled every second, an ``s3://`` ``outputDir`` becomes that path on the node (there is no S3 endpoint
@@ -22,19 +25,20 @@ local_up's nodes, followed to where that kind ends.
    | FeatureExtraction-, ObjectSearch-, ObjectTrackingService | ``Running`` |
    | ReidJob, VideoAnalyticsJob, ElasticAIJob | ``Succeeded`` |
 
-   A ``Failed`` condition or phase ends it at once (its message printed).
+   Every sample is followed at once (``hack/local_up_follow.py``); a failure nothing in a local run cures ends the
+   run at once with its reason: a ``Failed`` condition or phase, ``NodeNotFound``, ``ModelNotFound``,
+   ``InvalidSpec``, a Dataset's ``URLNotFound``, a pod's ``FailedScheduling``… (that module's doc lists them).
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._procs import pause
+from ._procs import SAMPLES
 
 NS = "default"
 WORKER_DELAY = {"sandbox.sedna.io/worker-delay-seconds": "0.5"}
@@ -77,35 +81,76 @@ def referenced(obj: Any, namespace: str) -> Iterator[Key]:
             yield from referenced(item, namespace)
 
 
-def catalog(sample: Path) -> dict[Key, dict[str, Any]]:
-    """Every object of the YAML files beside the sample and in its ``references/``."""
-    found: dict[Key, dict[str, Any]] = {}
-    for path in sorted([*sample.parent.glob("*.yaml"), *(sample.parent / "references").glob("*.yaml")]):
-        for doc in load(path):
-            if isinstance(doc.get("metadata"), dict) and doc["metadata"].get("name"):
-                found.setdefault(key_of(doc), doc)
+@dataclass(frozen=True)
+class Found:
+    """An object and the file it was read from."""
+
+    obj: dict[str, Any]
+    path: Path
+
+    @property
+    def bundled(self) -> bool:
+        """Read from the bundled samples (``charts/sedna/samples/``)."""
+        return self.path.resolve().is_relative_to(SAMPLES.resolve())
+
+
+def search_dirs(sample: Path) -> list[Path]:
+    """Where the objects a sample names are looked up, in order: beside it, its ``references/``, then the bundled
+    samples' directory and theirs."""
+    dirs: list[Path] = []
+    for directory in (sample.parent, sample.parent / "references", SAMPLES, SAMPLES / "references"):
+        if directory.resolve() not in {d.resolve() for d in dirs}:
+            dirs.append(directory)
+    return dirs
+
+
+def catalog(sample: Path) -> dict[Key, Found]:
+    """Every object of the YAML files of ``search_dirs(sample)``; the first definition of a name wins."""
+    found: dict[Key, Found] = {}
+    for directory in search_dirs(sample):
+        for path in sorted(directory.glob("*.yaml")):
+            for doc in load(path):
+                if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict) and doc["metadata"].get("name"):
+                    found.setdefault(key_of(doc), Found(doc, path))
     return found
 
 
-def with_references(samples: list[dict[str, Any]], known: dict[Key, dict[str, Any]],
-                    say: Say) -> list[dict[str, Any]]:
-    """The objects the samples name (and those name, a Model's Secret), then the samples; each once."""
-    ordered: dict[Key, dict[str, Any]] = {}
-    wanted = [k for s in samples for k in referenced(s.get("spec"), key_of(s)[1])]
+def named_by(obj: dict[str, Any], known: dict[Key, Found]) -> list[Key]:
+    """The objects ``obj`` names and those they name (a Model's Secret), each once, in order."""
+    names: list[Key] = []
+    wanted = list(referenced(obj.get("spec"), key_of(obj)[1]))
     while wanted:
         key = wanted.pop(0)
-        if key in ordered or key in {key_of(s) for s in samples}:
-            continue
-        obj = known.get(key)
-        if obj is None:
-            say(f"==> the sample names {key[0]} {key[1]}/{key[2]}, found in no file beside it or in references/: "
-                "create it yourself")
-            continue
-        ordered[key] = obj
-        wanted += list(referenced(obj.get("spec"), key[1]))
+        if key not in names:
+            names.append(key)
+            if key in known:
+                wanted += list(referenced(known[key].obj.get("spec"), key[1]))
+    return names
+
+
+def with_references(samples: list[Found], known: dict[Key, Found], say: Say) -> list[Found]:
+    """The objects the samples name (and those name), then the samples; each once. Says where each was taken from
+    when it was not beside its sample, and where it was looked for when it was found nowhere."""
+    own = {key_of(s.obj) for s in samples}
+    ordered: dict[Key, Found] = {}
+    for sample in samples:
+        for key in named_by(sample.obj, known):
+            if key in ordered or key in own:
+                continue
+            found = known.get(key)
+            what = f"{key[0]} {key[1]}/{key[2]}"
+            if found is None:
+                places = ", ".join(f"{d}/*.yaml" for d in search_dirs(sample.path))
+                say(f"==> {sample.path.name} names {what}, defined in none of {places}: put a file that defines it "
+                    "beside the sample, or create it yourself")
+                continue
+            if found.path.parent not in (sample.path.parent, sample.path.parent / "references"):
+                say(f"==> {sample.path.name} names {what}: not beside it, taken from {found.path}")
+            ordered[key] = found
     # Secrets first, then Models and Datasets (the sample's own too): the GM reads them when a job comes
     order = ("Secret", "Model", "Dataset")
-    return sorted([*ordered.values(), *samples], key=lambda o: order.index(o["kind"]) if o["kind"] in order else 3)
+    return sorted([*ordered.values(), *samples],
+                  key=lambda f: order.index(f.obj["kind"]) if f.obj["kind"] in order else 3)
 
 
 def _templates(node: Any) -> Iterator[dict[str, Any]]:
@@ -168,94 +213,37 @@ def samples_needed(job: dict[str, Any]) -> int:
     return max(DEFAULT_SAMPLES, math.ceil((float(condition.get("threshold") or 0) + 1) / train_prob) + 10)
 
 
-def seed_datasets(objects: list[dict[str, Any]], rootfs: dict[str, Path], say: Say) -> None:
-    """Write the index file of each Dataset whose node is one of ours and whose file is missing (step 2)."""
+def seed_datasets(objects: list[Found], rootfs: dict[str, Path], say: Say) -> None:
+    """Write the missing index file of each bundled sample's Dataset on one of our nodes; say the missing file of
+    any other Dataset (step 2)."""
     needed: dict[tuple[str, str], int] = {}
-    for obj in objects:
-        if obj["kind"] in LEARNING_KINDS:
-            ds = ((obj.get("spec") or {}).get("dataset") or {}).get("name")
+    for found in objects:
+        if found.obj["kind"] in LEARNING_KINDS:
+            ds = ((found.obj.get("spec") or {}).get("dataset") or {}).get("name")
             if ds:
-                needed[(key_of(obj)[1], ds)] = samples_needed(obj)
-    for obj in objects:
-        if obj["kind"] != "Dataset":
+                needed[(key_of(found.obj)[1], ds)] = samples_needed(found.obj)
+    for found in objects:
+        if found.obj["kind"] != "Dataset":
             continue
-        spec = obj.get("spec") or {}
+        spec = found.obj.get("spec") or {}
         node, url = spec.get("nodeName", ""), spec.get("url", "")
         if node not in rootfs or not url.startswith("/"):
             continue
         path = rootfs[node] / url.lstrip("/")
         if path.exists():
             continue
-        count = needed.get(key_of(obj)[1:], DEFAULT_SAMPLES)
-        header = "image,label\n" if spec.get("format") == "csv" else ""
+        _kind, ns, name = key_of(found.obj)
+        csv = spec.get("format") == "csv"
+        if not found.bundled:
+            say(f"==> Dataset {ns}/{name} (from {found.path}) indexes {url} on {node}, which is not there ({path}): "
+                "local_up writes demo data only for the bundled samples' Datasets; write that file (one sample a line"
+                f"{', after a header line' if csv else ''}), or the LC reports URLNotFound")
+            continue
+        count = needed.get((ns, name), DEFAULT_SAMPLES)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(header + "".join(f"images/{i}.jpg\n" for i in range(count)), encoding="utf-8")
-        say(f"==> wrote {path} on {node}: {count} samples for Dataset {key_of(obj)[1]}/{key_of(obj)[2]}")
-
-
-@dataclass
-class Follower:
-    """Prints what changes in one object's status and tells whether it reached its kind's end."""
-
-    obj: dict[str, Any]
-    say: Say
-    printed_conditions: int = 0
-    last: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def label(self) -> str:
-        kind, _ns, name = key_of(self.obj)
-        return f"{kind.lower()}/{name}"
-
-    def show(self, status: dict[str, Any]) -> None:
-        conditions = status.get("conditions") or []
-        for c in conditions[self.printed_conditions:]:
-            stage = f"{c.get('stage')}/" if c.get("stage") else ""
-            text = " ".join(str(c[k]) for k in ("reason", "message") if c.get(k))
-            self.say(f"    {self.label} {stage}{c.get('type')} {text}".rstrip())
-        self.printed_conditions = len(conditions)
-        for name, value in (("phase", status.get("phase")), ("numberOfSamples", status.get("numberOfSamples")),
-                            ("metrics", _metrics(status.get("metrics")))):
-            if value not in (None, "", []) and self.last.get(name) != str(value):
-                self.last[name] = str(value)
-                self.say(f"    {self.label} {name}={value}")
-
-    def outcome(self, status: dict[str, Any]) -> tuple[bool | None, str]:
-        """(True, why) at the end, (False, why) on a failure, (None, "") meanwhile."""
-        kind = self.obj["kind"]
-        conditions = status.get("conditions") or []
-        failed = next((c for c in conditions if c.get("type") == "Failed" and c.get("status", "True") == "True"), None)
-        if failed is not None or status.get("phase") == "Failed":
-            why = (failed or {}).get("message") or (failed or {}).get("reason") or "phase Failed"
-            return False, f"failed: {why}"
-        if kind == "Dataset":
-            count = status.get("numberOfSamples")
-            return (True, f"numberOfSamples={count}, reported by the LC") if count is not None else (None, "")
-        if kind == "Model":
-            return True, "created"
-        if kind in LEARNING_KINDS:
-            done = any((c.get("stage"), c.get("type")) == ("Deploy", "Completed") for c in conditions)
-            return (True, "one round Train → Eval → Deploy done") if done else (None, "")
-        if kind == "FederatedLearningJob":
-            rounds = [c for c in conditions if c.get("type") == "Training"]
-            if status.get("phase") == "Succeeded":
-                return (True, f"Succeeded after {len(rounds)} round reports") if rounds else (
-                    False, "Succeeded, but no round report reached the job (are the LCs of its nodes running?)")
-            return None, ""
-        if kind == "JointInferenceService":
-            if conditions and conditions[-1].get("type") == "Running" and _metrics(status.get("metrics")):
-                return True, "Running, the edge worker's reports in status.metrics"
-            return None, ""
-        if kind.endswith("Service"):
-            running = bool(conditions) and conditions[-1].get("type") == "Running"
-            return (True, "Running") if running else (None, "")
-        return (True, "Succeeded") if status.get("phase") == "Succeeded" else (None, "")
-
-
-def _metrics(metrics: Any) -> str:
-    if not isinstance(metrics, list):
-        return ""
-    return ", ".join(f"{m.get('key')}={m.get('value')}" for m in metrics if isinstance(m, dict))
+        path.write_text(("image,label\n" if csv else "") + "".join(f"images/{i}.jpg\n" for i in range(count)),
+                        encoding="utf-8")
+        say(f"==> wrote {path} on {node}: {count} samples for Dataset {ns}/{name} (demo data of a bundled sample)")
 
 
 def _client(cs: Any, obj: dict[str, Any]) -> Any:
@@ -265,43 +253,19 @@ def _client(cs: Any, obj: dict[str, Any]) -> Any:
     return cs.resource(resources.lookup_kind(obj["apiVersion"], kind).gvr, ns)
 
 
-def apply(cs: Any, obj: dict[str, Any], say: Say) -> bool:
+def apply(cs: Any, obj: dict[str, Any], say: Say) -> dict[str, Any] | None:
+    """Create ``obj`` (one that exists already is kept); the object in the API server, None when it cannot be."""
     from apis import errors
 
     kind, ns, name = key_of(obj)
     try:
-        _client(cs, obj).create(obj)
+        return dict(_client(cs, obj).create(obj))
     except errors.ApiError as exc:
         if errors.is_already_exists(exc):
             say(f"    {kind} {ns}/{name} exists already: kept")
-            return True
+            return dict(_client(cs, obj).get(name))
         say(f"==> cannot create {kind} {ns}/{name}: {exc}")
-        return False
-    return True
-
-
-def follow(cs: Any, obj: dict[str, Any], timeout: float, say: Say) -> bool:
-    """Print the object's status changes until its end (True), a failure or ``timeout`` (False)."""
-    from apis import errors
-
-    follower = Follower(obj, say)
-    client = _client(cs, obj)
-    kind, ns, name = key_of(obj)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            status = client.get(name).get("status") or {}
-        except errors.ApiError as exc:
-            say(f"    cannot read {kind} {ns}/{name}: {exc}")
-            status = {}
-        follower.show(status)
-        done, why = follower.outcome(status)
-        if done is not None:
-            say(f"==> {kind} {ns}/{name}: {why}")
-            return done
-        pause(0.2)
-    say(f"==> timed out after {timeout:.0f}s: {kind} {ns}/{name} did not reach its end")
-    return False
+        return None
 
 
 def nodes_named(obj: dict[str, Any]) -> set[str]:
@@ -315,26 +279,38 @@ def nodes_named(obj: dict[str, Any]) -> set[str]:
 
 def run_samples(cs: Any, paths: list[Path], rootfs: dict[str, Path], timeout: float, say: Say,
                 cloud_nodes: tuple[str, ...] = ()) -> bool:
-    """Create each sample with what it names, then follow each to its end; True when all got there."""
-    samples: list[dict[str, Any]] = []
-    known: dict[Key, dict[str, Any]] = {}
+    """Create each sample with what it names, then follow them all to their ends; True when all got there."""
+    from apis import meta
+
+    from .local_up_follow import Follower, follow_all
+
+    samples = [Found(obj, path) for path in paths for obj in load(path)]  # checked by local_up: apiVersion, kind, name
+    known: dict[Key, Found] = {}
     for path in paths:
-        samples += load(path)  # checked by local_up: objects with apiVersion, kind and name
         known.update({k: v for k, v in catalog(path).items() if k not in known})
     objects = with_references(samples, known, say)
-    for obj in samples:
-        for change in for_local_run(obj):
-            say(f"    for a local run, {obj['kind']} {key_of(obj)[2]}: {change}")
-    for obj in objects:
-        for node in sorted(nodes_named(obj) - set(rootfs) - set(cloud_nodes)):
-            say(f"==> {obj['kind']} {key_of(obj)[2]} names node {node}, which runs no LC here (local_up's nodes: "
-                f"{', '.join([*rootfs, *cloud_nodes])}): what its workers report and its Datasets' counts are lost")
+    for sample in samples:
+        for change in for_local_run(sample.obj):
+            say(f"    for a local run, {sample.obj['kind']} {key_of(sample.obj)[2]}: {change}")
+    for found in objects:
+        for node in sorted(nodes_named(found.obj) - set(rootfs) - set(cloud_nodes)):
+            say(f"==> {found.obj['kind']} {key_of(found.obj)[2]} names node {node}, which runs no LC here (local_up's "
+                f"nodes: {', '.join([*rootfs, *cloud_nodes])}): what its workers report and its Datasets' counts are lost")
     seed_datasets(objects, rootfs, say)
     ok = True
-    for obj in objects:
-        kind, ns, name = key_of(obj)
-        if apply(cs, obj, say):
-            say(f"==> created {kind} {ns}/{name}" + ("" if obj in samples else " (named by the sample)"))
-        else:
+    uids: dict[Key, str] = {}
+    for found in objects:
+        kind, ns, name = key_of(found.obj)
+        made = apply(cs, found.obj, say)
+        if made is None:
             ok = False
-    return all([follow(cs, obj, timeout, say) for obj in samples]) and ok
+            continue
+        uids[key_of(found.obj)] = meta.uid(made)
+        say(f"==> created {kind} {ns}/{name}" + ("" if found in samples else " (named by the sample)"))
+    followers = []
+    for sample in samples:
+        if key_of(sample.obj) in uids:
+            named = named_by(sample.obj, known)
+            datasets = [known[k].obj for k in named if k[0] == "Dataset" and k in known]
+            followers.append((Follower(sample.obj, say, named, datasets), uids[key_of(sample.obj)]))
+    return follow_all(cs, followers, timeout, say, (*rootfs, *cloud_nodes)) and ok

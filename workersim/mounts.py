@@ -36,6 +36,7 @@ class PodMounts:
     def __init__(self, pod: WorkerPod, files: NodeFiles | None) -> None:
         self._lock = threading.Lock()
         self._mounts: list[_Mount] = []
+        self._files = files
         self.problems: list[str] = []  # mounts that could not be opened (the worker then sees nothing there)
         if files is None:
             return
@@ -88,6 +89,18 @@ class PodMounts:
             return False
         return stat.S_ISREG(st.st_mode)
 
+    def hidden_on_node(self, container_path: str) -> bool:
+        """Whether the node has a file at ``container_path``'s host path that the pod does not see there (the
+        directory holding it was replaced after the pod started)."""
+        found = self._mount_of(container_path)
+        if found is None or self._files is None or self.is_file(container_path):
+            return False
+        mount, parts = found
+        try:
+            return stat.S_ISREG(os.lstat(self._files.path(posixpath.join(mount.host, *parts))).st_mode)
+        except (OSError, ValueError):
+            return False
+
     def write(self, container_path: str, data: bytes) -> None:
         """Write atomically (a reader sees the old file or the whole new one), creating directories; ``OSError``
         when it cannot, ``ValueError`` when the path is on no mount or leaves it."""
@@ -113,6 +126,10 @@ class PodMounts:
     # -- paths ----------------------------------------------------------------------------------------------------
     def _find(self, container_path: str) -> tuple[int, list[str]] | None:
         """The handle of the mount holding ``container_path`` and the parts below it (at least one)."""
+        found = self._mount_of(container_path)
+        return None if found is None else (found[0].fd, found[1])
+
+    def _mount_of(self, container_path: str) -> tuple[_Mount, list[str]] | None:
         if not container_path.startswith("/"):
             return None
         path = posixpath.normpath(container_path)
@@ -123,7 +140,7 @@ class PodMounts:
                     parts = rest.split("/")
                     if any(p in ("", ".", "..") for p in parts):
                         return None
-                    return mount.fd, parts
+                    return mount, parts
         return None
 
 

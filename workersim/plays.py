@@ -264,8 +264,12 @@ def service(ctx: WorkerContext) -> int | None:
 def hot_update(ctx: WorkerContext) -> None:
     """``ModelLoadingThread``: every ``MODEL_POLL_PERIOD_SECONDS`` read ``MODEL_HOT_UPDATE_CONFIG`` through the
     pod's mount (the directory it found when it started); a new ``model_update_time`` whose ``model_path`` exists →
-    ``deploy`` ``completed`` (``failed`` when steered to fail). A config the pod cannot read is what the SDK cannot
-    parse (it copies the absent file into an empty one): ``fail to parse model hot update config``, logged when that
+    ``deploy`` ``completed`` (``failed`` when steered to fail).
+
+    Before the first deploy the LC has written no config: the SDK then logs ``fail to parse model hot update
+    config`` at error level every period (it copies the absent file into an empty one). That is the normal wait of a
+    healthy job, logged here once at info level. A config that is there and cannot be parsed, or that the node has
+    but the pod cannot see (its directory replaced after the pod started), is logged at error level, once when that
     state begins."""
     conf = ctx.pod.getenv("MODEL_HOT_UPDATE_CONFIG")
     if not conf:
@@ -275,21 +279,27 @@ def hot_update(ctx: WorkerContext) -> None:
     if period < 1 and ctx.steering.period is None:
         period = 60
     version = "latest"
-    unreadable = False
+    state = ""  # the problem logged last ("" while the config is read), so each is logged once when it begins
     while ctx.sleep(period):
         data = ctx.mounts.read(conf)
         try:
             if data is None:
-                raise ValueError("not visible through the pod's mount")
+                if not ctx.mounts.hidden_on_node(conf):
+                    if state != "absent":
+                        ctx.log.info("no model hot update config yet: the LC writes it at the first deploy", path=conf)
+                    state = "absent"
+                    continue
+                raise ValueError("on the node, but not visible through the pod's mount (its directory was replaced "
+                                 "after the pod started)")
             model_msg = orjson.loads(data)["model_config"]
             latest = str(model_msg["model_update_time"])  # as the SDK compares versions
             model_path = str(model_msg["model_path"])
         except (orjson.JSONDecodeError, ValueError, KeyError, TypeError) as exc:
-            if not unreadable:
+            if state != "unreadable":
                 ctx.log.error("fail to parse model hot update config", path=conf, error=str(exc))
-            unreadable = True
+            state = "unreadable"
             continue
-        unreadable = False
+        state = ""
         if not ctx.mounts.is_file(model_path) or latest == version:
             continue
         version = latest

@@ -1,30 +1,21 @@
-"""Storage URLs as Sedna writes them: a host path (no scheme) or ``s3://bucket/key``; nothing else."""
+"""Storage URLs as Sedna writes them (``apis.sedna.storageurl``), failing with the LC's ``StorageError``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
+from apis.sedna import storageurl
+from apis.sedna.storageurl import LOCAL_SCHEME, S3_SCHEME, SCHEMES, InvalidStorageURL, S3Location
 
 from .errors import StorageError
 
 __all__ = ["LOCAL_SCHEME", "S3_SCHEME", "SCHEMES", "S3Location", "is_local_url", "parse_s3_url", "url_scheme"]
 
-LOCAL_SCHEME = ""
-S3_SCHEME = "s3"
-SCHEMES = (LOCAL_SCHEME, S3_SCHEME)
-
 
 def url_scheme(url: str) -> str:
     """``""`` for a host path, ``"s3"`` for S3; ``StorageError`` for an empty URL or any other scheme."""
-    if not url:
-        raise StorageError(url, "empty URL")
     try:
-        scheme = urlsplit(url).scheme
-    except ValueError as exc:
-        raise StorageError(url, f"not a URL: {exc}") from None
-    if scheme not in SCHEMES:
-        raise StorageError(url, f"unsupported scheme {scheme!r} (want a host path or s3://bucket/key)")
-    return scheme
+        return storageurl.url_scheme(url)
+    except InvalidStorageURL as exc:
+        raise StorageError(url, exc.problem) from None
 
 
 def is_local_url(url: str) -> bool:
@@ -32,24 +23,10 @@ def is_local_url(url: str) -> bool:
     return url_scheme(url) == LOCAL_SCHEME
 
 
-@dataclass(frozen=True)
-class S3Location:
-    bucket: str
-    key: str
-
-    def __str__(self) -> str:
-        return f"s3://{self.bucket}/{self.key}"
-
-
 def parse_s3_url(url: str) -> S3Location:
-    """``s3://bucket/some/key`` → ``S3Location("bucket", "some/key")`` (the path percent-decoded, as Go's
-    ``url.Parse`` does); ``StorageError`` when it is no S3 URL or lacks the bucket or the key."""
-    if url_scheme(url) != S3_SCHEME:
-        raise StorageError(url, "not an s3:// URL")
-    parts = urlsplit(url)
-    key = unquote(parts.path).removeprefix("/")
-    if not parts.netloc:
-        raise StorageError(url, "no bucket in the S3 URL")
-    if not key:
-        raise StorageError(url, "no object key in the S3 URL")
-    return S3Location(parts.netloc, key)
+    """``s3://bucket/some/key`` → ``S3Location("bucket", "some/key")``; ``StorageError`` when it is no S3 URL or
+    lacks the bucket or the key."""
+    try:
+        return storageurl.parse_s3_url(url)
+    except InvalidStorageURL as exc:
+        raise StorageError(url, exc.problem) from None

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from testkit import REPO, log_event
+from testkit import REPO, json_log_lines, log_event
 from testkit.learning import IL_HOT_UPDATE_ROUND, assert_stages
 
 pytestmark = pytest.mark.e2e
@@ -39,8 +39,14 @@ def test_local_up_runs_the_il_job_through_a_round(tmp_path):
     assert trained_by and trained_by.group(1) == pods[1][1]
     for child in ("workersim", "edge-node-2", "edge-node-1", "sedna-gm", "sandbox API server"):
         assert f"==> {child} stopped (exit code 0)" in out
-    assert {"apiserver.log", "sedna-gm.log", "edge-node-1.log", "edge-node-2.log", "workersim.log"} <= {
-        p.name for p in tmp_path.iterdir()}
+    logs = ("apiserver.log", "sedna-gm.log", "edge-node-1.log", "edge-node-2.log", "workersim.log")
+    assert set(logs) <= {p.name for p in tmp_path.iterdir()}
+    # a happy run logs nothing that looks like a failure: no line at error level in any program's log
+    lines = [(name, line) for name in logs for line in (tmp_path / name).read_text().splitlines()
+             if not line.startswith("listening on ")]  # the sandbox announces its address; all else is JSON
+    errors = [(name, entry) for name, line in lines for entry in json_log_lines(line)
+              if entry.get("level") in ("error", "critical")]
+    assert errors == []
     assert_edge_auth_by_node_tokens(tmp_path, out)
 
 

@@ -1,4 +1,5 @@
-"""The chart rendered by Helm's own engine (helm-python-sdk) for every values combination docs/operating.md shows:
+"""The chart rendered by Helm's own engine (helm-python-sdk) for every values combination docs/operating.md and
+docs/real-cluster.md show:
 ``helm lint --strict`` is clean; every rendered object is created in a throwaway namespace of the sandbox with
 ``fieldValidation=Strict`` (unknown or mistyped fields are refused, as kube-apiserver refuses them); the GM's
 ConfigMap is a config ``sedna-gm`` loads; the LC DaemonSet's command and environment are settings ``sedna-lc``
@@ -28,15 +29,18 @@ from sandbox.apiserver import SANDBOX_TOKEN
 
 pytestmark = pytest.mark.integration
 
-DOC = REPO / "docs" / "operating.md"
+DOCS = (REPO / "docs" / "operating.md", REPO / "docs" / "real-cluster.md")
 _VALUES_BLOCK = re.compile(r"```yaml\n# helm values: ([\w-]+)\n(.*?)```", re.S)
 
 
 def documented_values() -> dict[str, dict[str, Any]]:
-    """Every ``# helm values: <name>`` YAML block of docs/operating.md, plus the chart's defaults."""
+    """Every ``# helm values: <name>`` YAML block of docs/operating.md and docs/real-cluster.md, plus the chart's
+    defaults."""
     cases: dict[str, dict[str, Any]] = {"defaults": {}}
-    for name, body in _VALUES_BLOCK.findall(DOC.read_text()):
-        cases[name] = yaml.safe_load(body) or {}
+    for doc in DOCS:
+        for name, body in _VALUES_BLOCK.findall(doc.read_text()):
+            assert name not in cases, f"{doc.name}: a second values block named {name}"
+            cases[name] = yaml.safe_load(body) or {}
     return cases
 
 
@@ -45,7 +49,7 @@ CASES = documented_values()
 
 def test_the_guide_shows_the_combinations_the_chart_offers() -> None:
     assert {"gm-config", "single-gm", "own-rbac", "gm-only", "tls-inline", "tls-existing", "service-monitor",
-            "node-tokens", "shared-token", "auth-off"} <= set(CASES)
+            "node-tokens", "shared-token", "auth-off", "real-cluster"} <= set(CASES)
 
 
 def test_helm_lint_strict_is_clean() -> None:

@@ -1,15 +1,20 @@
 """What a newcomer sees with a real kubectl against the sandbox (issue 27): the Sedna kinds' STAGE/STATUS columns,
-``--sort-by`` on Events, the STATUS of namespaces, ``kubectl explain`` descriptions and the Sedna short names."""
+``--sort-by`` on Events, the STATUS of namespaces, ``kubectl explain`` descriptions and the Sedna short names; and
+(issue 41) the kubectl commands ``sedna-local-up`` suggests work on the oldest and newest kubectl there is."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
-from testkit.kubectl import MAIN_KUBECTL, Kubectl, requires_kubectl
+from testkit import wait_for
+from testkit.kubectl import MAIN_KUBECTL, VERSIONED, Kubectl, requires_kubectl, version_key
 
 from apis import resources as res
+from hack.local_up import kubectl_hints
 
 pytestmark = [pytest.mark.integration, requires_kubectl]
 
@@ -180,3 +185,35 @@ def test_kubectl_explain_shows_the_sedna_field_descriptions(sandbox, tmp_path: P
     for resource in ("dset.spec", "ji.spec.edgeWorker", "fl.spec.transmitter", "objs.status.conditions",
                      "eaijob.status.replicaStatuses"):
         assert "<no description>" not in k("explain", resource).stdout, resource
+
+
+POD_YAML = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: watched-pod}
+spec: {containers: [{name: c, image: busybox}]}
+"""
+
+
+@pytest.mark.parametrize("binary", sorted({b for b in (MAIN_KUBECTL, *VERSIONED[:1], *VERSIONED[-1:]) if b},
+                                          key=version_key), ids=os.path.basename)
+@pytest.mark.sandbox(crd_dirs=[CRDS], kubelet=False)
+def test_the_kubectl_commands_local_up_suggests_work(binary: str, sandbox, procs, tmp_path: Path) -> None:
+    """Every command local_up prints: the list of all types at once, and one watch per type, which prints the
+    objects and keeps watching (``get il,pods -w`` fails on every kubectl: one type per watch)."""
+    k = Kubectl(binary, sandbox.kubeconfig, tmp_path / "cache")
+    job = _apply_sample(k, "incrementallearningjob.yaml")
+    k.apply(POD_YAML)
+    for i, hint in enumerate(kubectl_hints(Path(sandbox.kubeconfig), ["il"])):
+        argv = [*hint.split("    (")[0].split()[1:], f"--cache-dir={tmp_path / 'cache'}"]
+        assert argv[:2] == ["--kubeconfig", sandbox.kubeconfig]
+        if "-w" not in argv:
+            listed = subprocess.run([binary, *argv], capture_output=True, text=True, timeout=30)
+            assert listed.returncode == 0, listed.stderr
+            assert f"incrementallearningjob.sedna.io/{job}" in listed.stdout and "pod/watched-pod" in listed.stdout
+            continue
+        watch = procs.start(f"watch-{i}", argv, program=binary)
+        wanted = job if "il" in argv else "watched-pod"
+        wait_for(f"kubectl {' '.join(argv[2:])} to print {wanted}", lambda name=f"watch-{i}": procs.log(name),
+                 check=lambda out, wanted=wanted: wanted in out)
+        assert watch.poll() is None, procs.log(f"watch-{i}")  # still watching

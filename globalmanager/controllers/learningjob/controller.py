@@ -16,8 +16,9 @@ Each sync:
    Running);
 4. takes one step of the state machine (``fsm.next_step``) from the last condition and the phase of the stage's
    newest pod (found through the controller-UID index and the worker-type label): creates the stage's pod from
-   the last condition's ``data.input``, restarts the inference pod, or patches ``sedna.io/<Stage>=<node>`` on the
-   job, then appends the next condition (while a pod it created is not in the cache yet, a Starting/Running
+   the last condition's ``data.input`` (only when its every path lies inside the job's places, ``places``: else the
+   stage is ``Failed``, reason ``PathOutsideJob``, with a Warning Event), restarts the inference pod, or patches
+   ``sedna.io/<Stage>=<node>`` on the job, then appends the next condition (while a pod it created is not in the cache yet, a Starting/Running
    stage waits for that pod: the newest one cached may be the previous cycle's);
 5. places the job on the LocalControllers (``ctx.state.placement``).
 
@@ -46,9 +47,10 @@ from globalmanager.runtime.edge import DELETE
 from globalmanager.runtime.references import MissingReference
 from reconcile import Result
 
-from .conditions import REPORTED_BY_LC, InvalidConditionData, gm_condition
+from .conditions import REPORTED_BY_LC, InvalidConditionData, condition_data, gm_condition
 from .fsm import ANNOTATE_NODE, CREATE_POD, RESTART_INFERENCE, Policy, Step, next_step, stage_worker_type
 from .placement import EdgePlacement, Plan
+from .places import PathOutsideJob, confine_input
 from .triggers import UNKNOWN_TRIGGER_METRIC, train_trigger_problem
 from .workers import Secrets
 
@@ -291,6 +293,7 @@ class LearningRules(Generic[SpecT]):
             return _Outcome(Step())  # a pod created moments ago is not in the cache yet; its event wakes us
         try:
             if step.action == CREATE_POD:
+                confine_input(job, stage, condition_data(last), refs)
                 created = self._create_pod(ctx, job, self.stage_pod(ctx, job, stage, refs, secrets))
             else:
                 created = self._restart_inference(ctx, job, spec, refs, secrets)
@@ -298,6 +301,8 @@ class LearningRules(Generic[SpecT]):
             return _Outcome(Step(), (exc.reason, f"{exc}; waiting for it"), retry=True)
         except InvalidConditionData as exc:
             return _Outcome(Step(), ("InvalidConditionData", f"cannot create the {stage.lower()} pod: {exc}"))
+        except PathOutsideJob as exc:
+            return _Outcome(Step(stage=stage, type=StageConditionType.FAILED), (exc.reason, str(exc)))
         return _Outcome(step, built=True) if created else _Outcome(Step())
 
 
@@ -347,7 +352,8 @@ def _write_status(ctx: Ctx, key: str, job: Obj, last: Mapping[str, Any] | None, 
                      previous=f"{(last or {}).get('stage', '')}/{(last or {}).get('type', '')}")
     noted = (after.get("reason"), after.get("message"))
     if problem is not None and noted[0] == problem[0] and noted != ((last or {}).get("reason"), (last or {}).get("message")):
-        ctx.log.warning("job waits", key=key, reason=problem[0], detail=problem[1])
+        failed = new is not None and new["type"] == StageConditionType.FAILED
+        ctx.log.warning("stage failed" if failed else "job waits", key=key, reason=problem[0], detail=problem[1])
         ctx.events.event(job, WARNING, problem[0], problem[1])
 
 

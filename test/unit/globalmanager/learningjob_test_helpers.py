@@ -32,7 +32,8 @@ def template(node: str, **annotations: str) -> dict[str, Any]:
 TRIGGER = {"condition": {"operator": ">", "threshold": 100, "metric": "num_of_samples"}}
 
 
-def il_job(name: str = "il", hot: bool = False, credential: str = "", initial_eval: str = "") -> dict[str, Any]:
+def il_job(name: str = "il", hot: bool = False, credential: str = "", initial_eval: str = "",
+           output: str = "/output") -> dict[str, Any]:
     deploy_model: dict[str, Any] = {"name": "deploy-model"}
     if hot:
         deploy_model.update(hotUpdateEnabled=True, pollPeriodSeconds=30)
@@ -44,7 +45,7 @@ def il_job(name: str = "il", hot: bool = False, credential: str = "", initial_ev
         "deploySpec": {"model": deploy_model, "trigger": TRIGGER,
                        "hardExampleMining": {"name": "IBT", "parameters": [{"key": "threshold_img", "value": "0.9"}]},
                        "template": template("deploy-node")},
-        "outputDir": "/output",
+        "outputDir": output,
     }
     if credential:
         spec["credentialName"] = credential
@@ -93,6 +94,12 @@ TRAIN_READY = {"input": {"models": [{"format": "pb", "url": "/models/initial.pb"
 EVAL_READY = {"input": {"models": [{"format": "pb", "url": "/output/train/1/model.pb"},
                                    {"format": "pb", "url": "/models/deploy.pb"}],
                         "dataURL": "/output/data/eval/1/data.txt"}}
+LL_TRAIN_READY = {"input": {"dataURL": "s3://out/ll/data/train/1/data.txt", "outputDir": "s3://out/ll/train/1"}}
+LL_EVAL_READY = {"input": {"models": [{"format": "pkl", "url": "s3://out/ll/train/1/index.pkl"}],
+                           "dataURL": "s3://out/ll/data/eval/1/data.txt", "outputDir": "s3://out/ll/eval/1"}}
+READY = {(IL_KIND, "Train"): TRAIN_READY, (IL_KIND, "Eval"): EVAL_READY,
+         (LL_KIND, "Train"): LL_TRAIN_READY, (LL_KIND, "Eval"): LL_EVAL_READY}
+"""The input of the Train/Eval Ready report our LC makes for the sample jobs (paths inside their places)."""
 
 
 class LearningHarness(Harness):

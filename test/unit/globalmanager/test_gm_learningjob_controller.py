@@ -12,6 +12,8 @@ from learningjob_test_helpers import (
     IL_REFS,
     LL_KIND,
     LL_REFS,
+    LL_TRAIN_READY,
+    READY,
     TRAIN_READY,
     LearningHarness,
     condition,
@@ -113,7 +115,8 @@ def test_a_spec_the_view_rejects_is_shown_and_nothing_is_built_until_it_is_fixed
     spoil(job["spec"], bad)
     h = harness(kind, job, *refs)
     name = meta.name(job)
-    h.set_conditions(name, condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY), start=False)
+    h.set_conditions(name, condition("Train", "Waiting"), condition("Train", "Ready", READY[kind, "Train"]),
+                     start=False)
     assert h.step(name) is None  # the spec's next change wakes the job
     h.to_edge(INSERT, h.controller.ctx.get_job(f"{NS}/{name}"))
     h.step(name)
@@ -135,7 +138,7 @@ def test_a_spec_the_view_rejects_is_shown_and_nothing_is_built_until_it_is_fixed
 
 def test_a_reference_deleted_mid_cycle_holds_the_stage_pod(harness):
     h = harness(LL_KIND, ll_job(), *LL_REFS)
-    h.set_conditions("ll", condition("Train", "Waiting"), condition("Train", "Ready", TRAIN_READY))
+    h.set_conditions("ll", condition("Train", "Waiting"), condition("Train", "Ready", LL_TRAIN_READY))
     h.client(r.DATASETS).delete("ds")
     h.step("ll")
     assert h.pods() == [] and h.states("ll")[-1] == ("Train", "Ready")

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import pytest
 from learningjob_test_helpers import (
-    EVAL_READY,
     IL_KIND,
     LL_KIND,
-    TRAIN_READY,
+    READY,
     LearningHarness,
     condition,
     il_job,
@@ -84,13 +83,20 @@ def test_stages_cycle():
 # -- the rows through the controllers ----------------------------------------------------------------------------------
 WORKER = {"Train": "train", "Eval": "eval", "Deploy": "inference"}
 NODE = {"Train": "train-node", "Eval": "eval-node", "Deploy": "deploy-node"}
-DATA = {("Train", "Ready"): TRAIN_READY, ("Eval", "Ready"): EVAL_READY, ("Deploy", "Ready"): {
-    "input": {"models": [{"format": "pb", "url": "/output/train/1/model.pb"}, {"format": "pb", "url": "/models/deploy.pb"}]}}}
+DEPLOY_READY = {"input": {"models": [{"format": "pb", "url": "/output/train/1/model.pb"},
+                                     {"format": "pb", "url": "/models/deploy.pb"}]}}
 
 
 @pytest.fixture
 def harness(make_learning_harness):
     return lambda kind, job: make_learning_harness(kind, job, *refs_for(kind))
+
+
+def ready_data(kind: str, stage: str, ctype: str) -> dict | None:
+    """The data an LC's report gives ``stage/ctype`` (``None`` for a condition the GM writes)."""
+    if ctype != "Ready":
+        return None
+    return DEPLOY_READY if stage == "Deploy" else READY[kind, stage]
 
 
 def start(harness, kind: str, hot: bool, stage: str, ctype: str, phase: str | None) -> tuple[LearningHarness, str, str]:
@@ -101,7 +107,7 @@ def start(harness, kind: str, hot: bool, stage: str, ctype: str, phase: str | No
     h = harness(kind, job)
     if kind == IL_KIND:  # the inference pod of the job's start (older than the stage pod below)
         h.add_pod(name, "inference", "Running", "deploy-node", order=0)
-    h.set_conditions(name, condition("Train", "Waiting"), condition(stage, ctype, DATA.get((stage, ctype))))
+    h.set_conditions(name, condition("Train", "Waiting"), condition(stage, ctype, ready_data(kind, stage, ctype)))
     pod = ""
     if phase is not None and not (kind == IL_KIND and stage == "Deploy"):
         pod = meta.name(h.add_pod(name, WORKER[stage], phase, NODE[stage], order=1))

@@ -85,9 +85,9 @@ def test_il_train_pod(harness):
 
 
 def test_il_train_pod_with_s3_secrets_and_an_index_file(harness):
-    job = il_job(credential="job-secret")
+    job = il_job(credential="job-secret", output="s3://out")  # the host-path index file: under the deploy Model's dir
     h = harness(IL_KIND, job, model("initial-model", "s3://models/initial.pb", credential="model-secret"),
-                model("deploy-model", "/models/deploy.pb"), dataset("ds", "s3://data/train.txt", "ds-node", "ds-secret"),
+                model("deploy-model", "/output/deploy.pb"), dataset("ds", "s3://data/train.txt", "ds-node", "ds-secret"),
                 s3_secret("job-secret"), s3_secret("model-secret"), s3_secret("ds-secret"))
     data = {"input": {"models": [{"format": "pb", "url": "s3://models/initial.pb"}], "dataURL": "s3://out/data/1/data.txt",
                       "dataIndexURL": "/output/data/1/dataIndex.txt", "outputDir": "s3://out/train/1"}}
@@ -172,12 +172,12 @@ def test_il_inference_pod_is_not_created_twice_at_start(harness):
 def test_ll_train_pods_know_the_initial_training(harness):
     h = harness(LL_KIND, ll_job(credential="job-secret"), dataset("ds", "/data/train.txt", "ds-node"),
                 s3_secret("job-secret"))
-    ready = {"input": {"dataURL": "/data/train/1/data.txt", "outputDir": "s3://out/ll/train/1"}}
+    ready = {"input": {"dataURL": "s3://out/ll/data/train/1/data.txt", "outputDir": "s3://out/ll/train/1"}}
     h.set_conditions("ll", condition("Train", "Waiting"), condition("Train", "Ready", ready))
     h.step("ll")
     (first,) = h.pods("train")
     base = [("NAMESPACE", "default"), ("JOB_NAME", "ll"), ("WORKER_NAME", "train-worker")]
-    tail = [("OUTPUT_URL", "s3://out/ll/train/1"), ("TRAIN_DATASET_URL", "/home/data/data/train/1/data.txt"),
+    tail = [("OUTPUT_URL", "s3://out/ll/train/1"), ("TRAIN_DATASET_URL", "/downloads/out/ll/data/train/1/data.txt"),
             ("ORIGINAL_DATASET_URL", "/home/data/data/train.txt")]
     assert env(first, "train-worker") == [("DATA_PATH_PREFIX", "/home/data"), *S3_ENV, *base,
                                           ("HAS_COMPLETED_INITIAL_TRAINING", "false"), ("LC_SERVER", LC),
@@ -200,7 +200,7 @@ def test_ll_eval_and_inference_pods(harness):
     h = harness(LL_KIND, ll_job(credential="job-secret"), dataset("ds", "/data/train.txt", "ds-node"),
                 s3_secret("job-secret"))
     ready = {"input": {"models": [{"format": "pkl", "url": "s3://out/ll/train/1/index.pkl"}],
-                       "dataURL": "/data/eval/1/data.txt", "outputDir": "s3://out/ll/eval/1"}}
+                       "dataURL": "s3://out/ll/data/eval/1/data.txt", "outputDir": "s3://out/ll/eval/1"}}
     h.set_conditions("ll", condition("Eval", "Waiting"), condition("Eval", "Ready", ready))
     h.step("ll")
     (pod,) = h.pods("eval")
@@ -208,8 +208,10 @@ def test_ll_eval_and_inference_pods(harness):
         ("DATA_PATH_PREFIX", "/home/data"), *S3_ENV, ("NAMESPACE", "default"), ("JOB_NAME", "ll"),
         ("WORKER_NAME", "eval-worker"), ("LC_SERVER", LC), ("KB_SERVER", KB),
         ("MODEL_URLS", "/downloads/out/ll/train/1/index.pkl"), ("OUTPUT_URL", "s3://out/ll/eval/1"),
-        ("TEST_DATASET_URL", "/home/data/data/eval/1/data.txt"), ("ORIGINAL_DATASET_URL", "/home/data/data/train.txt")]
-    assert initializer_args(pod) == ["s3://out/ll/train/1/index.pkl", "/downloads/out/ll/train/1/"]
+        ("TEST_DATASET_URL", "/downloads/out/ll/data/eval/1/data.txt"),
+        ("ORIGINAL_DATASET_URL", "/home/data/data/train.txt")]
+    assert initializer_args(pod) == ["s3://out/ll/train/1/index.pkl", "/downloads/out/ll/train/1/",
+                                     "s3://out/ll/data/eval/1/data.txt", "/downloads/out/ll/data/eval/1/"]
     assert pod["spec"]["dnsPolicy"] == "ClusterFirstWithHostNet"
 
     assert h.pods("inference") == []  # LL has none before its first deploy

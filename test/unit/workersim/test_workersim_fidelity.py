@@ -61,6 +61,23 @@ def test_a_hot_update_directory_replaced_after_the_pod_started_is_invisible_to_i
     assert "version=v1" not in log.read_text()
 
 
+def test_a_hot_update_config_not_written_yet_is_waited_for_without_an_error(make_simulator, run_pod, lc, rootfs,
+                                                                            tmp_path):
+    """Before the first deploy the LC has written no config: the normal wait of a healthy job (the SDK logs an error
+    there; the simulator says it at info level), then the first config is loaded."""
+    make_simulator(pod_logs_dir=tmp_path / "logs")
+    pod = run_pod(hot_update_pod())
+    log = tmp_path / "logs" / "default" / f"{pod['metadata']['name']}.log"
+    waiting = wait_for("the wait for the config", lambda: log.read_text() if log.exists() else "",
+                       check=lambda t: "no model hot update config yet" in t)
+    # the poll that found no config logged that line, where the SDK's complaint would have been
+    assert " info no model hot update config yet" in waiting and " error " not in waiting, waiting
+    write_config(rootfs / HOT_DIR, "v1")
+    wait_for("the deploy report", lc.bodies, check=lambda b: len(b) == 1)
+    assert lc.bodies()[0]["kind"] == "deploy" and lc.bodies()[0]["status"] == "completed"
+    assert " error " not in log.read_text()
+
+
 def ji_pod(name, period="0.05"):
     env = {"NAMESPACE": "default", "SERVICE_NAME": "ji", "JOB_NAME": "ji", "WORKER_NAME": name}
     return sedna_worker_pod(JI, "edge", "ji", env, name=f"ji-edge-{name}", annotations={
