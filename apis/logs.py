@@ -14,6 +14,10 @@ out. The package loggers carry a ``NullHandler``: with no configuration nothing 
 
 ``configure_process_logging`` is the one logging set-up of our programs (``sedna-gm``, ``sedna-lc``, the sandbox API
 server, the worker simulator, the ElasticDL master): a program calls it once; a library never does.
+
+``announce_listening(server, url)`` logs ``listening`` with ``server`` and ``url`` once a server bound its address:
+the machine-readable announcement whoever started the program reads (with port 0 the only way to learn the port).
+It comes out at every ``--log-level`` (its logger, ``ANNOUNCE_LOGGER``, stays at info).
 """
 
 from __future__ import annotations
@@ -32,8 +36,9 @@ import structlog
 from structlog.tracebacks import ExceptionDictTransformer
 
 __all__ = [
-    "LIBRARY_PACKAGES", "LOG_FORMATS", "LOG_LEVELS", "LogEvent", "QUIET_LOGGERS", "REDACTED",
-    "bound_context", "configure_process_logging", "get_logger", "redact_secrets", "unpack_library_event",
+    "ANNOUNCE_LOGGER", "LIBRARY_PACKAGES", "LOG_FORMATS", "LOG_LEVELS", "LogEvent", "QUIET_LOGGERS", "REDACTED",
+    "announce_listening", "bound_context", "configure_process_logging", "get_logger", "redact_secrets",
+    "unpack_library_event",
 ]
 
 # the packages that log as a library (through get_logger, silent until a program configures logging); the sandbox
@@ -193,6 +198,13 @@ def redact_secrets(_logger: object, _method: str, event_dict: MutableMapping[str
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 LOG_FORMATS = ("json", "console")
 QUIET_LOGGERS = ("urllib3", "kubernetes", "websockets")  # chatty third-party libraries: warning unless debugging
+ANNOUNCE_LOGGER = "apis.listening"
+
+
+def announce_listening(server: str, url: str, **fields: Any) -> None:
+    """Log ``listening`` with ``server`` (what it serves: ``metrics``, ``probes``, ``edge``, ``worker-api``...) and
+    ``url`` (where a client on this machine reaches it), at every log level of a program."""
+    get_logger(ANNOUNCE_LOGGER).info("listening", server=server, url=url, **fields)
 
 
 def configure_process_logging(level: str = "info", fmt: str = "", stream: TextIO | None = None, *,
@@ -205,8 +217,8 @@ def configure_process_logging(level: str = "info", fmt: str = "", stream: TextIO
     loggers, Python ``warnings``), has ``timestamp`` (ISO, UTC), ``level``, ``logger``, ``event``, the context
     variables, and ``fields`` unless the call sets them (e.g. sedna-lc's ``node``). ``level`` applies to every
     logger; ``QUIET_LOGGERS`` stay at warning unless it is debug. Tracebacks never show local variables, and
-    ``redact_secrets`` runs last before rendering. An uncaught exception in a thread is logged (by ``component``)
-    instead of printed raw.
+    ``redact_secrets`` runs last before rendering; ``announce_listening`` lines come out at every level. An uncaught
+    exception in a thread is logged (by ``component``) instead of printed raw.
     """
     stream = sys.stderr if stream is None else stream
     numeric = getattr(logging, level.upper()) if level.lower() in LOG_LEVELS else logging.INFO
@@ -247,6 +259,7 @@ def configure_process_logging(level: str = "info", fmt: str = "", stream: TextIO
     # a child logger's records reach the root handler whatever the root's own level: its level is the only filter
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(numeric if numeric <= logging.DEBUG else max(numeric, logging.WARNING))
+    logging.getLogger(ANNOUNCE_LOGGER).setLevel(min(numeric, logging.INFO))  # announcements at every level
     logging.captureWarnings(True)  # warnings.warn (e.g. urllib3's InsecureRequestWarning) → logger "py.warnings"
     threading.excepthook = _ThreadExceptionLogger(component or "main")
 

@@ -49,7 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, then $KUBECONFIG)")
     p.add_argument("--master", help="API server address; overrides the kubeconfig's")
     p.add_argument("--namespace", help="watch only this namespace (default: all)")
-    p.add_argument("--metrics-address", help="host:port of /metrics, /healthz, /readyz (default :8080)")
+    p.add_argument("--metrics-address", help="host:port of /metrics, /healthz, /readyz (default :8080; port 0: a free "
+                                             "one, announced in the log)")
+    p.add_argument("--health-probe-address",
+                   help="host:port of the kubelet's probes /healthz, /livez, /readyz, on a listener of their own "
+                        "(default :8081)")
     p.add_argument("--websocket-address",
                    help="host:port of the edge link LocalControllers connect to (default 0.0.0.0:9000)")
     p.add_argument("--log-level", choices=LOG_LEVELS)
@@ -75,6 +79,7 @@ def config_from_args(argv: Sequence[str] | None) -> tuple[GMConfig, argparse.Nam
         ("master", args.master),
         ("namespace", args.namespace),
         ("metrics_address", args.metrics_address),
+        ("health_probe_address", args.health_probe_address),
         ("log_level", args.log_level),
         ("log_format", args.log_format),
     ):
@@ -136,7 +141,8 @@ class GlobalManager:
         self.exit_code = EXIT_OK
         self.controllers: list[Any] = []
         self.elector: Any = None
-        self.server: Any = None
+        self.server: Any = None  # /metrics (and the probes, for deployments that probe the metrics port)
+        self.probe_server: Any = None  # the probes on a listener of their own
         self.edge_server: Any = None  # the websocket server LCs connect to (leader only)
         self._controllers_started = threading.Event()
         self._lock = threading.Lock()
@@ -165,19 +171,25 @@ class GlobalManager:
 
     def run(self) -> int:
         from globalmanager.server import OperabilityServer
+        from reconcile.probes import HealthChecks, ProbeServer
         from workqueue import set_provider
         from workqueue.prometheus import PrometheusMetricsProvider
 
         set_provider(PrometheusMetricsProvider(self.registry))
         log.info("starting sedna-gm", version=__version__, config=dataclasses.asdict(self.cfg))
-        self.server = OperabilityServer(self.cfg.metrics_address, self.registry)
-        self.server.add_healthz_check("ping", lambda: (True, ""))
-        self.server.add_readyz_check("controllers", self._ready)
-        try:
-            self.server.start()
-        except OSError as exc:
-            log.error("cannot start the metrics/health server", address=self.cfg.metrics_address, error=str(exc))
-            return EXIT_FAILURE
+        checks = HealthChecks()
+        checks.add_healthz_check("ping", lambda: (True, ""))
+        checks.add_readyz_check("controllers", self._ready)
+        self.server = OperabilityServer(self.cfg.metrics_address, self.registry, checks=checks)
+        self.probe_server = ProbeServer(self.cfg.health_probe_address, checks)
+        for what, server, address in (("metrics", self.server, self.cfg.metrics_address),
+                                      ("health probe", self.probe_server, self.cfg.health_probe_address)):
+            try:
+                server.start()
+            except OSError as exc:
+                log.error(f"cannot start the {what} server", address=address, error=str(exc))
+                self.server.stop()
+                return EXIT_FAILURE
         try:
             if self.cfg.leader_election.enabled:
                 self._run_with_leader_election()
@@ -193,6 +205,7 @@ class GlobalManager:
             log.exception("sedna-gm failed")
             self.exit_code = EXIT_FAILURE
         finally:
+            self.probe_server.stop()
             self.server.stop()
             log.info("sedna-gm stopped", exit_code=self.exit_code)
         return self.exit_code

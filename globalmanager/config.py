@@ -17,6 +17,9 @@ from urllib.parse import urlsplit
 
 import yaml
 
+# re-exported: this module's name for it before it moved to the library
+from apis.netaddr import parse_address
+
 __all__ = [
     "ConfigError",
     "GMConfig",
@@ -198,6 +201,8 @@ class GMConfig:
     )
     min_resync_period_seconds: float = field(default=30.0, metadata=_key("minResyncPeriodSeconds"))
     metrics_address: str = field(default=":8080", metadata=_key("metricsAddress"))
+    # the kubelet's probes on a listener of their own (controller-runtime's healthProbeBindAddress)
+    health_probe_address: str = field(default=":8081", metadata=_key("healthProbeAddress"))
     leader_election: LeaderElectionConfig = field(default_factory=LeaderElectionConfig, metadata=_key("leaderElection"))
     controllers: list[str] | None = field(default=None, metadata=_key("controllers"))  # None = all registered
     workers: dict[str, int] = field(default_factory=dict, metadata=_key("workers"))  # per controller
@@ -226,16 +231,18 @@ class GMConfig:
             _check_url("master", self.master)
         _check_url("localController.server", self.local_controller.server)
         _check_url("knowledgeBaseServer.server", self.knowledge_base_server.server)
-        if not 0 < self.websocket.port < 65536:
-            raise ConfigError("websocket.port", f"must be in 1..65535, got {self.websocket.port}")
+        if not 0 <= self.websocket.port < 65536:  # 0: a free port, announced in the log once listening
+            raise ConfigError("websocket.port", f"must be in 0..65535, got {self.websocket.port}")
         self.websocket.validate()
         if self.namespace:  # "" = all namespaces
             _check_dns_label("namespace", self.namespace)
         _check_bounds("minResyncPeriodSeconds", self.min_resync_period_seconds)
-        try:
-            parse_address(self.metrics_address)
-        except ValueError as exc:
-            raise ConfigError("metricsAddress", str(exc)) from None
+        for key, address in (("metricsAddress", self.metrics_address),
+                             ("healthProbeAddress", self.health_probe_address)):
+            try:
+                parse_address(address)
+            except ValueError as exc:
+                raise ConfigError(key, str(exc)) from None
         le = self.leader_election
         for key, value in (
             ("leaseDuration", le.lease_duration),
@@ -286,27 +293,6 @@ def _check_finite(instance: Any, prefix: str) -> None:
             _check_finite(value, key)
         elif isinstance(value, float) and not math.isfinite(value):
             raise ConfigError(key, f"must be a finite number, got {value!r}")
-
-
-def parse_address(address: str) -> tuple[str, int]:
-    """``host:port`` → ``(host, port)``, as Go's ``net.SplitHostPort``: ``:8080`` = all interfaces, an IPv6 host must
-    be bracketed (``[::1]:8080``), the port is 0..65535 in plain digits."""
-    if not isinstance(address, str) or ":" not in address:
-        raise ValueError(f"invalid address {address!r}: expected host:port")
-    if address.startswith("["):
-        host, sep, port_text = address[1:].partition("]:")
-        if not sep or not host or "]" in host or "[" in host:
-            raise ValueError(f"invalid address {address!r}: expected [ipv6-host]:port")
-    else:
-        host, _, port_text = address.rpartition(":")
-        if ":" in host or "[" in host or "]" in host:
-            raise ValueError(f"invalid address {address!r}: an IPv6 host must be in brackets, e.g. [::1]:8080")
-    if not (port_text.isascii() and port_text.isdigit()):
-        raise ValueError(f"invalid address {address!r}: port {port_text!r} is not a number")
-    port = int(port_text)
-    if port > 65535:
-        raise ValueError(f"invalid address {address!r}: port out of range 0..65535")
-    return host or "0.0.0.0", port
 
 
 _TYPE_NAMES = {bool: "boolean", int: "integer", float: "number", str: "string"}

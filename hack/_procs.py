@@ -1,6 +1,11 @@
-"""Process helpers the hack/ benchmarks and local-up share: ports, HTTP readiness, /proc readings, starting the
-sandbox API server and ``sedna-gm`` as child processes of this repository, and ``pause`` (a sleep that a stop
-signal ends: ``STOP`` is set by local_up's signal watcher, and ``pause`` then raises ``Stopped``)."""
+"""Process helpers the hack/ benchmarks and local-up share: the addresses our programs announce, HTTP readiness,
+/proc readings, starting the sandbox API server and ``sedna-gm`` as child processes of this repository, and
+``pause`` (a sleep that a stop signal ends: ``STOP`` is set by local_up's signal watcher, and ``pause`` then raises
+``Stopped``).
+
+Our programs bind port 0 and log ``listening`` with ``server`` and ``url`` (``announcement``): no other process can
+take their port first. Go Sedna's ``sedna-gm`` cannot announce: the Go peer gets a port found free a moment before
+(``free_port``)."""
 
 from __future__ import annotations
 
@@ -24,8 +29,9 @@ SAMPLES = REPO / "charts" / "sedna" / "samples"
 
 STOP = threading.Event()
 
-__all__ = ["CRDS", "REPO", "SAMPLES", "STOP", "Stopped", "child_env", "cpu_seconds", "free_port", "memory_mb",
-           "pause", "proc_status", "start_gm", "start_go_gm", "start_sandbox", "stop_processes", "use_testkit", "wait_http"]
+__all__ = ["CRDS", "REPO", "SAMPLES", "STOP", "Stopped", "announced", "announcement", "child_env", "cpu_seconds",
+           "free_port", "memory_mb", "pause", "proc_status", "start_gm", "start_go_gm", "start_sandbox", "stop_processes",
+           "use_testkit", "wait_http"]
 
 
 class Stopped(Exception):
@@ -44,9 +50,38 @@ def child_env(tree: Path = REPO) -> dict[str, str]:
 
 
 def free_port() -> int:
+    """A port free now; only for Go Sedna's programs, which cannot bind port 0 and say which port they got."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def announcement(line: str) -> tuple[str, str] | None:
+    """``(server, url)`` of a JSON log line ``listening`` (what our programs log once bound); None for another line."""
+    if '"listening"' not in line:
+        return None
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict) or entry.get("event") != "listening":
+        return None
+    return str(entry.get("server")), str(entry.get("url"))
+
+
+def announced(log_path: Path, server: str, proc: subprocess.Popen[Any], timeout: float) -> str:
+    """The URL the program logging to ``log_path`` announced for ``server`` (exits the program if it does not within
+    ``timeout`` seconds, or exits first)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for line in log_path.read_text(errors="replace").splitlines():
+            found = announcement(line)
+            if found is not None and found[0] == server:
+                return found[1]
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"no {server} address announced in {log_path}:\n"
+                             + log_path.read_text(errors="replace")[-2000:])
+        time.sleep(0.05)
 
 
 def wait_http(url: str, timeout: float, check: Callable[[int, str], bool] = lambda code, body: code == 200) -> str:
@@ -117,21 +152,19 @@ def start_sandbox(workdir: Path, extra: list[str], *, log_level: str = "warning"
     return proc, kubeconfig
 
 
-def start_gm(workdir: Path, kubeconfig: Path, config: Mapping[str, Any], *,
-             edge_port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+def start_gm(workdir: Path, kubeconfig: Path, config: Mapping[str, Any]) -> tuple[subprocess.Popen[bytes], str]:
     """``sedna-gm`` without leader election, ``config`` as its config file, warning-level JSON logs in
-    ``<workdir>/gm.log``, its metrics server and its edge link (``edge_port``, default a free one) on 127.0.0.1;
-    returns the process and its metrics URL once ``/readyz`` answers 200."""
-    metrics_port = free_port()
+    ``<workdir>/gm.log``, its servers on free ports of 127.0.0.1 (its edge link: ``announced(<workdir>/gm.log,
+    "edge", ...)``); returns the process and its metrics URL once ``/readyz`` answers 200."""
     config_path = workdir / "gm.yaml"
     config_path.write_text(json.dumps(dict(config)))  # JSON is YAML
     with open(workdir / "gm.log", "wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "globalmanager.app", "--kubeconfig", str(kubeconfig),
-                                 "--no-leader-elect", "--config", str(config_path), "--metrics-address",
-                                 f"127.0.0.1:{metrics_port}", "--websocket-address",
-                                 f"127.0.0.1:{edge_port or free_port()}", "--log-level", "warning", "--log-format",
-                                 "json"], cwd=REPO, env=child_env(), stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{metrics_port}"
+                                 "--no-leader-elect", "--config", str(config_path), "--metrics-address", "127.0.0.1:0",
+                                 "--health-probe-address", "127.0.0.1:0", "--websocket-address", "127.0.0.1:0",
+                                 "--log-level", "warning", "--log-format", "json"],
+                                cwd=REPO, env=child_env(), stdout=log, stderr=subprocess.STDOUT)
+    url = announced(workdir / "gm.log", "metrics", proc, 60)
     wait_http(url + "/readyz", 60)
     return proc, url
 

@@ -35,7 +35,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from hack._procs import free_port, memory_mb, start_gm, start_sandbox, stop_processes, wait_http  # noqa: E402
+from hack._procs import announced, memory_mb, start_gm, start_sandbox, stop_processes, wait_http  # noqa: E402
 
 NS = "default"
 SENT_AT = "bench.sedna.io/sent-at"
@@ -165,10 +165,10 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         # the sandbox's default log level (info), as this benchmark has always run it
         api, kubeconfig = start_sandbox(workdir, ["--no-kubelet", "--watch-history", "50000"], log_level="info")
         children.append(api)
-        edge_port = free_port()
         gm, gm_url = start_gm(workdir, kubeconfig, {"minResyncPeriodSeconds": 3600,
-                                                    "controllers": ["Dataset", "Model"]}, edge_port=edge_port)
+                                                    "controllers": ["Dataset", "Model"]})
         children.append(gm)
+        edge_url = announced(workdir / "gm.log", "edge", gm, 60)
         wait_http(gm_url + "/metrics", 60, lambda code, body: "sedna_gm_edge_connected_nodes" in body)
 
         ctx = multiprocessing.get_context("spawn")
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             if not nodes:
                 continue
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=sim_process, args=(child, f"ws://127.0.0.1:{edge_port}/", nodes, args.nodes,
+            proc = ctx.Process(target=sim_process, args=(child, f"{edge_url}/", nodes, args.nodes,
                                                          args.datasets), daemon=True)
             proc.start()
             sims.append((proc, parent))

@@ -77,6 +77,7 @@ sys.path.insert(0, str(REPO))
 
 from hack import bench_gm_edge as il_edge  # noqa: E402
 from hack._procs import (  # noqa: E402
+    announced,
     cpu_seconds,
     free_port,
     memory_mb,
@@ -247,19 +248,20 @@ def run_size(total: int, *, mix: bool = False, run_seconds: float = 1.0, create_
                 for obj in referenced_objects():
                     cs.resource(_gvr_of(obj), NS).create(obj)
             gm_url: str | None = None
-            edge_port = free_port()
             if peer == "go":
+                edge_port = free_port()  # Go's GM cannot bind port 0 and say which port it got
                 go_gm = start_go_gm(workdir, kubeconfig, edge_port=edge_port)
                 if isinstance(go_gm, str):
                     return {"objects": total, "kinds": counts, "peer": peer, "skipped": go_gm}
                 gm = go_gm
+                edge_address = f"127.0.0.1:{edge_port}"
             else:
                 gm, gm_url = start_gm(workdir, kubeconfig,
-                                      {"minResyncPeriodSeconds": resync, "workers": dict(workers or {})},
-                                      edge_port=edge_port)
+                                      {"minResyncPeriodSeconds": resync, "workers": dict(workers or {})})
+                edge_address = announced(workdir / "gm.log", "edge", gm, 60).removeprefix("ws://")
             children.append(gm)
             if edge:
-                edge_side = il_edge.start_edge(workdir, kubeconfig, f"127.0.0.1:{edge_port}")
+                edge_side = il_edge.start_edge(workdir, kubeconfig, edge_address)
             watch = StateWatch(cs, counts, done_at)
             watch.start(stop)
             time.sleep(1.0 if peer != "go" else 5.0)  # let the GM settle after its caches synced (Go: no readyz)

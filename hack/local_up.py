@@ -8,10 +8,10 @@ simulator; then the sample IncrementalLearningJob through a round on them, or an
 1. starts the sandbox API server (``python -m sandbox``) with the CRDs of ``charts/sedna/crds`` and its
    pod simulator, writing a kubeconfig into the work directory (``kubectl --kubeconfig <it> get il,pods``, and
    ``get il -w`` and ``get pods -w`` in two terminals, work while this runs: kubectl watches one type at a time);
-2. starts ``sedna-gm`` (``python -m globalmanager.app --kubeconfig <it> --no-leader-elect``, its edge link on a free
-   local port) and waits for /readyz; the edge link takes a token per node (``websocket.nodeTokensDir``: the tokens
-   are generated into ``<workdir>/edge-node-tokens/``), so no other local process can act as a node (``--edge-auth
-   off`` runs it open, as Go Sedna's LCs need);
+2. starts ``sedna-gm`` (``python -m globalmanager.app --kubeconfig <it> --no-leader-elect``, its servers on free
+   local ports: port 0, each announced in its log) and waits for /readyz and its edge link; the edge link takes a
+   token per node (``websocket.nodeTokensDir``: the tokens are generated into ``<workdir>/edge-node-tokens/``), so no
+   other local process can act as a node (``--edge-auth off`` runs it open, as Go Sedna's LCs need);
 3. starts a LocalController (``python -m localcontroller.app``, with its node's ``--token-file``) for each edge node
    the chart's samples name, ``edge-node-1`` and ``edge-node-2`` (each with its own rootfs and database in the work
    directory), and waits until both are connected, then the worker simulator (``python -m workersim``), which plays
@@ -49,13 +49,13 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from apis.signals import SignalWatcher
 
-from ._procs import CRDS, REPO, SAMPLES, STOP, Stopped, child_env, free_port, pause
+from ._procs import CRDS, REPO, SAMPLES, STOP, Stopped, announcement, child_env, pause
 
 EAIJ_SAMPLE = SAMPLES / "elasticaijob.yaml"
 EDGE_NODES = ("edge-node-1", "edge-node-2")  # the samples' edge nodes: an LC each
@@ -67,7 +67,8 @@ def say(text: str) -> None:
 
 
 class Process:
-    """A child process whose output goes to a log file; ``wait_for_line`` watches it for a marker."""
+    """A child process whose output goes to a log file; ``wait_for_line`` watches it for a marker, ``wait_announced``
+    for the address it bound (our programs bind port 0 and log ``listening`` with ``server`` and ``url``)."""
 
     def __init__(self, name: str, argv: list[str], log_path: Path) -> None:
         self.name = name
@@ -79,6 +80,7 @@ class Process:
             start_new_session=True,  # Ctrl-C reaches only us; we stop the children one SIGTERM each
         )
         self._lines: list[str] = []
+        self._announced: dict[str, str] = {}  # server → URL
         self._cond = threading.Condition()
         self._pump = threading.Thread(target=self._read, name=f"{name}-output", daemon=True)
         self._pump.start()
@@ -88,23 +90,39 @@ class Process:
         for line in self.proc.stdout:
             self._log.write(line)
             self._log.flush()
+            announced = announcement(line)
             with self._cond:
                 self._lines.append(line.rstrip("\n"))
                 del self._lines[:-200]
+                if announced is not None:
+                    self._announced[announced[0]] = announced[1]
                 self._cond.notify_all()
         with self._cond:
             self._cond.notify_all()
 
     def wait_for_line(self, prefix: str, timeout: float, contains: str = "") -> str | None:
         """The first output line that starts with ``prefix`` (and has ``contains`` in it); None on timeout or exit."""
-        deadline = time.monotonic() + timeout
         seen = 0
+
+        def found() -> str | None:
+            nonlocal seen
+            line = next((x for x in self._lines[seen:] if x.startswith(prefix) and contains in x), None)
+            seen = len(self._lines)
+            return line
+
+        return self._wait(found, timeout)
+
+    def wait_announced(self, server: str, timeout: float) -> str | None:
+        """The URL the program announced for ``server``; None on timeout or exit."""
+        return self._wait(lambda: self._announced.get(server), timeout)
+
+    def _wait(self, found: Callable[[], str | None], timeout: float) -> str | None:
+        deadline = time.monotonic() + timeout
         with self._cond:
             while not STOP.is_set():
-                for line in self._lines[seen:]:
-                    if line.startswith(prefix) and contains in line:
-                        return line
-                seen = len(self._lines)
+                value = found()
+                if value is not None:
+                    return value
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or self.proc.poll() is not None:
                     return None
@@ -278,45 +296,48 @@ def _start(cluster: Cluster, watched: Sequence[str], edge_auth_mode: str) -> Non
     for i, hint in enumerate(kubectl_hints(kubeconfig, list(watched))):
         say(f"    {'try: ' if i == 0 else '     '}{hint}")
 
-    port, edge_port = free_port(), free_port()
+    # every server on port 0: each program announces the port it bound, which no other process can take first
     auth = edge_auth(edge_auth_mode, workdir, EDGE_NODES)
-    say(f"==> starting sedna-gm (metrics/health on 127.0.0.1:{port}, edge link on 127.0.0.1:{edge_port}, "
-        f"logs: {workdir / 'sedna-gm.log'})")
+    say(f"==> starting sedna-gm (logs: {workdir / 'sedna-gm.log'})")
     gm = Process(
         "sedna-gm",
         [sys.executable, "-m", "globalmanager.app", "--kubeconfig", str(kubeconfig), "--no-leader-elect",
-         "--metrics-address", f"127.0.0.1:{port}", "--websocket-address", f"127.0.0.1:{edge_port}",
-         "--log-format", "json", *auth.gm_args],
+         "--metrics-address", "127.0.0.1:0", "--health-probe-address", "127.0.0.1:0",
+         "--websocket-address", "127.0.0.1:0", "--log-format", "json", *auth.gm_args],
         workdir / "sedna-gm.log",
     )
     children.append(gm)
-    if not wait_ready(f"http://127.0.0.1:{port}/readyz", gm, 30):
+    metrics = gm.wait_announced("metrics", 30)
+    edge = gm.wait_announced("edge", 30) if metrics and wait_ready(f"{metrics}/readyz", gm, 30) else None
+    if edge is None:
         raise StartFailed(f"sedna-gm did not become ready; see {workdir / 'sedna-gm.log'}")
-    say("    sedna-gm is ready")
+    say(f"    sedna-gm is ready (metrics on {metrics}, edge link on {edge})")
+    edge_address = edge.removeprefix("ws://")
     if auth.tokens is not None:
         say(f"    edge link: each LC proves its node with its own token ({auth.tokens}/<node>); without it a "
             "connection is refused (401)")
-        say(f"    try: curl -si -H 'Node-Name: {EDGE_NODES[0]}' http://127.0.0.1:{edge_port}/ | head -1   "
+        say(f"    try: curl -si -H 'Node-Name: {EDGE_NODES[0]}' http://{edge_address}/ | head -1   "
             f"(401: not {EDGE_NODES[0]}'s token)")
     else:
         say("    edge link: auth off (--edge-auth off): any local process can connect as any node")
     lc_urls = cluster.lc_urls
     for node in EDGE_NODES:
-        lc_port = free_port()
-        lc_urls[node] = f"http://127.0.0.1:{lc_port}"
-        say(f"==> starting sedna-lc {node} (worker API on 127.0.0.1:{lc_port}, rootfs {workdir / node}, "
-            f"logs: {workdir / (node + '.log')})")
+        say(f"==> starting sedna-lc {node} (rootfs {workdir / node}, logs: {workdir / (node + '.log')})")
         (workdir / node).mkdir(exist_ok=True)
-        children.append(Process(
+        lc = Process(
             node,
-            [sys.executable, "-m", "localcontroller.app", "--gm-address", f"127.0.0.1:{edge_port}",
-             "--node-name", node, "--rootfs", str(workdir / node), "--bind-address", f"127.0.0.1:{lc_port}",
-             "--dataset-check-period", "0.5", "--log-format", "json", *auth.lc_args(node)],
+            [sys.executable, "-m", "localcontroller.app", "--gm-address", edge_address,
+             "--node-name", node, "--rootfs", str(workdir / node), "--bind-address", "127.0.0.1:0",
+             "--health-probe-address", "127.0.0.1:0", "--dataset-check-period", "0.5", "--log-format", "json",
+             *auth.lc_args(node)],
             workdir / f"{node}.log",
-        ))
-        if not wait_ready(f"{lc_urls[node]}/readyz", children[-1], 30):
+        )
+        children.append(lc)
+        url = lc.wait_announced("worker-api", 30)
+        if url is None or not wait_ready(f"{url}/readyz", lc, 30):
             raise StartFailed(f"sedna-lc {node} did not connect to sedna-gm; see {workdir / (node + '.log')}")
-        say(f"    {node} is connected")
+        lc_urls[node] = url
+        say(f"    {node} is connected (worker API on {url})")
     say(f"==> starting the worker simulator (plays Sedna's SDK in the worker pods; logs: {workdir / 'workersim.log'})")
     workersim = [sys.executable, "-m", "workersim", "--kubeconfig", str(kubeconfig), "--report-retry-seconds", "0.5",
                  "--pod-logs-dir", str(workdir / "pod-logs")]  # kubectl logs <pod> shows what its worker did

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ._procs import pause
-from .local_up import CRDS, Process, edge_auth, free_port, say, wait_ready
+from .local_up import CRDS, Process, edge_auth, say, wait_ready
 from .local_up_eaijob import describe
 
 JOB = "mnist-elastic"
@@ -89,17 +89,17 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
         if api.wait_for_line("listening on ", 30) is None:
             say("the sandbox API server did not start")
             return 1
-        port = free_port()
         say(f"==> starting sedna-gm (logs: {workdir / 'sedna-gm.log'})")
         # no LC here: with --edge-auth on (the default) no node holds a token, and the edge link listens on loopback
         auth = edge_auth(args.edge_auth, workdir, ())
         gm = Process("sedna-gm", [sys.executable, "-m", "globalmanager.app", "--kubeconfig", str(kubeconfig),
-                                  "--no-leader-elect", "--metrics-address", f"127.0.0.1:{port}",
-                                  "--websocket-address", f"127.0.0.1:{free_port()}", "--log-format", "json",
+                                  "--no-leader-elect", "--metrics-address", "127.0.0.1:0", "--health-probe-address",
+                                  "127.0.0.1:0", "--websocket-address", "127.0.0.1:0", "--log-format", "json",
                                   *auth.gm_args],
                      workdir / "sedna-gm.log")
         children.append(gm)
-        if not wait_ready(f"http://127.0.0.1:{port}/readyz", gm, 30):
+        metrics = gm.wait_announced("metrics", 30)
+        if metrics is None or not wait_ready(f"{metrics}/readyz", gm, 30):
             say("sedna-gm did not become ready")
             return 1
         cs = Clientset.from_kubeconfig(str(kubeconfig))

@@ -1,7 +1,7 @@
 """``sedna-lc``: wiring of the LocalController.
 
 settings → logging → database → managers → resume every stored object (at once, without waiting for the GM) →
-worker API server → GM client. SIGTERM/SIGINT stop it with exit 0. Exit codes: 0 clean stop, 1 runtime failure
+probe server → worker API server → GM client. SIGTERM/SIGINT stop it with exit 0. Exit codes: 0 clean stop, 1 runtime failure
 (cannot bind), 2 bad setting (named in the message).
 """
 
@@ -31,6 +31,7 @@ from localcontroller.managers.registry import MANAGERS
 from localcontroller.metrics import LCMetrics
 from localcontroller.server import LCServer
 from localcontroller.store import Store
+from reconcile.probes import ProbeServer
 
 __all__ = ["LocalController", "main"]
 
@@ -83,6 +84,8 @@ class LocalController:
         self.downstream = Downstream(self.store, self.ctx.managers, arrivals=self.reports)
         self.server = LCServer(cfg.bind_host, cfg.bind_port, self.metrics, self.reports.deliver,
                                self.client.connected.is_set)
+        # the kubelet's probes, on their own listener: no load on the worker API delays them
+        self.probes = ProbeServer(_address(cfg.health_probe_host, cfg.health_probe_port), self.server.checks)
 
     def _on_connection_change(self, up: bool) -> None:
         self.metrics.gm_connected.set(1 if up else 0)
@@ -102,16 +105,20 @@ class LocalController:
         self.downstream.start()
         for manager in self.ctx.managers.values():
             manager.start(stop)
-        try:
-            self.server.start()
-        except OSError as exc:
-            log.error("cannot start the worker API server", address=f"{self.cfg.bind_host}:{self.cfg.bind_port}",
-                      error=str(exc))
-            self.downstream.stop()
-            return EXIT_FAILURE
+        cfg = self.cfg
+        for what, server, address in (
+                ("health probe", self.probes, _address(cfg.health_probe_host, cfg.health_probe_port)),
+                ("worker API", self.server, _address(cfg.bind_host, cfg.bind_port))):
+            try:
+                server.start()
+            except OSError as exc:
+                log.error(f"cannot start the {what} server", address=address, error=str(exc))
+                self.probes.stop()
+                self.downstream.stop()
+                return EXIT_FAILURE
         self.client.start(stop)
         log.info("sedna-lc started", version=__version__, gm=self.cfg.gm_url, rootfs=self.cfg.rootfs,
-                 db=self.cfg.db_path, address=f"{self.cfg.bind_host}:{self.server.port}", resumed=resumed,
+                 db=self.cfg.db_path, worker_api=self.server.url, probes=self.probes.url, resumed=resumed,
                  pending_reports=self.store.pending_reports(), kept_worker_reports=self.store.pending_usage()[0],
                  managers=sorted(self.ctx.managers))
         try:
@@ -120,9 +127,14 @@ class LocalController:
             self.client.join(5)
             self.downstream.stop()
             self.server.stop()
+            self.probes.stop()
             self.store.close()
             log.info("sedna-lc stopped")
         return EXIT_OK
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

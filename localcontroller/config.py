@@ -16,9 +16,11 @@ from dataclasses import dataclass
 
 from apis.tokenfile import read_token
 
-__all__ = ["LCConfig", "SettingError", "build_parser", "load_settings", "DEFAULT_BIND_PORT"]
+__all__ = ["LCConfig", "SettingError", "build_parser", "load_settings", "DEFAULT_BIND_PORT",
+           "DEFAULT_HEALTH_PROBE_PORT"]
 
 DEFAULT_BIND_PORT = 9100
+DEFAULT_HEALTH_PROBE_PORT = 9101
 DEFAULT_ROOTFS = "/rootfs"
 DEFAULT_DATASET_CHECK_PERIOD = 60.0
 DB_UNDER_ROOTFS = "var/lib/sedna/database.db"
@@ -43,6 +45,9 @@ class LCConfig:
     rootfs: str = DEFAULT_ROOTFS
     bind_host: str = "0.0.0.0"
     bind_port: int = DEFAULT_BIND_PORT
+    # the kubelet's probes on a listener of their own: no load on the worker API delays them
+    health_probe_host: str = "0.0.0.0"
+    health_probe_port: int = DEFAULT_HEALTH_PROBE_PORT
     db_path: str = ""
     token: str = ""  # read from --token-file at start
     token_file: str = ""  # --token-file: read again on each connection attempt (a rotated token is picked up)
@@ -65,8 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--node-name", help="this node's name (NODENAME, else HOSTNAME)")
     p.add_argument("--rootfs", help=f"where the host's / is mounted; local URLs are read below it "
                                     f"(ROOTFS_MOUNT_DIR, default {DEFAULT_ROOTFS})")
-    p.add_argument("--bind-address", help=f"host:port of the worker API and probes "
-                                          f"(BIND_PORT sets the port; default 0.0.0.0:{DEFAULT_BIND_PORT})")
+    p.add_argument("--bind-address", help=f"host:port of the worker API, /metrics and the probes "
+                                          f"(BIND_PORT sets the port; default 0.0.0.0:{DEFAULT_BIND_PORT}; port 0: a "
+                                          "free one, announced in the log)")
+    p.add_argument("--health-probe-address",
+                   help=f"host:port of the kubelet's probes /healthz, /livez, /readyz on a listener of their own "
+                        f"(default 0.0.0.0:{DEFAULT_HEALTH_PROBE_PORT})")
     p.add_argument("--db", help=f"SQLite database (default <rootfs>/{DB_UNDER_ROOTFS})")
     p.add_argument("--token-file", help="file holding the bearer token the GM requires")
     p.add_argument("--gm-ca-file", help="CA bundle to verify the GM's TLS certificate (implies wss://)")
@@ -120,6 +129,8 @@ def load_settings(argv: Sequence[str] | None, environ: Mapping[str, str] | None 
         cfg.bind_host, cfg.bind_port = _address("--bind-address", args.bind_address)
     elif env.get("BIND_PORT"):
         cfg.bind_port = _port("--bind-address (BIND_PORT)", env["BIND_PORT"])
+    if args.health_probe_address is not None:
+        cfg.health_probe_host, cfg.health_probe_port = _address("--health-probe-address", args.health_probe_address)
 
     cfg.db_path = args.db or os.path.join(cfg.rootfs, DB_UNDER_ROOTFS)
     if args.token_file is not None:

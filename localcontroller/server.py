@@ -1,5 +1,7 @@
 """The LC's HTTP server: the worker API exactly as Sedna's SDK calls it, plus ``/healthz``, ``/livez``, ``/readyz``,
-``/metrics``; served by waitress through ``apis.httpserver`` (framing, connection and deadline bounds there).
+``/metrics``; served by waitress through ``apis.httpserver`` (framing, connection, per-client and deadline bounds
+there). The kubelet probes the same ``checks`` on a listener of their own (``reconcile.probes.ProbeServer``, wired
+in ``localcontroller.app``), which no load on the worker API delays.
 
 * ``POST /sedna/workers/{worker-name}/info`` → 200 ``{"Status": 200, "Message": "OK"}`` once the report is durable
   (relayed to the outbox, or kept for a job this node does not hold yet). Bad JSON, ``name`` ≠ the path's worker name,
@@ -8,7 +10,8 @@
   the LC cannot keep now (the outbox or the pending reports are full) → 503 with ``Retry-After`` and the reason: Sedna's
   SDK retries it (``keptreports``: which bound, and whose reports hold it). A report whose ``ownerKind`` no manager
   handles is answered 200 and dropped (as in Go Sedna).
-* ``/healthz`` and ``/livez``: 200 while the process serves; ``/readyz``: 200 only while connected to the GM, else 503.
+* ``/healthz`` and ``/livez``: 200 while the process serves; ``/readyz``: 200 only while connected to the GM, else 503
+  (``[-]gm-connection failed: not connected to the GM``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from apis.httpserver import HTTPLimits, HTTPServer
+from reconcile.probes import HealthChecks
 
 from .metrics import LCMetrics
 from .worker import WorkerMessage, parse_worker_message
@@ -62,13 +66,17 @@ class LCServer:
         limits: HTTPLimits | None = None,
     ) -> None:
         """``deliver(message, client)`` (``client``: the address the report came from) returns ``DELIVERED``,
-        ``KEPT`` or ``UNHANDLED``, or raises ``ReportRefused``."""
+        ``KEPT`` or ``UNHANDLED``, or raises ``ReportRefused``; ``ready()`` says whether the LC is connected to the
+        GM."""
         self.host = host
         self.metrics = metrics
         self._deliver = deliver
-        self._ready = ready
+        self.checks = HealthChecks()
+        self.checks.add_healthz_check("ping", lambda: (True, ""))
+        self.checks.add_readyz_check("gm-connection",
+                                     lambda: (True, "") if ready() else (False, "not connected to the GM"))
         self._http = HTTPServer(host, port, self._app, limits or HTTPLimits(max_body_bytes=MAX_BODY_BYTES),
-                                name="lc-http")
+                                name="worker-api")
 
     @property
     def _httpd(self) -> object | None:
@@ -78,6 +86,10 @@ class LCServer:
     @property
     def port(self) -> int:
         return self._http.port
+
+    @property
+    def url(self) -> str:
+        return self._http.url
 
     def start(self) -> None:
         """Bind (raises ``OSError``) and serve in the background."""
@@ -108,12 +120,11 @@ class LCServer:
         return [] if method == "HEAD" else [body]
 
     def _get(self, path: str) -> tuple[int, bytes, str]:
-        if path in ("/healthz", "/livez"):
-            return 200, b"ok\n", _TEXT
-        if path == "/readyz":
-            return (200, b"ok\n", _TEXT) if self._ready() else (503, b"not connected to the GM\n", _TEXT)
         if path == "/metrics":
             return 200, generate_latest(self.metrics.registry), CONTENT_TYPE_LATEST
+        answer = self.checks.answer(path)
+        if answer is not None:
+            return answer[0], answer[1].encode(), _TEXT
         return 404, b"not found\n", _TEXT
 
     def _post(self, worker: str, environ: dict[str, Any]) -> tuple[int, bytes, str, list[tuple[str, str]]]:

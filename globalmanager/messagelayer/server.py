@@ -18,6 +18,11 @@
   handshake it never answers times out). A frame over ``max_frame_bytes`` closes only that
   connection (1009, counted as ``too_large``).
 * Reading pauses while the upstream dispatcher holds ``max_pending_reports`` reports (bounded memory).
+* Slow clients: the opening handshake (TLS included) must end within ``OPEN_TIMEOUT`` seconds, and one client address
+  has at most ``HANDSHAKES_PER_CLIENT`` handshakes under way (``apis.connlimit``; one more is closed at once), so a
+  client trickling connections holds few and briefly. Open connections are not limited per address (edge nodes behind
+  one NAT share it); with edge auth on, each is an authenticated node, one per node.
+* ``start()`` logs ``listening`` with ``server=edge`` and ``url`` (``ws://`` or ``wss://``; port 0 picks a free one).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from apis.connlimit import PerClientLimit
 from apis.edge import (
     FEATURES,
     HELLO,
@@ -48,7 +54,9 @@ from apis.edge import (
     hello_frame,
     parse_features,
 )
+from apis.logs import announce_listening
 from apis.logthrottle import LogThrottle
+from apis.netaddr import local_url
 from apis.tokenfile import TokenFile, read_token  # read_token: re-exported
 from globalmanager.config import WebsocketConfig
 
@@ -78,6 +86,8 @@ OTHER_SOURCES = "(other sources)"
 _MAX_LOGGED_NODE = 253
 _BACKPRESSURE_POLL = 0.02
 _CLOSE_TIMEOUT = 2.0  # a dead peer never completes the closing handshake
+OPEN_TIMEOUT = 10.0  # websockets' default, stated: the TLS and HTTP opening handshake of one connection
+HANDSHAKES_PER_CLIENT = 64
 
 _DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
@@ -124,6 +134,7 @@ class EdgeServer:
         self._ssl = ssl_context
         self._features = tuple(features)
         self._hello_timeout = hello_timeout
+        self._handshakes = PerClientLimit(HANDSHAKES_PER_CLIENT, "edge")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
@@ -163,8 +174,8 @@ class EdgeServer:
         if failure:
             raise failure[0]
         scheme = "wss" if self._ssl is not None else "ws"
-        log.info("edge server listening", address=f"{scheme}://{self.host}:{self.port}",
-                 ping_interval=self.ping_interval, max_frame_bytes=self.max_frame_bytes, auth=self._auth.mode)
+        announce_listening("edge", local_url(scheme, self.host, self.port), ping_interval=self.ping_interval,
+                           max_frame_bytes=self.max_frame_bytes, auth=self._auth.mode)
 
     async def _serve(self) -> Server:
         self._flush_task = asyncio.get_running_loop().create_task(self._flush_logs_forever())
@@ -181,6 +192,8 @@ class EdgeServer:
             max_size=self.max_frame_bytes,
             ssl=self._ssl,
             server_header=None,
+            open_timeout=OPEN_TIMEOUT,
+            create_connection=_handshake_limited(self._handshakes),
         )
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -244,6 +257,7 @@ class EdgeServer:
         for source, untold in self.refusal_log.flush():
             log.warning("refused connections not logged one by one", source=source, untold=untold,
                         interval_seconds=self.refusal_log.interval)
+        self._handshakes.flush_logs()
         self.layer.flush_logs()
 
     async def _recheck_credentials_forever(self) -> None:
@@ -321,6 +335,40 @@ class EdgeServer:
             log.warning("closed a connection: frame over the size limit", node=node, max_frame_bytes=self.max_frame_bytes)
         else:
             log.debug("connection closed", node=node, code=code)
+
+
+def _handshake_limited(limit: PerClientLimit) -> type[ServerConnection]:
+    """A ``ServerConnection`` counted against its client's ``limit`` until its opening handshake ends (closed at once,
+    before any byte is read, past it)."""
+
+    class HandshakeLimited(ServerConnection):
+        _client: str | None = None
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(transport)  # schedules the handshake: on an aborted transport it just ends
+            peer = transport.get_extra_info("peername")
+            client = str(peer[0]) if isinstance(peer, tuple) else ""
+            if limit.admit(client):
+                self._client = client
+            elif isinstance(transport, asyncio.Transport):
+                transport.abort()
+
+        async def handshake(self, *args: Any, **kwargs: Any) -> None:
+            try:
+                await super().handshake(*args, **kwargs)
+            finally:
+                self._release()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._release()
+            super().connection_lost(exc)
+
+        def _release(self) -> None:
+            client, self._client = self._client, None
+            if client is not None:
+                limit.release(client)
+
+    return HandshakeLimited
 
 
 def edge_server_from_config(layer: MessageLayer, ws: WebsocketConfig) -> EdgeServer:

@@ -33,7 +33,7 @@ from kubernetes import client
 from testkit import (
     GoLC,
     Processes,
-    free_port,
+    gm_edge_address,
     http_get,
     json_log_lines,
     metric_value,
@@ -120,11 +120,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         gm_config["leaderElection"].update(leaseDuration=4, renewDeadline=3, retryPeriod=0.5)
         config_file = tmp / "gm.yaml"
         config_file.write_text(yaml.safe_dump(gm_config))
-        edge_port = free_port()
-        gm, gm_url = start_gm(procs, "gm", str(sa_kubeconfig), "--config", str(config_file), edge_port=edge_port)
-        wait_for("sedna-gm ready", lambda: http_get(gm_url + "/readyz")[0] == 200 or gm.poll() is not None,
-                 timeout=60)
-        assert gm.poll() is None, procs.log("gm")
+        gm, gm_url = start_gm(procs, "gm", str(sa_kubeconfig), "--config", str(config_file), wait=True, timeout=60)
+        edge_port = int(gm_edge_address(procs).rsplit(":", 1)[1])
 
         rootfs: dict[str, Path] = {}
         lc_urls: dict[str, str] = {}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from testkit import Processes, free_port, http_get, start_gm, start_lc, wait_for
+from testkit import Processes, gm_edge_address, http_get, start_gm, start_lc, wait_for
 from testkit.kubectl import MAIN_KUBECTL, Kubectl
 
 from apis.clientset import Clientset
@@ -31,10 +31,9 @@ def events(cs: Clientset, name: str) -> list[tuple[str, str]]:
 def test_a_missing_url_shows_on_the_dataset_and_clears_once_the_file_appears(procs: Processes, tmp_path: Path,
                                                                               cluster: tuple[str, Clientset]):
     kubeconfig, cs = cluster
-    edge_port = free_port()
-    start_gm(procs, "gm", kubeconfig, "--no-leader-elect", edge_port=edge_port, wait=True)
+    start_gm(procs, "gm", kubeconfig, "--no-leader-elect", wait=True)
     rootfs = tmp_path / "rootfs-edge-1"
-    _, lc_url = start_lc(procs, "edge-1", f"127.0.0.1:{edge_port}", rootfs, "--dataset-check-period", "0.3")
+    _, lc_url = start_lc(procs, "edge-1", gm_edge_address(procs), rootfs, "--dataset-check-period", "0.3")
     wait_for("edge-1 connected", lambda: http_get(lc_url + "/readyz")[0] == 200, timeout=30)
 
     cs.sedna_v1alpha1().datasets(NS).create({

@@ -24,7 +24,7 @@ import websockets
 from testkit import (
     GoLC,
     Processes,
-    free_port,
+    gm_edge_address,
     http_get,
     json_log_lines,
     metric_value,
@@ -49,8 +49,8 @@ class Edge:
     tmp: Path
     kubeconfig: str
     cs: Clientset
-    edge_port: int
     gm_args: tuple[str, ...] = ()
+    edge_port: int = 0  # announced by the first GM, kept by a restarted one (the LCs know it)
     gm_url: str = ""
     lc_urls: dict[str, str] = field(default_factory=dict)
     lc_ports: dict[str, int] = field(default_factory=dict)
@@ -61,17 +61,17 @@ class Edge:
 
     def start_gm(self) -> None:
         _, self.gm_url = start_gm(self.procs, "gm", self.kubeconfig, "--no-leader-elect", *self.gm_args,
-                                  edge_port=self.edge_port)
-        wait_for("sedna-gm /readyz", lambda: http_get(self.gm_url + "/readyz")[0] == 200, timeout=30)
+                                  edge_port=self.edge_port, wait=True)
+        self.edge_port = int(gm_edge_address(self.procs).rsplit(":", 1)[1])
 
     def rootfs(self, node: str) -> Path:
         return self.tmp / f"rootfs-{node}"
 
     def start_lc(self, node: str, *extra: str, wait_ready: bool = True) -> None:
-        port = self.lc_ports.setdefault(node, free_port())
         _, url = start_lc(self.procs, node, self.gm_address, self.rootfs(node), "--dataset-check-period",
-                          CHECK_PERIOD, *extra, port=port)
+                          CHECK_PERIOD, *extra, port=self.lc_ports.get(node, 0))  # a restarted LC keeps its port
         self.lc_urls[node] = url
+        self.lc_ports[node] = int(url.rsplit(":", 1)[1])
         if wait_ready:
             wait_for(f"{node} connected", lambda: http_get(url + "/readyz")[0] == 200, timeout=30)
 
@@ -103,7 +103,7 @@ class Edge:
 
 def make_edge(procs: Processes, tmp_path: Path, cluster: tuple[str, Clientset], *gm_args: str) -> Edge:
     kubeconfig, cs = cluster
-    return Edge(procs, tmp_path, kubeconfig, cs, free_port(), gm_args)
+    return Edge(procs, tmp_path, kubeconfig, cs, gm_args)
 
 
 @pytest.fixture
@@ -371,7 +371,6 @@ def test_a_report_for_another_nodes_worker_is_refused_by_a_real_gm(procs, tmp_pa
         job = sedna.incremental_learning_jobs(NS).get("il")
         return [f"{c['stage']}/{c['type']}" for c in (job.get("status") or {}).get("conditions") or []]
 
-    wait_for("the GM's edge server", lambda: e.log_events("gm", "edge server listening"), timeout=30)
     resident = GoLC(f"ws://{e.gm_address}/", "edge-node-1")
     try:
         resident.recv_until(lambda h, c: h["resourceKind"] == "incrementallearningjob" and h["operation"] == "insert")

@@ -13,11 +13,11 @@ import signal
 import pytest
 from testkit import (
     create_job,
-    free_port,
     http_get,
     job_phase,
     lease_holder,
     log_event,
+    sandbox_url,
     start_gm,
     start_sandbox,
     wait_for,
@@ -58,8 +58,8 @@ def test_with_700ms_of_api_latency_one_replica_leads_and_another_takes_over(proc
 
 def test_gm_converges_after_the_api_server_lost_its_state(procs, tmp_path):
     kubeconfig = tmp_path / "kubeconfig"
-    port = str(free_port())
-    first = start_sandbox(procs, kubeconfig, "--port", port)
+    first = start_sandbox(procs, kubeconfig)
+    port = int(sandbox_url(procs).rsplit(":", 1)[1])  # restarted on it: the GM's kubeconfig names it
     cs = Clientset.from_kubeconfig(str(kubeconfig))
     gm, url = start_gm(procs, "gm", str(kubeconfig), "--no-leader-elect")
     wait_for("/readyz", lambda: http_get(url + "/readyz")[0] == 200, timeout=30)
@@ -78,7 +78,7 @@ def test_gm_converges_after_the_api_server_lost_its_state(procs, tmp_path):
 
     # an outage: the server comes back once the informers have failed to re-watch (or relist) and back off
     wait_for("the GM's informers to back off", backing_off, timeout=30, interval=0.1)
-    start_sandbox(procs, kubeconfig, "--port", port, name="apiserver-restarted")
+    start_sandbox(procs, kubeconfig, name="apiserver-restarted", port=port)
     create_job(cs, "mnist")  # the same name: its master pod name is that of a pod only the old cache knows
     create_job(cs, "fresh")
     wait_for("the recreated and the new job to succeed",

@@ -21,7 +21,17 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from testkit import Processes, free_port, http_get, log_event, start_gm, start_lc, start_workersim, wait_for
+from testkit import (
+    Processes,
+    free_port,
+    gm_edge_address,
+    http_get,
+    log_event,
+    start_gm,
+    start_lc,
+    start_workersim,
+    wait_for,
+)
 from testkit.learning import IL_ROUND, assert_stages, job_history, sample_lines
 
 from apis.clientset import Clientset
@@ -90,17 +100,16 @@ def start_system(procs: Processes, tmp_path: Path, cluster: tuple[str, Clientset
     kubeconfig, cs = cluster
     config = tmp_path / "gm.yaml"
     config.write_text("controllers: [Dataset, Model, IncrementalLearning]\n")
-    edge_port = free_port()
-    start_gm(procs, "gm", kubeconfig, "--no-leader-elect", "--config", str(config), edge_port=edge_port, wait=True,
-             timeout=TIMEOUT)
-    gm_address = f"127.0.0.1:{edge_port}"
+    start_gm(procs, "gm", kubeconfig, "--no-leader-elect", "--config", str(config), wait=True, timeout=TIMEOUT)
+    gm_address = gm_edge_address(procs, timeout=TIMEOUT)
     rootfs = {node: tmp_path / f"rootfs-{node}" for node in (DATASET_NODE, WORKER_NODE)}
-    ports = {node: free_port() for node in rootfs}
-    start_lc(procs, DATASET_NODE, gm_address, rootfs[DATASET_NODE], "--dataset-check-period", "0.3",
-             port=ports[DATASET_NODE])
-    cut_off = f"127.0.0.1:{free_port()}"  # no GM there: the LC serves its workers but never gets the job
-    worker_lc, _ = start_lc(procs, WORKER_NODE, gm_address if worker_connected else cut_off, rootfs[WORKER_NODE],
-                            port=ports[WORKER_NODE])
+    _, dataset_lc_url = start_lc(procs, DATASET_NODE, gm_address, rootfs[DATASET_NODE], "--dataset-check-period",
+                                 "0.3")
+    cut_off = f"127.0.0.1:{free_port()}"  # no GM there (nothing listens): the LC serves its workers but never gets the job
+    worker_lc, worker_lc_url = start_lc(procs, WORKER_NODE, gm_address if worker_connected else cut_off,
+                                        rootfs[WORKER_NODE])
+    ports = {node: int(url.rsplit(":", 1)[1]) for node, url in ((DATASET_NODE, dataset_lc_url),
+                                                                 (WORKER_NODE, worker_lc_url))}
     system = System(cs, gm_address, rootfs, ports, worker_lc)
     urls = {node: system.url(node) for node in rootfs}
     for url in urls.values():

@@ -37,7 +37,7 @@ from typing import Any
 import pytest
 from testkit import (
     Processes,
-    free_port,
+    gm_edge_address,
     http_get,
     json_log_lines,
     start_gm,
@@ -67,15 +67,16 @@ DELAY = {"sandbox.sedna.io/worker-delay-seconds": "0.5"}
 class Sedna:
     cs: Clientset
     procs: Processes
-    gm_address: str
     rootfs: dict[str, Path]
     gm_args: tuple[str, ...] = ()
     gm: Any = None
+    gm_address: str = ""  # its edge link, announced by the first GM and kept by a restarted one
     lc_ports: dict[str, int] = field(default_factory=dict)
 
     def start_gm(self) -> None:
-        self.gm, _ = start_gm(self.procs, "gm", *self.gm_args, edge_port=int(self.gm_address.rsplit(":", 1)[1]),
-                              wait=True, timeout=TIMEOUT)
+        edge_port = int(self.gm_address.rsplit(":", 1)[1]) if self.gm_address else 0
+        self.gm, _ = start_gm(self.procs, "gm", *self.gm_args, edge_port=edge_port, wait=True, timeout=TIMEOUT)
+        self.gm_address = self.gm_address or gm_edge_address(self.procs, "gm", TIMEOUT)
 
     def restart_gm(self) -> None:
         """Stop ``sedna-gm`` (SIGTERM) and start a new one on the same edge port: it knows nothing it sent."""
@@ -85,7 +86,7 @@ class Sedna:
 
     def start_lc(self, node: str) -> Any:
         proc, url = start_lc(self.procs, node, self.gm_address, self.rootfs[node], "--dataset-check-period", "0.3",
-                             port=self.lc_ports.get(node))
+                             port=self.lc_ports.get(node, 0))
         self.lc_ports[node] = int(url.rsplit(":", 1)[1])
         return proc
 
@@ -99,7 +100,7 @@ def sedna(module_procs: Processes, module_tmp: Path, module_cluster: tuple[str, 
     kubeconfig, cs = module_cluster
     config = module_tmp / "gm.yaml"
     config.write_text("controllers: [Dataset, Model, IncrementalLearning, LifelongLearning]\n")
-    system = Sedna(cs, module_procs, f"127.0.0.1:{free_port()}", {n: module_tmp / f"rootfs-{n}" for n in NODES},
+    system = Sedna(cs, module_procs, {n: module_tmp / f"rootfs-{n}" for n in NODES},
                    gm_args=(kubeconfig, "--no-leader-elect", "--config", str(config)))
     system.start_gm()
     for node in NODES:

@@ -53,7 +53,7 @@ def test_local_up_runs_the_il_job_through_a_round(tmp_path):
 def assert_edge_auth_by_node_tokens(workdir: Path, out: str) -> None:
     """Issue 38 item 7: the main job shows the secure path: the GM takes a token per node (generated into the
     workdir, owner-only) and each LC connected with its own; no token is in a log or the output."""
-    listening = log_event((workdir / "sedna-gm.log").read_text(), "edge server listening")
+    listening = log_event((workdir / "sedna-gm.log").read_text(), "listening", server="edge")
     assert listening is not None and listening["auth"] == "node-token", listening
     tokens = workdir / "edge-node-tokens"
     assert stat.S_IMODE(tokens.stat().st_mode) == 0o700
@@ -72,7 +72,7 @@ def test_local_up_with_edge_auth_off_runs_the_edge_link_open(tmp_path):
                            "--edge-auth", "off", "--sample", str(REPO / "charts/sedna/samples/dataset.yaml")],
                           cwd=REPO, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout + done.stderr
-    listening = log_event((tmp_path / "sedna-gm.log").read_text(), "edge server listening")
+    listening = log_event((tmp_path / "sedna-gm.log").read_text(), "listening", server="edge")
     assert listening is not None and listening["auth"] == "off", listening
     assert not (tmp_path / "edge-node-tokens").exists()
     assert "edge link: auth off (--edge-auth off): any local process can connect as any node" in done.stdout

@@ -9,7 +9,16 @@ import re
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from testkit import REPO, create_job, free_port, http_get, job_phase, start_gm, start_lc, wait_for
+from testkit import (
+    REPO,
+    create_job,
+    gm_edge_address,
+    http_get,
+    job_phase,
+    start_gm,
+    start_lc,
+    wait_for,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -41,10 +50,8 @@ def exported(url: str) -> dict[str, tuple[str, set[str]]]:
 
 def test_the_metrics_table_is_what_the_programs_export(procs, cluster, tmp_path):
     kubeconfig, cs = cluster
-    edge_port = free_port()
-    _, gm_url = start_gm(procs, "gm", kubeconfig, "--no-leader-elect", edge_port=edge_port)
-    wait_for("sedna-gm ready", lambda: http_get(gm_url + "/readyz")[0] == 200, timeout=30)
-    _, lc_url = start_lc(procs, "edge-1", f"127.0.0.1:{edge_port}", tmp_path / "rootfs")
+    _, gm_url = start_gm(procs, "gm", kubeconfig, "--no-leader-elect", wait=True)
+    _, lc_url = start_lc(procs, "edge-1", gm_edge_address(procs), tmp_path / "rootfs")
     wait_for("the LC connected", lambda: http_get(lc_url + "/readyz")[0] == 200, timeout=30)
     create_job(cs, "metrics")
     wait_for("the job to succeed", lambda: job_phase(cs, "metrics") == "Succeeded", timeout=30)

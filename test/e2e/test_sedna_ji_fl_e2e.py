@@ -26,7 +26,7 @@ import pytest
 from testkit import (
     Processes,
     fl_round_reports,
-    free_port,
+    gm_edge_address,
     http_get,
     start_gm,
     start_lc,
@@ -66,15 +66,13 @@ def sedna(procs: Processes, tmp_path: Path, cluster: tuple[str, Clientset]) -> I
     kubeconfig, cs = cluster
     config = tmp_path / "gm.yaml"
     config.write_text("controllers: [Dataset, Model, JointInference, FederatedLearning]\n")
-    edge_port = free_port()
-    gm, gm_url = start_gm(procs, "gm", kubeconfig, "--no-leader-elect", "--config", str(config), edge_port=edge_port)
-    wait_for("sedna-gm ready", lambda: http_get(gm_url + "/readyz")[0] == 200 or gm.poll() is not None,
-             timeout=TIMEOUT)
-    assert gm.poll() is None, procs.log("gm")
+    gm, _ = start_gm(procs, "gm", kubeconfig, "--no-leader-elect", "--config", str(config), wait=True,
+                     timeout=TIMEOUT)
+    gm_address = gm_edge_address(procs, timeout=TIMEOUT)
     rootfs, lc_urls = {}, {}
     for node in NODES:
         rootfs[node] = tmp_path / f"rootfs-{node}"
-        _, lc_urls[node] = start_lc(procs, node, f"127.0.0.1:{edge_port}", rootfs[node])
+        _, lc_urls[node] = start_lc(procs, node, gm_address, rootfs[node])
     for node in NODES:
         wait_for(f"{node} connected", lambda node=node: http_get(lc_urls[node] + "/readyz")[0] == 200,
                  timeout=TIMEOUT)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from testkit import (
     Processes,
-    free_port,
+    gm_edge_address,
     http_get,
     log_event,
     start_gm,
@@ -48,9 +48,8 @@ class Env:
 @pytest.fixture(scope="module")
 def env(module_procs: Processes, module_cluster, module_tmp: Path) -> Iterator[Env]:
     kubeconfig, _cs = module_cluster
-    edge_port = free_port()
-    start_gm(module_procs, "module-gm", kubeconfig, "--no-leader-elect", edge_port=edge_port, wait=True)
-    yield Env(module_procs, kubeconfig, f"127.0.0.1:{edge_port}", module_tmp)
+    start_gm(module_procs, "module-gm", kubeconfig, "--no-leader-elect", wait=True)
+    yield Env(module_procs, kubeconfig, gm_edge_address(module_procs, "module-gm"), module_tmp)
 
 
 def _sandbox(env: Env, attempt: int) -> subprocess.Popen[bytes]:

@@ -155,6 +155,7 @@ def test_the_gm_config_is_one_sedna_gm_loads(tmp_path: Path, case: str) -> None:
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
     assert config.websocket.port == ports["websocket"]
     assert config.metrics_address == f":{ports['metrics']}"
+    assert config.health_probe_address == f":{ports['health']}"
     if case == "gm-config":
         assert config.namespace == "ai-jobs" and config.workers == {"JointInference": 8}
         assert config.default_workers == 4 and config.min_resync_period_seconds == 60
@@ -250,8 +251,9 @@ def test_the_defaults_are_what_the_guide_promises() -> None:
     assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] != 0
     assert gm["securityContext"] == {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
                                      "privileged": False, "capabilities": {"drop": ["ALL"]}}
-    assert gm["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
-    assert gm["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
+    # the probes on their own port: no load on the metrics port delays them
+    assert gm["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert gm["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
     assert gm["resources"]["requests"] and gm["resources"]["limits"]
     edge_term = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert edge_term["nodeSelectorTerms"][0]["matchExpressions"][0] == {
@@ -270,8 +272,11 @@ def test_the_defaults_are_what_the_guide_promises() -> None:
     assert {"name": "localcontroller", "hostPath": {"path": "/"}} in lc_pod["volumes"]
     assert lc["securityContext"]["allowPrivilegeEscalation"] is False
     assert lc["securityContext"]["readOnlyRootFilesystem"] is True
-    assert lc["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "worker-api"}
-    assert lc["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "worker-api"}
+    # the probes on their own port: no load on the worker API delays them
+    assert lc["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert lc["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+    assert {p["name"]: p["containerPort"] for p in lc["ports"]} == {"worker-api": 9100, "health": 9101}
+    assert "--health-probe-address=0.0.0.0:9101" in lc["command"]
     env = {v["name"]: v for v in lc["env"]}
     assert env["GM_ADDRESS"]["value"] == "sedna-gm.sedna:9000" and env["BIND_PORT"]["value"] == "9100"
     assert env["NODENAME"]["valueFrom"] == {"fieldRef": {"fieldPath": "spec.nodeName"}}

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testkit import CRDS, GoLC, free_port, gone, metric_value, port_open, start_gm, wait_for
+from testkit import CRDS, GoLC, announced_url, gone, metric_value, start_gm, wait_for
 from testkit.learning import IL_ROUND, job_history
 
 from apis import meta
@@ -28,16 +28,13 @@ def gm(sandbox, procs, tmp_path: Path):
     config.write_text("controllers: [Dataset, Model, IncrementalLearning, LifelongLearning]\n"
                       f"localController:\n  server: {LC_SERVER}\n"
                       "knowledgeBaseServer:\n  server: http://kb.test:9020\n")
-    edge_port = free_port()
-    proc, url = start_gm(procs, "gm", sandbox.kubeconfig, "--no-leader-elect", "--config", str(config),
-                         edge_port=edge_port, wait=True)
-    wait_for("the edge link", lambda: port_open(edge_port) or proc.poll() is not None, timeout=30)
-    assert proc.poll() is None, procs.log("gm")
+    proc, url = start_gm(procs, "gm", sandbox.kubeconfig, "--no-leader-elect", "--config", str(config), wait=True)
+    edge = announced_url(procs, "gm", "edge")
     cs = Clientset.from_kubeconfig(sandbox.kubeconfig)
     lcs: list[GoLC] = []
 
     def lc(node: str) -> GoLC:
-        peer = GoLC(f"ws://127.0.0.1:{edge_port}/", node)
+        peer = GoLC(f"{edge}/", node)
         peer.record()
         lcs.append(peer)
         return peer

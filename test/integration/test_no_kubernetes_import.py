@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from testkit import free_port, http_get, start_gm, start_lc, start_sandbox, wait_for
+from testkit import gm_edge_address, http_get, start_gm, start_lc, start_sandbox, wait_for
 
 from apis.clientset import Clientset
 
@@ -28,9 +28,8 @@ def test_sandbox_gm_and_lc_run_without_the_kubernetes_package(procs, tmp_path):
     start_sandbox(procs, kubeconfig)
     with Clientset.from_kubeconfig(str(kubeconfig)) as client:  # the leader election lease's namespace
         client.core_v1().namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "sedna"}})
-    edge_port = free_port()
-    start_gm(procs, "gm", str(kubeconfig), edge_port=edge_port, wait=True, timeout=60)
-    lc, lc_url = start_lc(procs, "node-1", f"127.0.0.1:{edge_port}", tmp_path / "node-1")
+    start_gm(procs, "gm", str(kubeconfig), wait=True, timeout=60)
+    lc, lc_url = start_lc(procs, "node-1", gm_edge_address(procs), tmp_path / "node-1")
     wait_for("sedna-lc connected", lambda: http_get(lc_url + "/readyz")[0] == 200 or lc.poll() is not None,
              timeout=30)
     assert lc.poll() is None, procs.log("node-1")

@@ -22,7 +22,14 @@ from apis.clientset import Clientset
 
 from .gosedna import GoBinaries, start_go_gm, start_go_lc
 from .lc import lc_resource
-from .procs import Processes, free_port, port_open, start_gm, start_lc, start_sandbox, start_workersim
+from .procs import (
+    Processes,
+    gm_edge_address,
+    start_gm,
+    start_lc,
+    start_sandbox,
+    start_workersim,
+)
 from .wait import wait_for
 
 __all__ = ["NODES", "NS", "MixedSedna", "RootEntries", "start_mixed"]
@@ -52,7 +59,7 @@ class MixedSedna:
         start_workersim(self.procs, self.kubeconfig, self.lc_urls, self.rootfs, *self.workersim_args)
 
     def restart_gm(self) -> None:
-        """Kill our GM (SIGKILL) and start it again on the same edge port."""
+        """Kill our GM (SIGKILL) and start it again on the same edge port (the LCs keep its address)."""
         assert self.gm == "ours"
         gm = self.procs.procs["gm"]
         gm.kill()
@@ -135,13 +142,12 @@ def start_mixed(procs: Processes, tmp: Path, go: GoBinaries, gm: str, lc: str, w
     kubeconfig = tmp / "kubeconfig"
     start_sandbox(procs, kubeconfig)
     cs = Clientset.from_kubeconfig(str(kubeconfig))
-    edge_port = free_port()
     if gm == "go":
-        start_go_gm(procs, go, "gm", kubeconfig, edge_port)
+        gm_address = f"127.0.0.1:{start_go_gm(procs, go, 'gm', kubeconfig)[1]}"
     else:
-        start_gm(procs, "gm", str(kubeconfig), "--no-leader-elect", edge_port=edge_port, wait=True, timeout=60)
-        wait_for("our GM's edge link", lambda: port_open(edge_port), timeout=30)
-    system = MixedSedna(procs, cs, kubeconfig, gm, lc, f"127.0.0.1:{edge_port}",
+        start_gm(procs, "gm", str(kubeconfig), "--no-leader-elect", wait=True, timeout=60)
+        gm_address = gm_edge_address(procs)
+    system = MixedSedna(procs, cs, kubeconfig, gm, lc, gm_address,
                         {n: tmp / f"rootfs-{n}" for n in NODES}, workersim_args=workersim_args)
     for node in NODES:
         if lc == "go":

@@ -43,6 +43,7 @@ class RunningLC:
         (self.rootfs / "data").mkdir(parents=True, exist_ok=True)
         cfg = LCConfig(gm_url=f"ws://{gm.address if gm else gm_address}/", node_name="edge-1",
                        rootfs=str(self.rootfs), bind_host="127.0.0.1", bind_port=0,
+                       health_probe_host="127.0.0.1", health_probe_port=0,
                        db_path=str(db or tmp / "lc.db"), dataset_check_period=0.2)
         self.lc = LocalController(cfg, CollectorRegistry())
         self.stop = threading.Event()

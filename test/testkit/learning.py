@@ -171,7 +171,8 @@ class LCUnderTest:
         self.rootfs = tmp / "rootfs"
         self.rootfs.mkdir(parents=True, exist_ok=True)
         cfg = LCConfig(gm_url=f"ws://{gm.address}/", node_name="edge-1", rootfs=str(self.rootfs),
-                       bind_host="127.0.0.1", bind_port=0, db_path=str(db or tmp / "lc.db"),
+                       bind_host="127.0.0.1", bind_port=0,
+                       health_probe_host="127.0.0.1", health_probe_port=0, db_path=str(db or tmp / "lc.db"),
                        dataset_check_period=3600)
         self.lc = LocalController(cfg, CollectorRegistry())
         self.store = self.lc.store

@@ -11,7 +11,7 @@ from typing import Any
 
 import structlog
 
-from apis.logs import LIBRARY_PACKAGES, QUIET_LOGGERS, LogEvent
+from apis.logs import ANNOUNCE_LOGGER, LIBRARY_PACKAGES, QUIET_LOGGERS, LogEvent
 
 
 class _Collect(logging.Handler):
@@ -51,7 +51,7 @@ def restored_process_logging() -> Iterator[None]:
     logger keeps the block's configuration afterwards (``structlog.testing.capture_logs`` still sees it)."""
     root = logging.getLogger()
     saved_root = ([h for h in root.handlers if not _is_pytests(h)], root.level)
-    saved_levels = {name: logging.getLogger(name).level for name in QUIET_LOGGERS}
+    saved_levels = {name: logging.getLogger(name).level for name in (*QUIET_LOGGERS, ANNOUNCE_LOGGER)}
     saved_hook = threading.excepthook
     configure = structlog.configure
 

@@ -10,28 +10,35 @@ Its own process keeps the server's memory and threads out of the measurements of
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import tempfile
 import urllib.request
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from .procs import REPO, free_port, http_get
+from .procs import REPO, http_get
 from .wait import wait_for
 
 ACCESS_KEY_ID = "testing-access-key"
 SECRET_ACCESS_KEY = "testing-secret-key"
 
 
-class S3Server:
-    """``python -m moto.server`` on ``host:port`` (a free port unless given); ``start()`` returns once it answers,
-    ``stop()`` ends it. Any access key is accepted; ``credential_json()`` is a ``sedna.io/credential`` value."""
+# what moto's server (werkzeug) prints once it listens: the port it bound, also when asked for port 0
+_RUNNING_ON = re.compile(r"Running on https?://[^\s:]+:(\d+)")
 
-    def __init__(self, host: str = "127.0.0.1", port: int | None = None, log_path: Path | None = None) -> None:
+
+class S3Server:
+    """``python -m moto.server`` on ``host:port`` (port 0: a free one, read from the server's own announcement);
+    ``start()`` returns once it answers, ``stop()`` ends it. Its output goes to ``log_path`` (a temporary file when
+    not given). Any access key is accepted; ``credential_json()`` is a ``sedna.io/credential`` value."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, log_path: Path | None = None) -> None:
         self.host = host
-        self.port = port or free_port(host)
-        self.log_path = log_path
+        self.port = port
+        self.log_path = log_path or Path(tempfile.mkdtemp(prefix="s3-")) / "s3.log"
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -44,16 +51,24 @@ class S3Server:
         return f"http://{self.endpoint}"
 
     def start(self, timeout: float = 60.0) -> S3Server:
-        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
-        try:
+        with open(self.log_path, "ab") as log:
+            start = log.tell()
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "moto.server", "-H", self.host, "-p", str(self.port)],
                 cwd=REPO, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-        finally:
-            if log is not subprocess.DEVNULL:
-                log.close()  # type: ignore[union-attr]
+        if not self.port:
+            self.port = int(wait_for("the S3 server's address", lambda: self._announced(start), timeout=timeout,
+                                     interval=0.1))
         wait_for(f"the S3 server on {self.endpoint}", self._answers, timeout=timeout, interval=0.1)
         return self
+
+    def _announced(self, start: int) -> str:
+        if self.proc is not None and self.proc.poll() is not None:
+            raise AssertionError(f"the S3 server exited with {self.proc.returncode}; see {self.log_path}")
+        with open(self.log_path, "rb") as log:
+            log.seek(start)
+            found = _RUNNING_ON.search(log.read().decode(errors="replace"))
+        return found.group(1) if found else ""
 
     def _answers(self) -> bool:
         if self.proc is not None and self.proc.poll() is not None:

@@ -117,6 +117,21 @@ def test_a_library_record_names_its_caller_also_for_a_logger_made_after_the_proc
         "test_a_library_record_names_its_caller_also_for_a_logger_made_after_the_process_set_up"]
 
 
+def test_an_announcement_comes_out_at_every_log_level():
+    """What a program bound (port 0) must reach whoever started it, also at ``--log-level error``."""
+    import io
+    import json
+
+    from apis.logs import announce_listening, configure_process_logging
+
+    out = io.StringIO()
+    configure_process_logging("error", "json", out)  # the test's process logging is restored afterwards
+    get_logger("apis.httpserver").warning("not shown at error level")
+    announce_listening("metrics", "http://127.0.0.1:1234")
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(e["event"], e["server"], e["url"]) for e in lines] == [("listening", "metrics", "http://127.0.0.1:1234")]
+
+
 @pytest.mark.parametrize("text", [
     "request failed: headers={'Authorization': 'Bearer abc.def-ghi'}",
     'Authorization: Bearer abc.def-ghi',

@@ -55,8 +55,8 @@ def leader() -> Iterator[GlobalManager]:
     cs = FakeClientset(DATASET)
     cfg = GMConfig(controllers=["Dataset", "Model"])
     cfg.leader_election.enabled = False
-    cfg.metrics_address = "127.0.0.1:0"
-    cfg.websocket.address, cfg.websocket.port = "127.0.0.1", free_port()
+    cfg.metrics_address = cfg.health_probe_address = "127.0.0.1:0"
+    cfg.websocket.address, cfg.websocket.port = "127.0.0.1", 0
     gm = GlobalManager(cfg, clientset=cs, registry=CollectorRegistry())
     thread = threading.Thread(target=gm.run, daemon=True)
     thread.start()
@@ -67,7 +67,7 @@ def leader() -> Iterator[GlobalManager]:
 
 def test_the_leader_serves_lcs_once_its_caches_synced(leader):
     wait_for("the edge server", lambda: leader.edge_server is not None, timeout=20)
-    lc = GoLC(f"ws://127.0.0.1:{leader.cfg.websocket.port}/", "edge-1")
+    lc = GoLC(f"ws://127.0.0.1:{leader.edge_server.port}/", "edge-1")
     header, content = lc.recv()
     assert (header["operation"], header["resourceName"], content["spec"]) == ("insert", "d1", DATASET["spec"])
     lc.close()
@@ -76,7 +76,8 @@ def test_the_leader_serves_lcs_once_its_caches_synced(leader):
 def test_a_standby_accepts_no_lc():
     cs = FakeClientset()
     cfg = GMConfig()
-    cfg.metrics_address = "127.0.0.1:0"
+    cfg.metrics_address = cfg.health_probe_address = "127.0.0.1:0"
+    # a port nothing binds: the standby must not either
     cfg.websocket.address, cfg.websocket.port = "127.0.0.1", free_port()
     cfg.leader_election.identity = "standby"
     from datetime import datetime, timezone
@@ -141,7 +142,7 @@ def test_an_edge_port_that_cannot_be_bound_stops_sedna_gm_with_exit_1():
         taken.listen()
         cfg = GMConfig(controllers=["Dataset"])
         cfg.leader_election.enabled = False
-        cfg.metrics_address = "127.0.0.1:0"
+        cfg.metrics_address = cfg.health_probe_address = "127.0.0.1:0"
         cfg.websocket.address, cfg.websocket.port = "127.0.0.1", taken.getsockname()[1]
         gm = GlobalManager(cfg, clientset=FakeClientset(), registry=CollectorRegistry())
         result: dict[str, int] = {}

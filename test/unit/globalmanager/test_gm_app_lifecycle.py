@@ -65,7 +65,7 @@ def gate(register_controller) -> Iterator[Gate]:
 
 
 def start(cfg: GMConfig, cs: FakeClientset) -> tuple[GlobalManager, threading.Thread, dict[str, int]]:
-    cfg.metrics_address = "127.0.0.1:0"
+    cfg.metrics_address = cfg.health_probe_address = "127.0.0.1:0"
     cfg.websocket.address, cfg.websocket.port = "127.0.0.1", 0  # the edge server picks a free port
     gm = GlobalManager(cfg, clientset=cs, registry=CollectorRegistry())
     result: dict[str, int] = {}

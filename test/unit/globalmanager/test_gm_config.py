@@ -69,10 +69,11 @@ def test_unknown_keys_and_wrong_types_name_the_key(data, key):
 @pytest.mark.parametrize(
     ("data", "key"),
     [
-        ({"websocket": {"port": 0}}, "websocket.port"),
+        ({"websocket": {"port": 65536}}, "websocket.port"),
         ({"leaderElection": {"leaseDuration": 10, "renewDeadline": 10}}, "leaderElection.leaseDuration"),
         ({"leaderElection": {"renewDeadline": 2, "retryPeriod": 2}}, "leaderElection.renewDeadline"),
         ({"metricsAddress": "8080"}, "metricsAddress"),
+        ({"healthProbeAddress": "h:70000"}, "healthProbeAddress"),
         ({"logLevel": "loud"}, "logLevel"),
         ({"controllers": ["ElasticAIJob", "Nope"]}, "controllers[1]"),
         ({"workers": {"Nope": 1}}, "workers.Nope"),
@@ -91,10 +92,11 @@ def test_flags_override_the_file(tmp_path):
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
     cfg, _ = config_from_args(
-        ["--config", str(path), "--namespace", "b", "--metrics-address", "127.0.0.1:0", "--no-leader-elect",
+        ["--config", str(path), "--namespace", "b", "--metrics-address", "127.0.0.1:0",
+         "--health-probe-address", "127.0.0.1:0", "--no-leader-elect",
          "--log-level", "debug", "--log-format", "json", "--kubeconfig", str(kubeconfig), "--master", "http://x:1"]
     )
-    assert cfg.namespace == "b" and cfg.metrics_address == "127.0.0.1:0"
+    assert cfg.namespace == "b" and cfg.metrics_address == cfg.health_probe_address == "127.0.0.1:0"
     assert cfg.leader_election.enabled is False
     assert (cfg.log_level, cfg.log_format) == ("debug", "json")
     assert cfg.kube_config == str(kubeconfig) and cfg.master == "http://x:1"

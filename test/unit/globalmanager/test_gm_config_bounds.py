@@ -17,7 +17,7 @@ def no_cluster(monkeypatch, tmp_path):
 
 
 def run(tmp_path, capsys, yaml_text="", *flags):
-    argv = [*flags, "--metrics-address", "127.0.0.1:0", "--no-leader-elect"]
+    argv = [*flags, "--metrics-address", "127.0.0.1:0", "--health-probe-address", "127.0.0.1:0", "--no-leader-elect"]
     if yaml_text:
         path = tmp_path / "gm.yaml"
         path.write_text(yaml_text)

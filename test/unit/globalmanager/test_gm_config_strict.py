@@ -85,6 +85,7 @@ def test_a_bad_namespace_flag_exits_2_naming_the_key(tmp_path, capsys, monkeypat
 
 FILE = (
     "kubeConfig: {kc}\nmaster: http://file:1\nnamespace: file-ns\nmetricsAddress: '127.0.0.1:1111'\n"
+    "healthProbeAddress: '127.0.0.1:3333'\n"
     "logLevel: warning\nlogFormat: console\nleaderElection: {{enabled: true}}\n"
 )
 
@@ -95,6 +96,7 @@ FILE = (
         ("--master", "master", "http://file:1", "http://flag:2"),
         ("--namespace", "namespace", "file-ns", "flag-ns"),
         ("--metrics-address", "metrics_address", "127.0.0.1:1111", "[::1]:2222"),
+        ("--health-probe-address", "health_probe_address", "127.0.0.1:3333", "[::1]:4444"),
         ("--log-level", "log_level", "warning", "error"),
         ("--log-format", "log_format", "console", "json"),
     ],
@@ -108,7 +110,8 @@ def test_each_flag_overrides_the_file_and_only_its_own_field(tmp_path, flag, att
     assert getattr(base, attr) == file_value
     cfg, _ = config_from_args(["--config", str(path), flag, flag_value])
     assert getattr(cfg, attr) == flag_value
-    for other in ("kube_config", "master", "namespace", "metrics_address", "log_level", "log_format"):
+    for other in ("kube_config", "master", "namespace", "metrics_address", "health_probe_address", "log_level",
+                  "log_format"):
         if other != attr:
             assert getattr(cfg, other) == getattr(base, other), other
 

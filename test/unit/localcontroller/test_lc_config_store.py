@@ -24,6 +24,7 @@ def test_defaults_and_sedna_environment_variables(rootfs):
     assert not version
     assert cfg.gm_url == "ws://gm.sedna:9000/"
     assert (cfg.node_name, cfg.rootfs, cfg.bind_host, cfg.bind_port) == ("edge-1", str(rootfs), "0.0.0.0", 9200)
+    assert (cfg.health_probe_host, cfg.health_probe_port) == ("0.0.0.0", 9101)
     assert cfg.db_path == str(rootfs / "var/lib/sedna/database.db")
     assert cfg.dataset_check_period == 60 and cfg.token == "" and cfg.log_level == "info"
 
@@ -33,11 +34,13 @@ def test_flags_override_the_environment(rootfs, tmp_path):
     token.write_text("  t0k3n\n")
     env = {"GM_ADDRESS": "gm:1", "NODENAME": "from-env", "ROOTFS_MOUNT_DIR": "/nope", "BIND_PORT": "1"}
     cfg, _ = load_settings(["--gm-address", "wss://gm.example:9443/edge", "--node-name", "edge-2", "--rootfs",
-                            str(rootfs), "--bind-address", "127.0.0.1:9300", "--db", str(tmp_path / "x.db"),
+                            str(rootfs), "--bind-address", "127.0.0.1:9300", "--health-probe-address", "[::1]:0",
+                            "--db", str(tmp_path / "x.db"),
                             "--token-file", str(token), "--dataset-check-period", "0.5", "--log-level", "debug",
                             "--log-format", "json"], env)
     assert cfg.gm_url == "wss://gm.example:9443/edge" and cfg.node_name == "edge-2"
     assert (cfg.bind_host, cfg.bind_port, cfg.db_path) == ("127.0.0.1", 9300, str(tmp_path / "x.db"))
+    assert (cfg.health_probe_host, cfg.health_probe_port) == ("::1", 0)
     assert cfg.token == "t0k3n" and cfg.dataset_check_period == 0.5 and cfg.log_format == "json"
     assert cfg.token_file == str(token)  # read again on each connection attempt
 
@@ -65,6 +68,8 @@ def test_a_ca_file_means_wss(rootfs, tmp_path):
         (["--gm-address", "gm:1"], {}, "--node-name"),
         (["--gm-address", "gm:1", "--node-name", "n", "--bind-address", "x:99999"], {}, "--bind-address"),
         (["--gm-address", "gm:1", "--node-name", "n"], {"BIND_PORT": "abc"}, "--bind-address (BIND_PORT)"),
+        (["--gm-address", "gm:1", "--node-name", "n", "--health-probe-address", "9101"], {},
+         "--health-probe-address"),
         (["--gm-address", "gm:1", "--node-name", "n", "--dataset-check-period", "0"], {}, "--dataset-check-period"),
         (["--gm-address", "gm:1", "--node-name", "n", "--dataset-check-period", "nan"], {},
          "--dataset-check-period"),

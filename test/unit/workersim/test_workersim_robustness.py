@@ -94,7 +94,9 @@ def test_an_unreachable_lc_does_not_stop_the_worker(make_simulator, run_pod, lc,
 
 def test_a_pod_deleted_or_ended_mid_work_stops_its_worker_quietly(make_simulator, run_pod, lc, cs, phase):
     simulator = make_simulator()
-    slow = {"sandbox.sedna.io/worker-delay-seconds": "0.5"}
+    # mid work until stopped: a delay the test never waits out (0.5 s ran out first in a starved test process, and
+    # the deleted pod's worker reported before the simulator saw the delete)
+    slow = {"sandbox.sedna.io/worker-delay-seconds": "3600"}
     deleted = run_pod(train_pod("helmet-train-del", slow))
     ended = run_pod(train_pod("helmet-train-end", slow))
     wait_for("both workers", simulator.active_workers, check=lambda w: len(w) == 2)
