@@ -171,6 +171,7 @@ def test_lifelong_learning_job_cycle(gm):
                           "evalSpec": {"template": template("edge-1", **{"sandbox.sedna.io/run-seconds": "1"})},
                           "deploySpec": {"template": template("edge-1")},
                           "outputDir": "/output/ll"}})
+    job_history(cs, "lifelong_learning_jobs", NS, "ll")  # followed from the start: the next round prunes this one
     wait_for("Train/Waiting on edge-1", lambda: got(edge1, "ll", "insert", "Train/Waiting"), timeout=20)
     assert pods(cs, "lifelonglearningjob", "inference") == []  # LL starts it at its first deploy
     edge1.send_status(NS, "LifelongLearningJob", "ll", {"phase": "train", "status": "ready", "input": {

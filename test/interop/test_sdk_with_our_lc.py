@@ -146,16 +146,23 @@ def test_il_two_rounds_hot_updated_across_nodes_by_the_sdk(sedna: MixedSedna) ->
     """The inference pod on ``edge-2`` (not the Dataset's node) loads each round's model through the hot-update
     directory it mounted when it started. A ``delete`` that took the job off ``edge-2`` between its train/eval stages
     once made the LC remove that directory, so the next ``model_config.json`` went into one the pod never saw."""
+    selector = "incrementallearningjob.sedna.io/name=ilx,incrementallearningjob.sedna.io/worker-type="
+    trainers: dict[str, dict[str, Any]] = {}  # by name: a later round's start deletes the rounds before the last
+
+    def note_trainers() -> None:
+        for pod in pods(sedna, selector + "train"):
+            trainers.setdefault(pod["metadata"]["name"], pod)
+
     il_job_across_nodes(sedna, "ilx")
     rounds_done(sedna, "ilx", 1)
+    note_trainers()
     sedna.write("edge-1", "/ilx/data/index.txt", lines(24))
     got = rounds_done(sedna, "ilx", 2)
+    note_trainers()
     assert got.count("Train/Completed") == 2, " ".join(got)
-    selector = "incrementallearningjob.sedna.io/name=ilx,incrementallearningjob.sedna.io/worker-type="
     # in the order the GM created them (it counts the job's conditions on each pod)
-    trainers = sorted(pods(sedna, selector + "train"),
-                      key=lambda p: int(p["metadata"]["annotations"]["sedna.io/condition-count"]))
-    assert {p["spec"]["nodeName"] for p in trainers} == {"edge-2"} and len(trainers) == 2
+    ordered = sorted(trainers.values(), key=lambda p: int(p["metadata"]["annotations"]["sedna.io/condition-count"]))
+    assert {p["spec"]["nodeName"] for p in ordered} == {"edge-2"} and len(ordered) == 2
     [infer] = pods(sedna, selector + "inference")  # the same pod both rounds: nothing restarted it
     assert infer["spec"]["nodeName"] == "edge-2"
     log = pod_log(sedna, infer)
@@ -163,7 +170,7 @@ def test_il_two_rounds_hot_updated_across_nodes_by_the_sdk(sedna: MixedSedna) ->
     versions = re.findall(r"Update model complete with version ([^\x1b\n]+)", log)
     loaded = re.findall(r"the estimator loaded a model saved by (\S+)", log)
     assert len(versions) == len(set(versions)) == 2, log
-    assert loaded == [env_of(p, "WORKER_NAME") for p in trainers], log
+    assert loaded == [env_of(p, "WORKER_NAME") for p in ordered], log
 
 
 def test_ll_train_and_eval_reports_from_the_sdk(sedna: MixedSedna) -> None:

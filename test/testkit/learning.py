@@ -292,6 +292,7 @@ class ConditionHistory:
         self._client, self._name = client, name
         self._lock = threading.Lock()
         self._items: list[dict[str, Any]] = []
+        self._pruned_before_start: int | None = None  # the offset of the first version taken in
         self._stop = threading.Event()
         threading.Thread(target=self._follow, name=f"history-{name}", daemon=True).start()
 
@@ -304,6 +305,8 @@ class ConditionHistory:
         start = 0 if offset == 0 else next((j for j, c in enumerate(conditions)
                                             if (c.get("stage"), c.get("type")) == ("Train", "Waiting")), len(conditions))
         with self._lock:
+            if self._pruned_before_start is None:
+                self._pruned_before_start = offset
             for j in range(start, len(conditions)):
                 if offset + j < len(self._items):
                     self._items[offset + j] = conditions[j]
@@ -314,6 +317,11 @@ class ConditionHistory:
         """The job's conditions so far (its current version taken in first)."""
         self.feed(self._client.get(self._name))
         with self._lock:
+            if self._pruned_before_start:
+                raise AssertionError(
+                    f"the condition history of {self._name} started after the GM had pruned "
+                    f"{self._pruned_before_start} conditions of finished rounds: call job_history when the job is "
+                    f"created, not once it may have moved on")
             return list(self._items)
 
     def states(self) -> list[str]:
